@@ -1,0 +1,133 @@
+//! MovingAI benchmark runner: runs every query of a scenario file through our search and checks
+//! the lengths against the optimal ones.
+//!
+//! ```text
+//! cargo run --release --example movingai -- <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth]
+//! ```
+//!
+//! With `--per-query`: one line per query, `<row-index> <length> <expansions> <microseconds>`.
+//! Always, as the last line:
+//! `summary map=<name> queries=<n> mismatches=<m> mean_us=<f> p99_us=<f> expansions_per_s=<f>`
+//! (`--smooth` appends `raw_turns=<n> smoothed_turns=<n> smoothed_longer=<n>`).
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use bevy_tilepath::core::movingai::{parse_map, parse_scen};
+use bevy_tilepath::core::{AStar, Heuristic, MoveRules, SearchConfig, SearchStep, count_turns};
+use bevy_tilepath::core::{smooth_path, polyline_length};
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut positional = Vec::new();
+    let mut per_query = false;
+    let mut smooth = false;
+    let mut mode = "astar".to_string();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--per-query" => per_query = true,
+            "--smooth" => smooth = true,
+            "--mode" => mode = it.next().ok_or("--mode needs a value")?.clone(),
+            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
+            s => positional.push(s.to_string()),
+        }
+    }
+    let [map_path, scen_path] = positional.as_slice() else {
+        return Err(
+            "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth]"
+                .into(),
+        );
+    };
+    let config = match mode.as_str() {
+        "astar" => SearchConfig::default(),
+        "dijkstra" => SearchConfig {
+            heuristic: Heuristic::Zero,
+            ..Default::default()
+        },
+        "weighted" => SearchConfig {
+            weight: 1.5,
+            ..Default::default()
+        },
+        other => return Err(format!("unknown mode {other:?} (astar, dijkstra, weighted)")),
+    };
+    let map_text = std::fs::read_to_string(map_path).map_err(|e| format!("{map_path}: {e}"))?;
+    let scen_text = std::fs::read_to_string(scen_path).map_err(|e| format!("{scen_path}: {e}"))?;
+    let grid = parse_map(&map_text, MoveRules::default()).map_err(|e| format!("{map_path}: {e}"))?;
+    let scens = parse_scen(&scen_text).map_err(|e| format!("{scen_path}: {e}"))?;
+
+    let mut search = AStar::new();
+    let mut times = Vec::with_capacity(scens.len());
+    let mut mismatches = 0;
+    let mut total_exp: u64 = 0;
+    let mut total_secs = 0.0;
+    let (mut raw_turns, mut smooth_turns, mut smoothed_longer) = (0usize, 0usize, 0usize);
+    for (row, s) in scens.iter().enumerate() {
+        let t0 = Instant::now();
+        let result = search
+            .begin(&grid, s.start, s.goal, &config)
+            .map_err(SearchStep::Failed)
+            .map(|()| loop {
+                match search.step(&grid, u32::MAX) {
+                    SearchStep::Pending => continue,
+                    done => break done,
+                }
+            })
+            .unwrap_or_else(|e| e);
+        let dt = t0.elapsed().as_secs_f64();
+        times.push(dt * 1e6);
+        total_secs += dt;
+        let (length, expansions) = match &result {
+            SearchStep::Found(p) => (p.length, p.expansions as u64),
+            _ => (-1.0, 0),
+        };
+        total_exp += expansions;
+        if !s.matches(length) && mode != "weighted" {
+            mismatches += 1;
+        }
+        if smooth && let SearchStep::Found(p) = &result {
+            let smoothed = smooth_path(&grid, &p.cells, 0.0);
+            raw_turns += count_turns(&p.cells);
+            smooth_turns += bevy_tilepath::core::count_turns_f(&smoothed);
+            if polyline_length(&smoothed) > p.length + 1e-9 {
+                smoothed_longer += 1;
+            }
+        }
+        if per_query {
+            println!("{row} {length:.6} {expansions} {:.1}", dt * 1e6);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let n = times.len().max(1);
+    let mean = times.iter().sum::<f64>() / n as f64;
+    let p99 = times
+        .get(((n as f64 * 0.99).ceil() as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0);
+    let name = std::path::Path::new(map_path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(map_path);
+    let mut line = format!(
+        "summary map={name} queries={} mismatches={mismatches} mean_us={mean:.1} p99_us={p99:.1} expansions_per_s={:.0}",
+        scens.len(),
+        total_exp as f64 / total_secs.max(1e-12)
+    );
+    if smooth {
+        line += &format!(
+            " raw_turns={raw_turns} smoothed_turns={smooth_turns} smoothed_longer={smoothed_longer}"
+        );
+    }
+    println!("{line}");
+    Ok(())
+}

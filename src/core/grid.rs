@@ -1,0 +1,423 @@
+//! The navigation grid: walkability, terrain cost, an additive penalty layer, move rules and
+//! island labels, stored in flat arrays with a blocked border so searches never bounds-check.
+
+use bevy::math::IVec2;
+
+use super::cost::CostModel;
+use super::islands::Islands;
+
+/// A cell coordinate. `(0, 0)` is the first cell; `x` grows along a row, `y` from row to row.
+/// Signed so that positions left of or below the grid are representable (and rejected with an
+/// error rather than wrapping around).
+pub type Cell = IVec2;
+
+/// Terrain cost of a blocked cell.
+pub const BLOCKED: u8 = 0;
+
+/// Terrain cost of ordinary ground: a step onto it costs the plain step cost.
+pub const NORMAL: u8 = 1;
+
+/// How units may move from cell to cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Connectivity {
+    /// Up, down, left and right only.
+    Four,
+    /// The four straight moves and the four diagonals (the default).
+    #[default]
+    Eight,
+}
+
+/// When a diagonal move past a wall corner is allowed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CornerRule {
+    /// A diagonal move needs both orthogonal neighbours free (the default, and the MovingAI
+    /// benchmark rule; Lester's "no cutting corners").
+    #[default]
+    NoCutting,
+    /// A diagonal move needs at least one orthogonal neighbour free: units may clip a corner, but
+    /// never squeeze between two diagonally touching walls.
+    AllowCutting,
+}
+
+/// The move rules of a grid: connectivity, corner rule and step costs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MoveRules {
+    /// Four- or eight-way moves.
+    pub connectivity: Connectivity,
+    /// The diagonal corner rule (ignored for four-way moves).
+    pub corner_rule: CornerRule,
+    /// The fixed-point cost of a straight and a diagonal step.
+    pub costs: CostModel,
+}
+
+/// Why a grid access or edit was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridError {
+    /// The cell lies outside the grid.
+    OutOfBounds {
+        /// The cell asked for.
+        cell: Cell,
+        /// The grid's width.
+        width: u32,
+        /// The grid's height.
+        height: u32,
+    },
+    /// A grid dimension is zero or too large (width + 2 times height + 2 must fit in `u32`).
+    BadSize {
+        /// The width asked for.
+        width: u32,
+        /// The height asked for.
+        height: u32,
+    },
+    /// Input data does not have width x height entries.
+    BadLength {
+        /// Entries expected.
+        expected: usize,
+        /// Entries given.
+        got: usize,
+    },
+}
+
+impl std::fmt::Display for GridError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GridError::OutOfBounds {
+                cell,
+                width,
+                height,
+            } => write!(
+                f,
+                "cell ({}, {}) is outside the {width}x{height} grid",
+                cell.x, cell.y
+            ),
+            GridError::BadSize { width, height } => {
+                write!(f, "a {width}x{height} grid is empty or too large")
+            }
+            GridError::BadLength { expected, got } => {
+                write!(f, "expected {expected} cells, got {got}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GridError {}
+
+/// A width x height navigation grid.
+///
+/// Each cell has a terrain cost (`0` = [`BLOCKED`], `1` = [`NORMAL`], higher = slower terrain
+/// such as forest or swamp: a step onto the cell costs the step cost times the terrain cost) and an
+/// additive penalty (influence maps, claimed nodes) in the same fixed-point units as the step costs.
+/// Every edit bumps [`NavGrid::version`] so caches and in-flight searches can tell the grid changed,
+/// and keeps the island labels ([`NavGrid::island`]) correct.
+#[derive(Clone, Debug)]
+pub struct NavGrid {
+    width: u32,
+    height: u32,
+    stride: u32,
+    rules: MoveRules,
+    /// Terrain cost per padded cell; the border ring is [`BLOCKED`].
+    terrain: Vec<u8>,
+    /// Additive penalty per padded cell.
+    penalty: Vec<u32>,
+    /// How many cells have a non-zero penalty (searches skip the layer when there are none).
+    penalty_cells: usize,
+    /// How many walkable cells have each terrain cost, so the cheapest is known at once.
+    terrain_histogram: [u32; 256],
+    islands: Islands,
+    version: u64,
+}
+
+impl NavGrid {
+    /// An all-walkable grid of [`NORMAL`] terrain with the default move rules.
+    pub fn new(width: u32, height: u32) -> Result<Self, GridError> {
+        Self::with_rules(width, height, MoveRules::default())
+    }
+
+    /// An all-walkable grid of [`NORMAL`] terrain with the given move rules.
+    pub fn with_rules(width: u32, height: u32, rules: MoveRules) -> Result<Self, GridError> {
+        let too_big = (width as u64 + 2) * (height as u64 + 2) >= u32::MAX as u64;
+        if width == 0 || height == 0 || too_big {
+            return Err(GridError::BadSize { width, height });
+        }
+        let stride = width + 2;
+        let len = (stride * (height + 2)) as usize;
+        let mut terrain = vec![BLOCKED; len];
+        for y in 0..height {
+            let row = ((y + 1) * stride + 1) as usize;
+            terrain[row..row + width as usize].fill(NORMAL);
+        }
+        let mut terrain_histogram = [0; 256];
+        terrain_histogram[NORMAL as usize] = width * height;
+        let mut grid = NavGrid {
+            width,
+            height,
+            stride,
+            rules,
+            terrain,
+            penalty: vec![0; len],
+            penalty_cells: 0,
+            terrain_histogram,
+            islands: Islands::default(),
+            version: 0,
+        };
+        grid.islands.rebuild(&grid.terrain, stride as usize);
+        Ok(grid)
+    }
+
+    /// A grid from a row-major slice of terrain costs (`width * height` entries, `0` = blocked).
+    pub fn from_terrain(
+        width: u32,
+        height: u32,
+        rules: MoveRules,
+        terrain: &[u8],
+    ) -> Result<Self, GridError> {
+        let mut grid = Self::with_rules(width, height, rules)?;
+        let expected = width as usize * height as usize;
+        if terrain.len() != expected {
+            return Err(GridError::BadLength {
+                expected,
+                got: terrain.len(),
+            });
+        }
+        grid.terrain_histogram = [0; 256];
+        for y in 0..height {
+            for x in 0..width {
+                let t = terrain[(y * width + x) as usize];
+                let i = grid.pad(x, y);
+                grid.terrain[i] = t;
+                if t != BLOCKED {
+                    grid.terrain_histogram[t as usize] += 1;
+                }
+            }
+        }
+        grid.islands.rebuild(&grid.terrain, grid.stride as usize);
+        Ok(grid)
+    }
+
+    /// Width in cells.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in cells.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// The move rules.
+    pub fn rules(&self) -> MoveRules {
+        self.rules
+    }
+
+    /// Replaces the move rules (islands do not depend on them, see [`NavGrid::island`]).
+    pub fn set_rules(&mut self, rules: MoveRules) {
+        self.rules = rules;
+        self.version += 1;
+    }
+
+    /// A counter bumped by every edit: compare it with a value you kept to tell the grid changed.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Whether `cell` lies inside the grid.
+    pub fn in_bounds(&self, cell: Cell) -> bool {
+        cell.x >= 0 && cell.y >= 0 && (cell.x as u32) < self.width && (cell.y as u32) < self.height
+    }
+
+    /// The padded index of `cell`, or an error if it is outside.
+    pub fn index(&self, cell: Cell) -> Result<usize, GridError> {
+        if self.in_bounds(cell) {
+            Ok(self.pad(cell.x as u32, cell.y as u32))
+        } else {
+            Err(GridError::OutOfBounds {
+                cell,
+                width: self.width,
+                height: self.height,
+            })
+        }
+    }
+
+    #[inline]
+    fn pad(&self, x: u32, y: u32) -> usize {
+        ((y + 1) * self.stride + x + 1) as usize
+    }
+
+    /// The cell of a padded index (the inverse of [`NavGrid::index`]).
+    #[inline]
+    pub fn cell_of(&self, index: usize) -> Cell {
+        let i = index as u32;
+        Cell::new((i % self.stride) as i32 - 1, (i / self.stride) as i32 - 1)
+    }
+
+    /// The terrain cost of `cell` ([`BLOCKED`] = 0).
+    pub fn terrain(&self, cell: Cell) -> Result<u8, GridError> {
+        self.index(cell).map(|i| self.terrain[i])
+    }
+
+    /// Whether `cell` is inside the grid and walkable. Never fails: outside is not walkable.
+    #[inline]
+    pub fn is_walkable(&self, cell: Cell) -> bool {
+        self.in_bounds(cell) && self.terrain[self.pad(cell.x as u32, cell.y as u32)] != BLOCKED
+    }
+
+    /// The additive penalty of `cell`.
+    pub fn penalty(&self, cell: Cell) -> Result<u32, GridError> {
+        self.index(cell).map(|i| self.penalty[i])
+    }
+
+    /// Sets the terrain cost of `cell` (`0` blocks it) and keeps islands correct.
+    pub fn set_terrain(&mut self, cell: Cell, terrain: u8) -> Result<(), GridError> {
+        let i = self.index(cell)?;
+        let old = self.terrain[i];
+        if old == terrain {
+            return Ok(());
+        }
+        if old != BLOCKED {
+            self.terrain_histogram[old as usize] -= 1;
+        }
+        if terrain != BLOCKED {
+            self.terrain_histogram[terrain as usize] += 1;
+        }
+        self.terrain[i] = terrain;
+        self.version += 1;
+        match (old == BLOCKED, terrain == BLOCKED) {
+            (true, false) => self.islands.cell_opened(&self.terrain, self.stride as usize, i),
+            (false, true) => self.islands.cell_blocked(&self.terrain, self.stride as usize, i),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Blocks or unblocks `cell`; an unblocked cell gets [`NORMAL`] terrain.
+    pub fn set_walkable(&mut self, cell: Cell, walkable: bool) -> Result<(), GridError> {
+        let current = self.terrain(cell)?;
+        match (walkable, current == BLOCKED) {
+            (true, true) => self.set_terrain(cell, NORMAL),
+            (false, false) => self.set_terrain(cell, BLOCKED),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sets the additive penalty of `cell` (fixed-point step units, see [`CostModel`]).
+    pub fn set_penalty(&mut self, cell: Cell, penalty: u32) -> Result<(), GridError> {
+        let i = self.index(cell)?;
+        if self.penalty[i] != penalty {
+            match (self.penalty[i] == 0, penalty == 0) {
+                (true, false) => self.penalty_cells += 1,
+                (false, true) => self.penalty_cells -= 1,
+                _ => {}
+            }
+            self.penalty[i] = penalty;
+            self.version += 1;
+        }
+        Ok(())
+    }
+
+    /// Resets every penalty to zero.
+    pub fn clear_penalties(&mut self) {
+        self.penalty.fill(0);
+        self.penalty_cells = 0;
+        self.version += 1;
+    }
+
+    /// Whether any cell has a non-zero penalty.
+    pub fn has_penalties(&self) -> bool {
+        self.penalty_cells > 0
+    }
+
+    /// The cheapest terrain cost of any walkable cell (1 on an empty grid); heuristics scale by it
+    /// so that they stay admissible when roads are cheaper than plain ground.
+    pub fn min_terrain(&self) -> u8 {
+        (1..256)
+            .find(|&t| self.terrain_histogram[t] > 0)
+            .map_or(NORMAL, |t| t as u8)
+    }
+
+    /// The island (connected component) of `cell`, or `None` if it is blocked or outside.
+    ///
+    /// Every move rule here connects the same cells as four-way moves do (a diagonal step always
+    /// needs a free orthogonal neighbour, which is itself a path), so islands hold for all rules.
+    pub fn island(&self, cell: Cell) -> Option<u32> {
+        let i = self.index(cell).ok()?;
+        self.islands.label(i)
+    }
+
+    /// Whether a path from `a` to `b` exists (both walkable and on the same island).
+    pub fn connected(&self, a: Cell, b: Cell) -> bool {
+        matches!((self.island(a), self.island(b)), (Some(x), Some(y)) if x == y)
+    }
+
+    /// The number of distinct islands.
+    pub fn island_count(&self) -> usize {
+        self.islands.count()
+    }
+
+    /// The padded row length (internal layout, for searches).
+    #[inline]
+    pub(crate) fn stride(&self) -> usize {
+        self.stride as usize
+    }
+
+    /// The padded terrain array (internal layout, for searches).
+    #[inline]
+    pub(crate) fn terrain_raw(&self) -> &[u8] {
+        &self.terrain
+    }
+
+    /// The padded penalty array (internal layout, for searches).
+    #[inline]
+    pub(crate) fn penalty_raw(&self) -> &[u32] {
+        &self.penalty
+    }
+
+    /// The island label of a padded index (internal, for searches).
+    #[inline]
+    pub(crate) fn island_raw(&self, index: usize) -> Option<u32> {
+        self.islands.label(index)
+    }
+
+    /// Iterates over all cells, row by row.
+    pub fn cells(&self) -> impl Iterator<Item = Cell> + '_ {
+        (0..self.height as i32).flat_map(move |y| (0..self.width as i32).map(move |x| Cell::new(x, y)))
+    }
+
+    /// Whether a single step from `from` to the neighbouring cell `to` is allowed by the move rules.
+    pub fn can_step(&self, from: Cell, to: Cell) -> bool {
+        let d = to - from;
+        if d.x.abs() > 1 || d.y.abs() > 1 || d == Cell::ZERO {
+            return false;
+        }
+        if !self.is_walkable(from) || !self.is_walkable(to) {
+            return false;
+        }
+        if d.x == 0 || d.y == 0 {
+            return true;
+        }
+        if self.rules.connectivity == Connectivity::Four {
+            return false;
+        }
+        let a = self.is_walkable(Cell::new(to.x, from.y));
+        let b = self.is_walkable(Cell::new(from.x, to.y));
+        match self.rules.corner_rule {
+            CornerRule::NoCutting => a && b,
+            CornerRule::AllowCutting => a || b,
+        }
+    }
+
+    /// The fixed-point cost of stepping from `from` onto its neighbour `to` (terrain times step
+    /// cost plus the penalty of `to`), or `None` if the move rules forbid the step.
+    pub fn step_cost(&self, from: Cell, to: Cell) -> Option<u64> {
+        if !self.can_step(from, to) {
+            return None;
+        }
+        let i = self.pad(to.x as u32, to.y as u32);
+        let diagonal = from.x != to.x && from.y != to.y;
+        let base = if diagonal {
+            self.rules.costs.diagonal
+        } else {
+            self.rules.costs.straight
+        };
+        Some(base as u64 * self.terrain[i] as u64 + self.penalty[i] as u64)
+    }
+}

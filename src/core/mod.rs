@@ -1,0 +1,26 @@
+//! The pure pathfinding core: no ECS, usable and benchmarked without an `App`.
+//!
+//! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands.
+//! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`].
+//! - [`movingai`]: the MovingAI benchmark file formats.
+
+mod cost;
+mod grid;
+mod heuristic;
+mod islands;
+mod line;
+pub mod movingai;
+mod path;
+mod search;
+mod smooth;
+
+pub use cost::CostModel;
+pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
+pub use heuristic::Heuristic;
+pub use path::{Path, PathError, count_turns};
+pub use search::{
+    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path,
+    nearest_on_island,
+};
+pub use line::{cell_at, cell_center, overlaps_blocked, traverse, walkable, walkable_sampled};
+pub use smooth::{count_turns_f, polyline_length, smooth_path};

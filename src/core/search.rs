@@ -1,0 +1,794 @@
+//! A* (and Dijkstra) over a [`NavGrid`]: flat node records stamped with a search generation so
+//! nothing is cleared between searches, a binary heap ordered by F with ties toward larger G, and
+//! a resumable [`AStar::step`] so one search can be spread over several frames.
+
+use std::cell::RefCell;
+
+use super::cost::CostModel;
+use super::grid::{BLOCKED, Cell, Connectivity, CornerRule, NavGrid};
+use super::heuristic::{Heuristic, weight_fixed};
+use super::path::{Path, PathError};
+
+/// What to do when the goal is blocked or on another island than the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GoalPolicy {
+    /// Fail with [`PathError::GoalBlocked`] or [`PathError::Unreachable`] (the default).
+    #[default]
+    Fail,
+    /// Go to the reachable cell nearest (straight-line) to the goal instead.
+    NearestReachable,
+}
+
+/// How a search runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// The heuristic (default octile).
+    pub heuristic: Heuristic,
+    /// Heuristic weight: 1.0 is plain A*; above 1.0 is weighted A* (faster, paths up to that
+    /// factor longer than optimal).
+    pub weight: f32,
+    /// What to do with a blocked or unreachable goal.
+    pub goal_policy: GoalPolicy,
+    /// Give up with [`PathError::LimitExceeded`] after this many expansions (`None`: no limit).
+    pub max_expansions: Option<u32>,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            heuristic: Heuristic::Octile,
+            weight: 1.0,
+            goal_policy: GoalPolicy::Fail,
+            max_expansions: None,
+        }
+    }
+}
+
+/// Progress of a resumable search.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SearchStep {
+    /// The budget ran out before the search ended: call [`AStar::step`] again.
+    Pending,
+    /// The search reached its goal.
+    Found(Path),
+    /// The search ended without a path.
+    Failed(PathError),
+}
+
+/// Extra cost on a cell for one search only, e.g. cells claimed or occupied by other units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellOverlay {
+    /// Add this many fixed-point cost units to steps onto the cell.
+    Penalty(u32),
+    /// Treat the cell as blocked (it stays walkable for island checks).
+    Blocked,
+}
+
+const OVERLAY_BLOCKED: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct NodeRecord {
+    g: u64,
+    parent: u32,
+    /// `2 * generation` = open this search, `2 * generation + 1` = closed; older = untouched.
+    stamp: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct HeapEntry {
+    f: u64,
+    /// Tie-break: the remaining estimate (smaller = larger G) saturated to 32 bits.
+    h: u32,
+    node: u32,
+}
+
+impl HeapEntry {
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.f as u128) << 32) | self.h as u128
+    }
+}
+
+/// A min-heap of [`HeapEntry`] (lazy: a node may appear more than once; stale copies are skipped
+/// because their node is already closed when they surface).
+#[derive(Clone, Debug, Default)]
+struct OpenList {
+    items: Vec<HeapEntry>,
+}
+
+impl OpenList {
+    #[inline(always)]
+    fn push(&mut self, e: HeapEntry) {
+        let key = e.key();
+        let mut pos = self.items.len();
+        self.items.push(e);
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.items[parent].key() <= key {
+                break;
+            }
+            self.items[pos] = self.items[parent];
+            pos = parent;
+        }
+        self.items[pos] = e;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<HeapEntry> {
+        let last = self.items.pop()?;
+        if self.items.is_empty() {
+            return Some(last);
+        }
+        let top = self.items[0];
+        let len = self.items.len();
+        let key = last.key();
+        let mut pos = 0;
+        loop {
+            let left = 2 * pos + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < len && self.items[right].key() < self.items[left].key() {
+                right
+            } else {
+                left
+            };
+            if key <= self.items[child].key() {
+                break;
+            }
+            self.items[pos] = self.items[child];
+            pos = child;
+        }
+        self.items[pos] = last;
+        Some(top)
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+/// State of the search in progress.
+#[derive(Clone, Debug)]
+struct Active {
+    start: usize,
+    /// Goal index for single-goal searches.
+    goal: usize,
+    goal_x: u32,
+    goal_y: u32,
+    requested_goal: Cell,
+    multi_goal: bool,
+    heuristic: Heuristic,
+    weight: u64,
+    min_terrain: u64,
+    costs: CostModel,
+    max_expansions: u64,
+    expansions: u64,
+    grid_version: u64,
+    config: SearchConfig,
+}
+
+/// A reusable, resumable A* search.
+///
+/// Node records, the open list and overlays live in flat arrays that are stamped with a search
+/// generation instead of being cleared (Lester's `onOpenList` numbers, Pinter's touched bits), so
+/// once they have grown to the grid's size, searches allocate nothing but the returned path.
+///
+/// ```
+/// use bevy_tilepath::core::{AStar, Cell, NavGrid, SearchConfig, SearchStep};
+///
+/// let mut grid = NavGrid::new(8, 8).unwrap();
+/// grid.set_walkable(Cell::new(3, 3), false).unwrap();
+/// let mut search = AStar::new();
+/// search.begin(&grid, Cell::new(0, 0), Cell::new(7, 7), &SearchConfig::default()).unwrap();
+/// // Spread the search over "frames" of at most 4 expansions each.
+/// let path = loop {
+///     match search.step(&grid, 4) {
+///         SearchStep::Pending => continue,
+///         SearchStep::Found(path) => break path,
+///         SearchStep::Failed(e) => panic!("{e}"),
+///     }
+/// };
+/// assert_eq!(path.cells.first(), Some(&Cell::new(0, 0)));
+/// assert_eq!(path.cells.last(), Some(&Cell::new(7, 7)));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct AStar {
+    nodes: Vec<NodeRecord>,
+    open: OpenList,
+    /// Per-cell goal marks (multi-goal searches) stamped with the generation.
+    goal_marks: Vec<u32>,
+    /// Per-cell overlay: `(generation, extra)`.
+    overlay: Vec<(u32, u32)>,
+    generation: u32,
+    active: Option<Active>,
+    /// The goals of the multi-goal search in progress (kept to restart it and to report which).
+    goals: Vec<Cell>,
+    /// The overlay of the search in progress (kept to restart it).
+    overlay_list: Vec<(Cell, CellOverlay)>,
+}
+
+impl AStar {
+    /// An empty search; its arrays grow to the grid's size on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether a search is in progress.
+    pub fn is_active(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// Abandons the search in progress, if any.
+    pub fn cancel(&mut self) {
+        self.active = None;
+    }
+
+    /// Expansions of the search in progress or of the last one.
+    pub fn expansions(&self) -> u64 {
+        self.active.as_ref().map_or(0, |a| a.expansions)
+    }
+
+    fn next_generation(&mut self, len: usize) {
+        if self.nodes.len() != len {
+            self.nodes.clear();
+            self.nodes.resize(len, NodeRecord::default());
+            self.goal_marks.clear();
+            self.goal_marks.resize(len, 0);
+            self.overlay.clear();
+            self.overlay.resize(len, (0, 0));
+            self.generation = 0;
+        }
+        if self.generation >= u32::MAX / 2 - 1 {
+            self.nodes.fill(NodeRecord::default());
+            self.goal_marks.fill(0);
+            self.overlay.fill((0, 0));
+            self.generation = 0;
+        }
+        self.generation += 1;
+        self.open.clear();
+    }
+
+    /// Starts a search from `start` to `goal`.
+    ///
+    /// Fails at once, without searching, when an end is out of bounds or the start is blocked,
+    /// and, under [`GoalPolicy::Fail`], when the goal is blocked or on another island.
+    pub fn begin(
+        &mut self,
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: &SearchConfig,
+    ) -> Result<(), PathError> {
+        self.begin_with_overlay(grid, start, goal, config, &[])
+    }
+
+    /// Like [`AStar::begin`], with per-search extra costs or blocks on some cells (the start and
+    /// the goal are never blocked by an overlay).
+    pub fn begin_with_overlay(
+        &mut self,
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: &SearchConfig,
+        overlay: &[(Cell, CellOverlay)],
+    ) -> Result<(), PathError> {
+        self.active = None;
+        let (start_i, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
+        let goal_i = grid.index(goal).expect("resolved goal is in bounds");
+        self.overlay_list.clear();
+        self.overlay_list.extend_from_slice(overlay);
+        self.start_search(grid, start_i, goal_i, goal, false, config);
+        Ok(())
+    }
+
+    /// Starts a Dijkstra search from `start` to whichever of `goals` is cheapest to reach (Lester's
+    /// "nearest of several targets"). [`Path::goal_index`] tells which goal was reached.
+    /// Blocked, unreachable and out-of-bounds goals are skipped; if none is left the search fails
+    /// with [`PathError::Unreachable`] (or [`PathError::NoGoals`] for an empty list).
+    pub fn begin_nearest(
+        &mut self,
+        grid: &NavGrid,
+        start: Cell,
+        goals: &[Cell],
+        config: &SearchConfig,
+    ) -> Result<(), PathError> {
+        self.active = None;
+        if goals.is_empty() {
+            return Err(PathError::NoGoals);
+        }
+        let start_i = check_start(grid, start)?;
+        let island = grid.island_raw(start_i);
+        self.goals.clear();
+        self.goals.extend_from_slice(goals);
+        self.overlay_list.clear();
+        self.next_generation(grid.terrain_raw().len());
+        let mark = self.generation;
+        let mut any = None;
+        for &g in goals {
+            if let Ok(i) = grid.index(g)
+                && grid.island_raw(i) == island
+            {
+                self.goal_marks[i] = mark;
+                any = Some((i, g));
+            }
+        }
+        let Some((goal_i, goal)) = any else {
+            return Err(PathError::Unreachable);
+        };
+        let config = SearchConfig {
+            heuristic: Heuristic::Zero,
+            ..*config
+        };
+        // start_search would bump the generation and lose the marks: keep the current one.
+        self.generation -= 1;
+        self.start_search(grid, start_i, goal_i, goal, true, &config);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_search(
+        &mut self,
+        grid: &NavGrid,
+        start: usize,
+        goal: usize,
+        goal_cell: Cell,
+        multi_goal: bool,
+        config: &SearchConfig,
+    ) {
+        self.next_generation(grid.terrain_raw().len());
+        let generation = self.generation;
+        for &(cell, o) in &self.overlay_list {
+            if let Ok(i) = grid.index(cell)
+                && i != start
+                && i != goal
+            {
+                let extra = match o {
+                    CellOverlay::Penalty(p) => p.min(OVERLAY_BLOCKED - 1),
+                    CellOverlay::Blocked => OVERLAY_BLOCKED,
+                };
+                let slot = &mut self.overlay[i];
+                slot.1 = if slot.0 == generation {
+                    extra.max(slot.1)
+                } else {
+                    extra
+                };
+                slot.0 = generation;
+            }
+        }
+        let rules = grid.rules();
+        let active = Active {
+            start,
+            goal,
+            goal_x: goal_cell.x as u32,
+            goal_y: goal_cell.y as u32,
+            requested_goal: goal_cell,
+            multi_goal,
+            heuristic: config.heuristic,
+            weight: weight_fixed(config.weight),
+            min_terrain: grid.min_terrain() as u64,
+            costs: rules.costs,
+            max_expansions: config.max_expansions.map_or(u64::MAX, u64::from),
+            expansions: 0,
+            grid_version: grid.version(),
+            config: *config,
+        };
+        let sc = grid.cell_of(start);
+        let h = self.heuristic(&active, sc.x as u32, sc.y as u32);
+        self.nodes[start] = NodeRecord {
+            g: 0,
+            parent: start as u32,
+            stamp: 2 * generation,
+        };
+        self.open.push(HeapEntry {
+            f: h,
+            h: h.min(u32::MAX as u64) as u32,
+            node: start as u32,
+        });
+        self.active = Some(active);
+    }
+
+    #[inline(always)]
+    fn heuristic(&self, a: &Active, x: u32, y: u32) -> u64 {
+        a.heuristic.estimate(
+            x.abs_diff(a.goal_x),
+            y.abs_diff(a.goal_y),
+            a.costs,
+            a.min_terrain,
+            a.weight,
+        )
+    }
+
+    /// Advances the search by at most `max_expansions` node expansions.
+    ///
+    /// If the grid changed since [`AStar::begin`], the search restarts on the new grid (same
+    /// ends and settings; the expansion count carries over). Without an active search this
+    /// returns [`PathError::NotStarted`].
+    pub fn step(&mut self, grid: &NavGrid, max_expansions: u32) -> SearchStep {
+        let Some(active) = self.active.as_ref() else {
+            return SearchStep::Failed(PathError::NotStarted);
+        };
+        if active.grid_version != grid.version() {
+            if let Err(e) = self.restart(grid) {
+                self.active = None;
+                return SearchStep::Failed(e);
+            }
+        }
+        let rules = grid.rules();
+        let penalties = !self.overlay_list.is_empty() || grid.has_penalties();
+        let result = match (rules.connectivity, rules.corner_rule, penalties) {
+            (Connectivity::Four, _, false) => self.run::<false, false, false>(grid, max_expansions),
+            (Connectivity::Four, _, true) => self.run::<false, false, true>(grid, max_expansions),
+            (Connectivity::Eight, CornerRule::NoCutting, false) => {
+                self.run::<true, false, false>(grid, max_expansions)
+            }
+            (Connectivity::Eight, CornerRule::NoCutting, true) => {
+                self.run::<true, false, true>(grid, max_expansions)
+            }
+            (Connectivity::Eight, CornerRule::AllowCutting, false) => {
+                self.run::<true, true, false>(grid, max_expansions)
+            }
+            (Connectivity::Eight, CornerRule::AllowCutting, true) => {
+                self.run::<true, true, true>(grid, max_expansions)
+            }
+        };
+        match result {
+            None => SearchStep::Pending,
+            Some(Ok(goal)) => SearchStep::Found(self.trace(grid, goal)),
+            Some(Err(e)) => SearchStep::Failed(e),
+        }
+    }
+
+    fn restart(&mut self, grid: &NavGrid) -> Result<(), PathError> {
+        let a = self.active.take().expect("restart needs an active search");
+        let start = grid.cell_of(a.start);
+        let goals = std::mem::take(&mut self.goals);
+        let overlay = std::mem::take(&mut self.overlay_list);
+        if a.multi_goal {
+            self.begin_nearest(grid, start, &goals, &a.config)?;
+        } else {
+            self.begin_with_overlay(grid, start, a.requested_goal, &a.config, &overlay)?;
+        }
+        if let Some(n) = self.active.as_mut() {
+            n.expansions = a.expansions;
+        }
+        Ok(())
+    }
+
+    /// The inner loop. Returns `None` when the budget ran out, else the goal index or an error.
+    #[inline(never)]
+    fn run<const EIGHT: bool, const CUT: bool, const PENALTY: bool>(
+        &mut self,
+        grid: &NavGrid,
+        budget: u32,
+    ) -> Option<Result<usize, PathError>> {
+        let active = self.active.as_mut().expect("run needs an active search");
+        let terrain = grid.terrain_raw();
+        let penalty = grid.penalty_raw();
+        let stride = grid.stride();
+        let nodes = &mut self.nodes[..];
+        let overlay = &self.overlay[..];
+        let goal_marks = &self.goal_marks[..];
+        let open = &mut self.open;
+        let generation = self.generation;
+        let open_stamp = 2 * generation;
+        let closed_stamp = open_stamp + 1;
+        let straight = active.costs.straight as u64;
+        let diagonal = active.costs.diagonal as u64;
+        let mut left = budget;
+        let a = &*active;
+        let h_of = |x: u32, y: u32| {
+            a.heuristic.estimate(
+                x.abs_diff(a.goal_x),
+                y.abs_diff(a.goal_y),
+                a.costs,
+                a.min_terrain,
+                a.weight,
+            )
+        };
+        let goal = a.goal;
+        let multi = a.multi_goal;
+        let mut expansions = a.expansions;
+        let max_expansions = a.max_expansions;
+        let result = loop {
+            if left == 0 {
+                break None;
+            }
+            let Some(top) = open.pop() else {
+                break Some(Err(PathError::NoPath));
+            };
+            let i = top.node as usize;
+            if nodes[i].stamp == closed_stamp {
+                continue;
+            }
+            nodes[i].stamp = closed_stamp;
+            if i == goal || (multi && goal_marks[i] == generation) {
+                break Some(Ok(i));
+            }
+            if expansions >= max_expansions {
+                break Some(Err(PathError::LimitExceeded {
+                    expansions: expansions as u32,
+                }));
+            }
+            expansions += 1;
+            left -= 1;
+            let g = nodes[i].g;
+            let x = (i % stride) as u32 - 1;
+            let y = (i / stride) as u32 - 1;
+            let mut relax = |j: usize, base: u64, nx: u32, ny: u32| {
+                let t = terrain[j];
+                let mut step = base * t as u64;
+                if PENALTY {
+                    step += penalty[j] as u64;
+                    let (s, extra) = overlay[j];
+                    if s == generation {
+                        if extra == OVERLAY_BLOCKED {
+                            return;
+                        }
+                        step += extra as u64;
+                    }
+                }
+                let ng = g + step;
+                let r = &mut nodes[j];
+                if r.stamp < open_stamp || (r.stamp == open_stamp && ng < r.g) {
+                    r.g = ng;
+                    r.parent = i as u32;
+                    r.stamp = open_stamp;
+                    let h = h_of(nx, ny);
+                    open.push(HeapEntry {
+                        f: ng + h,
+                        h: h.min(u32::MAX as u64) as u32,
+                        node: j as u32,
+                    });
+                }
+            };
+            let (n, s, w, e) = (i - stride, i + stride, i - 1, i + 1);
+            let (tn, ts, tw, te) = (terrain[n], terrain[s], terrain[w], terrain[e]);
+            if tn != BLOCKED {
+                relax(n, straight, x, y.wrapping_sub(1));
+            }
+            if ts != BLOCKED {
+                relax(s, straight, x, y + 1);
+            }
+            if tw != BLOCKED {
+                relax(w, straight, x.wrapping_sub(1), y);
+            }
+            if te != BLOCKED {
+                relax(e, straight, x + 1, y);
+            }
+            if EIGHT {
+                let ok = |a: u8, b: u8| {
+                    if CUT {
+                        a != BLOCKED || b != BLOCKED
+                    } else {
+                        a != BLOCKED && b != BLOCKED
+                    }
+                };
+                if ok(tn, tw) && terrain[n - 1] != BLOCKED {
+                    relax(n - 1, diagonal, x.wrapping_sub(1), y.wrapping_sub(1));
+                }
+                if ok(tn, te) && terrain[n + 1] != BLOCKED {
+                    relax(n + 1, diagonal, x + 1, y.wrapping_sub(1));
+                }
+                if ok(ts, tw) && terrain[s - 1] != BLOCKED {
+                    relax(s - 1, diagonal, x.wrapping_sub(1), y + 1);
+                }
+                if ok(ts, te) && terrain[s + 1] != BLOCKED {
+                    relax(s + 1, diagonal, x + 1, y + 1);
+                }
+            }
+        };
+        active.expansions = expansions;
+        if result.is_some() {
+            // Keep the expansion count readable but mark the search finished in `trace`/errors.
+            if let Some(Err(_)) = result {
+                self.active = None;
+            }
+        }
+        result
+    }
+
+    fn trace(&mut self, grid: &NavGrid, goal: usize) -> Path {
+        let active = self.active.take().expect("trace needs a finished search");
+        let mut cells = Vec::new();
+        let mut i = goal;
+        let (mut straight, mut diagonal) = (0u32, 0u32);
+        loop {
+            let c = grid.cell_of(i);
+            if let Some(&prev) = cells.last() {
+                let d: Cell = prev - c;
+                if d.x != 0 && d.y != 0 {
+                    diagonal += 1;
+                } else {
+                    straight += 1;
+                }
+            }
+            cells.push(c);
+            let p = self.nodes[i].parent as usize;
+            if p == i {
+                break;
+            }
+            i = p;
+        }
+        cells.reverse();
+        let goal_cell = grid.cell_of(goal);
+        let goal_index = if active.multi_goal {
+            self.goals.iter().position(|&g| g == goal_cell)
+        } else {
+            None
+        };
+        Path {
+            cells,
+            cost: self.nodes[goal].g,
+            length: straight as f64 + diagonal as f64 * std::f64::consts::SQRT_2,
+            expansions: active.expansions as u32,
+            goal: goal_cell,
+            goal_index,
+        }
+    }
+
+    /// The cells closed (expanded) by the current or last search, for debug drawing.
+    pub fn closed_cells(&self, grid: &NavGrid) -> Vec<Cell> {
+        let closed = 2 * self.generation + 1;
+        if self.nodes.len() != grid.terrain_raw().len() {
+            return Vec::new();
+        }
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].stamp == closed)
+            .map(|i| grid.cell_of(i))
+            .collect()
+    }
+
+    /// Entries currently in the open list (including stale duplicates).
+    pub fn open_len(&self) -> usize {
+        self.open.len()
+    }
+}
+
+fn check_start(grid: &NavGrid, start: Cell) -> Result<usize, PathError> {
+    let i = grid
+        .index(start)
+        .map_err(|_| PathError::StartOutOfBounds(start))?;
+    if grid.terrain_raw()[i] == BLOCKED {
+        return Err(PathError::StartBlocked(start));
+    }
+    Ok(i)
+}
+
+/// Validates the ends of a query and applies the goal policy: returns the start index and the
+/// goal actually searched for.
+pub(crate) fn resolve_ends(
+    grid: &NavGrid,
+    start: Cell,
+    goal: Cell,
+    policy: GoalPolicy,
+) -> Result<(usize, Cell), PathError> {
+    let start_i = check_start(grid, start)?;
+    let goal_i = grid
+        .index(goal)
+        .map_err(|_| PathError::GoalOutOfBounds(goal))?;
+    let island = grid.island_raw(start_i);
+    if grid.terrain_raw()[goal_i] == BLOCKED {
+        return match policy {
+            GoalPolicy::Fail => Err(PathError::GoalBlocked(goal)),
+            GoalPolicy::NearestReachable => nearest_on_island(grid, goal, island)
+                .map(|g| (start_i, g))
+                .ok_or(PathError::Unreachable),
+        };
+    }
+    if grid.island_raw(goal_i) != island {
+        return match policy {
+            GoalPolicy::Fail => Err(PathError::Unreachable),
+            GoalPolicy::NearestReachable => nearest_on_island(grid, goal, island)
+                .map(|g| (start_i, g))
+                .ok_or(PathError::Unreachable),
+        };
+    }
+    Ok((start_i, goal))
+}
+
+/// The cell of `island` nearest (straight-line) to `target`, searched in growing square rings.
+pub fn nearest_on_island(grid: &NavGrid, target: Cell, island: Option<u32>) -> Option<Cell> {
+    let island = island?;
+    let max_r = grid.width().max(grid.height()) as i32;
+    let mut best: Option<(i64, Cell)> = None;
+    for r in 0..=max_r {
+        if let Some((d2, _)) = best
+            && (r as i64) * (r as i64) > d2
+        {
+            break;
+        }
+        let mut visit = |c: Cell| {
+            if grid.island(c) == Some(island) {
+                let d = c - target;
+                let d2 = d.x as i64 * d.x as i64 + d.y as i64 * d.y as i64;
+                if best.is_none_or(|(b, bc)| d2 < b || (d2 == b && (c.y, c.x) < (bc.y, bc.x))) {
+                    best = Some((d2, c));
+                }
+            }
+        };
+        if r == 0 {
+            visit(target);
+            continue;
+        }
+        for k in -r..=r {
+            visit(target + Cell::new(k, -r));
+            visit(target + Cell::new(k, r));
+        }
+        for k in -r + 1..r {
+            visit(target + Cell::new(-r, k));
+            visit(target + Cell::new(r, k));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+thread_local! {
+    static SCRATCH: RefCell<AStar> = RefCell::new(AStar::new());
+}
+
+/// Runs a whole search at once with this thread's reusable scratch space.
+///
+/// ```
+/// use bevy_tilepath::core::{find_path, Cell, NavGrid, SearchConfig};
+///
+/// let grid = NavGrid::new(10, 10).unwrap();
+/// let path = find_path(&grid, Cell::new(0, 0), Cell::new(3, 0), &SearchConfig::default()).unwrap();
+/// assert_eq!(path.length, 3.0);
+/// ```
+pub fn find_path(
+    grid: &NavGrid,
+    start: Cell,
+    goal: Cell,
+    config: &SearchConfig,
+) -> Result<Path, PathError> {
+    with_scratch(|search| {
+        search.begin(grid, start, goal, config)?;
+        finish(search, grid)
+    })
+}
+
+/// Finds the cheapest of several goals with Dijkstra's algorithm (see [`AStar::begin_nearest`]).
+///
+/// ```
+/// use bevy_tilepath::core::{find_nearest, Cell, NavGrid, SearchConfig};
+///
+/// let grid = NavGrid::new(10, 10).unwrap();
+/// let goals = [Cell::new(9, 9), Cell::new(2, 1), Cell::new(0, 9)];
+/// let path = find_nearest(&grid, Cell::new(0, 0), &goals, &SearchConfig::default()).unwrap();
+/// assert_eq!(path.goal, Cell::new(2, 1));
+/// ```
+pub fn find_nearest(
+    grid: &NavGrid,
+    start: Cell,
+    goals: &[Cell],
+    config: &SearchConfig,
+) -> Result<Path, PathError> {
+    with_scratch(|search| {
+        search.begin_nearest(grid, start, goals, config)?;
+        finish(search, grid)
+    })
+}
+
+fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut search) => f(&mut search),
+        // Re-entered from inside a search callback: use a fresh scratch.
+        Err(_) => f(&mut AStar::new()),
+    })
+}
+
+fn finish(search: &mut AStar, grid: &NavGrid) -> Result<Path, PathError> {
+    loop {
+        match search.step(grid, u32::MAX) {
+            SearchStep::Pending => continue,
+            SearchStep::Found(p) => return Ok(p),
+            SearchStep::Failed(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Every query of the arena, den312d and arena2 MovingAI scenarios must come out at its optimal
+//! length (maps: Sturtevant, "Benchmarks for Grid-Based Pathfinding", 2012; see
+//! `assets/movingai/README.md`).
+
+use bevy_tilepath::core::movingai::{parse_map, parse_scen};
+use bevy_tilepath::core::{AStar, MoveRules, SearchConfig, SearchStep, find_path};
+
+fn check(map: &str, scen: &str, min_queries: usize) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/movingai");
+    let grid = parse_map(
+        &std::fs::read_to_string(format!("{dir}/maps/{map}")).unwrap(),
+        MoveRules::default(),
+    )
+    .unwrap();
+    let scens = parse_scen(&std::fs::read_to_string(format!("{dir}/scenarios/{scen}")).unwrap())
+        .unwrap();
+    assert!(scens.len() >= min_queries);
+    for (row, s) in scens.iter().enumerate() {
+        let path = find_path(&grid, s.start, s.goal, &SearchConfig::default())
+            .unwrap_or_else(|e| panic!("{map} row {row}: {e}"));
+        assert!(
+            s.matches(path.length),
+            "{map} row {row}: length {} vs optimal {}",
+            path.length,
+            s.optimal_text
+        );
+        assert_eq!(path.cells.first(), Some(&s.start));
+        assert_eq!(path.cells.last(), Some(&s.goal));
+        for w in path.cells.windows(2) {
+            assert!(grid.can_step(w[0], w[1]), "{map} row {row}: illegal step {w:?}");
+        }
+    }
+}
+
+#[test]
+fn arena_is_optimal() {
+    check("dao/arena.map", "dao/arena.map.scen", 160);
+}
+
+#[test]
+fn den312d_is_optimal() {
+    check("dao/den312d.map", "dao/den312d.map.scen", 320);
+}
+
+#[test]
+fn arena2_is_optimal() {
+    check("dao/arena2.map", "dao/arena2.map.scen", 931);
+}
+
+#[test]
+fn resumed_search_matches_one_shot() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/movingai");
+    let grid = parse_map(
+        &std::fs::read_to_string(format!("{dir}/maps/dao/den312d.map")).unwrap(),
+        MoveRules::default(),
+    )
+    .unwrap();
+    let scens =
+        parse_scen(&std::fs::read_to_string(format!("{dir}/scenarios/dao/den312d.map.scen")).unwrap())
+            .unwrap();
+    let mut search = AStar::new();
+    for s in scens.iter().step_by(7) {
+        let one_shot = find_path(&grid, s.start, s.goal, &SearchConfig::default()).unwrap();
+        search
+            .begin(&grid, s.start, s.goal, &SearchConfig::default())
+            .unwrap();
+        let mut steps = 0;
+        let resumed = loop {
+            steps += 1;
+            match search.step(&grid, 5) {
+                SearchStep::Pending => continue,
+                SearchStep::Found(p) => break p,
+                SearchStep::Failed(e) => panic!("{e}"),
+            }
+        };
+        assert_eq!(resumed.cost, one_shot.cost);
+        assert_eq!(resumed.expansions, one_shot.expansions);
+        assert!(steps as u32 >= one_shot.expansions / 5);
+    }
+}
+
+#[test]
+fn malformed_files_name_the_line() {
+    let e = parse_map("type octile\nheight 2\nwidth 2\nmap\n..\n.x\n", MoveRules::default())
+        .unwrap_err();
+    assert_eq!(e.line, 6);
+    let e = parse_map("type octile\nheight 3\nwidth 2\nmap\n..\n..\n", MoveRules::default())
+        .unwrap_err();
+    assert!(e.message.contains("expected 3 rows"), "{e}");
+    let e = parse_scen("version 1\n0\tm.map\t2\t2\t0\t0\t1\n").unwrap_err();
+    assert_eq!(e.line, 2);
+    let e = parse_scen("version 2\n").unwrap_err();
+    assert_eq!(e.line, 1);
+    let ok = parse_scen("version 1.0\n0 m.map 2 2 0 0 1 1 1.41421\n").unwrap();
+    assert_eq!(ok.len(), 1);
+}
