@@ -121,6 +121,8 @@ pub struct NavGrid {
     penalty: Vec<u32>,
     /// How many cells have a non-zero penalty (searches skip the layer when there are none).
     penalty_cells: usize,
+    /// An upper bound of every penalty (exact until penalties are lowered).
+    penalty_max: u32,
     /// How many walkable cells have each terrain cost, so the cheapest is known at once.
     terrain_histogram: [u32; 256],
     islands: Islands,
@@ -156,6 +158,7 @@ impl NavGrid {
             terrain,
             penalty: vec![0; len],
             penalty_cells: 0,
+            penalty_max: 0,
             terrain_histogram,
             islands: Islands::default(),
             version: 0,
@@ -309,6 +312,7 @@ impl NavGrid {
                 _ => {}
             }
             self.penalty[i] = penalty;
+            self.penalty_max = self.penalty_max.max(penalty);
             self.version += 1;
         }
         Ok(())
@@ -318,7 +322,13 @@ impl NavGrid {
     pub fn clear_penalties(&mut self) {
         self.penalty.fill(0);
         self.penalty_cells = 0;
+        self.penalty_max = 0;
         self.version += 1;
+    }
+
+    /// An upper bound of the penalties on the grid (0 when there are none).
+    pub fn max_penalty(&self) -> u32 {
+        self.penalty_max
     }
 
     /// Whether any cell has a non-zero penalty.

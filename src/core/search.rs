@@ -76,25 +76,69 @@ struct NodeRecord {
 
 #[derive(Clone, Copy, Debug)]
 struct HeapEntry {
-    f: u64,
-    /// Tie-break: the remaining estimate (smaller = larger G) saturated to 32 bits.
-    h: u32,
+    /// `F << 16 | tie-break`, where the tie-break is the remaining estimate H in sixteenths of a
+    /// tile (saturated): among equal F, the entry with less H to go (more G done) comes first.
+    /// On grids where F might not fit in 48 bits the key is plain F (ties broken arbitrarily).
+    key: u64,
     node: u32,
 }
 
 impl HeapEntry {
     #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.f as u128) << 32) | self.h as u128
+    fn key(&self) -> u64 {
+        self.key
     }
 }
 
-/// A min-heap of [`HeapEntry`] (lazy: a node may appear more than once; stale copies are skipped
-/// because their node is already closed when they surface).
+/// How F and H are packed into a heap key for one search.
+#[derive(Clone, Copy, Debug)]
+struct KeyPacking {
+    f_shift: u32,
+    h_shift: u32,
+    h_mask: u64,
+}
+
+impl KeyPacking {
+    fn new(grid: &NavGrid, costs: CostModel, overlay_max: u32) -> Self {
+        // Upper bound of any F: every cell visited at the dearest step, plus the largest estimate.
+        let cells = (grid.width() as u128 + 2) * (grid.height() as u128 + 2);
+        let step = costs.diagonal.max(costs.straight) as u128 * 255
+            + grid.max_penalty() as u128
+            + overlay_max as u128;
+        let bound = cells * step * 2;
+        if bound < (1u128 << 48) {
+            // Sixteenths of a straight step.
+            let h_shift = (31 - costs.straight.max(1).leading_zeros()).saturating_sub(4);
+            KeyPacking {
+                f_shift: 16,
+                h_shift,
+                h_mask: 0xFFFF,
+            }
+        } else {
+            KeyPacking {
+                f_shift: 0,
+                h_shift: 0,
+                h_mask: 0,
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn key(&self, f: u64, h: u64) -> u64 {
+        (f << self.f_shift) | ((h >> self.h_shift).min(self.h_mask))
+    }
+}
+
+/// A 4-ary min-heap of [`HeapEntry`] (lazy: a node may appear more than once; stale copies are
+/// skipped because their node is already closed when they surface). Four children per node halve
+/// the depth of a binary heap and keep siblings in one cache line; measured faster than binary
+/// on the MovingAI maps (see the README's performance section).
 #[derive(Clone, Debug, Default)]
 struct OpenList {
     items: Vec<HeapEntry>,
 }
+
+const ARITY: usize = 4;
 
 impl OpenList {
     #[inline(always)]
@@ -102,45 +146,52 @@ impl OpenList {
         let key = e.key();
         let mut pos = self.items.len();
         self.items.push(e);
+        let items = &mut self.items[..];
         while pos > 0 {
-            let parent = (pos - 1) / 2;
-            if self.items[parent].key() <= key {
+            let parent = (pos - 1) / ARITY;
+            let p = items[parent];
+            if p.key() <= key {
                 break;
             }
-            self.items[pos] = self.items[parent];
+            items[pos] = p;
             pos = parent;
         }
-        self.items[pos] = e;
+        items[pos] = e;
     }
 
     #[inline(always)]
     fn pop(&mut self) -> Option<HeapEntry> {
         let last = self.items.pop()?;
-        if self.items.is_empty() {
+        let items = &mut self.items[..];
+        let len = items.len();
+        if len == 0 {
             return Some(last);
         }
-        let top = self.items[0];
-        let len = self.items.len();
+        let top = items[0];
         let key = last.key();
         let mut pos = 0;
         loop {
-            let left = 2 * pos + 1;
-            if left >= len {
+            let first = ARITY * pos + 1;
+            if first >= len {
                 break;
             }
-            let right = left + 1;
-            let child = if right < len && self.items[right].key() < self.items[left].key() {
-                right
-            } else {
-                left
-            };
-            if key <= self.items[child].key() {
+            let mut child = first;
+            let mut child_key = items[first].key();
+            let end = (first + ARITY).min(len);
+            for c in first + 1..end {
+                let k = items[c].key();
+                if k < child_key {
+                    child = c;
+                    child_key = k;
+                }
+            }
+            if key <= child_key {
                 break;
             }
-            self.items[pos] = self.items[child];
+            items[pos] = items[child];
             pos = child;
         }
-        self.items[pos] = last;
+        items[pos] = last;
         Some(top)
     }
 
@@ -171,6 +222,7 @@ struct Active {
     expansions: u64,
     grid_version: u64,
     config: SearchConfig,
+    packing: KeyPacking,
 }
 
 /// A reusable, resumable A* search.
@@ -343,6 +395,7 @@ impl AStar {
     ) {
         self.next_generation(grid.terrain_raw().len());
         let generation = self.generation;
+        let mut overlay_max = 0;
         for &(cell, o) in &self.overlay_list {
             if let Ok(i) = grid.index(cell)
                 && i != start
@@ -352,6 +405,9 @@ impl AStar {
                     CellOverlay::Penalty(p) => p.min(OVERLAY_BLOCKED - 1),
                     CellOverlay::Blocked => OVERLAY_BLOCKED,
                 };
+                if extra != OVERLAY_BLOCKED {
+                    overlay_max = overlay_max.max(extra);
+                }
                 let slot = &mut self.overlay[i];
                 slot.1 = if slot.0 == generation {
                     extra.max(slot.1)
@@ -377,6 +433,7 @@ impl AStar {
             expansions: 0,
             grid_version: grid.version(),
             config: *config,
+            packing: KeyPacking::new(grid, rules.costs, overlay_max),
         };
         let sc = grid.cell_of(start);
         let h = self.heuristic(&active, sc.x as u32, sc.y as u32);
@@ -386,8 +443,7 @@ impl AStar {
             stamp: 2 * generation,
         };
         self.open.push(HeapEntry {
-            f: h,
-            h: h.min(u32::MAX as u64) as u32,
+            key: active.packing.key(h, h),
             node: start as u32,
         });
         self.active = Some(active);
@@ -492,6 +548,7 @@ impl AStar {
             )
         };
         let goal = a.goal;
+        let packing = a.packing;
         let multi = a.multi_goal;
         let mut expansions = a.expansions;
         let max_expansions = a.max_expansions;
@@ -541,8 +598,7 @@ impl AStar {
                     r.stamp = open_stamp;
                     let h = h_of(nx, ny);
                     open.push(HeapEntry {
-                        f: ng + h,
-                        h: h.min(u32::MAX as u64) as u32,
+                        key: packing.key(ng + h, h),
                         node: j as u32,
                     });
                 }
