@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use bevy_tilepath::core::movingai::{parse_map, parse_scen};
 use bevy_tilepath::core::{AStar, Heuristic, MoveRules, SearchConfig, SearchStep, count_turns};
-use bevy_tilepath::core::{smooth_path, polyline_length};
+use bevy_tilepath::core::{polyline_length, smooth_path};
 
 fn main() -> ExitCode {
     match run() {
@@ -59,11 +59,16 @@ fn run() -> Result<(), String> {
             weight: 1.5,
             ..Default::default()
         },
-        other => return Err(format!("unknown mode {other:?} (astar, dijkstra, weighted)")),
+        other => {
+            return Err(format!(
+                "unknown mode {other:?} (astar, dijkstra, weighted)"
+            ));
+        }
     };
     let map_text = std::fs::read_to_string(map_path).map_err(|e| format!("{map_path}: {e}"))?;
     let scen_text = std::fs::read_to_string(scen_path).map_err(|e| format!("{scen_path}: {e}"))?;
-    let grid = parse_map(&map_text, MoveRules::default()).map_err(|e| format!("{map_path}: {e}"))?;
+    let grid =
+        parse_map(&map_text, MoveRules::default()).map_err(|e| format!("{map_path}: {e}"))?;
     let scens = parse_scen(&scen_text).map_err(|e| format!("{scen_path}: {e}"))?;
 
     let mut search = AStar::new();
@@ -77,10 +82,12 @@ fn run() -> Result<(), String> {
         let result = search
             .begin(&grid, s.start, s.goal, &config)
             .map_err(SearchStep::Failed)
-            .map(|()| loop {
-                match search.step(&grid, u32::MAX) {
-                    SearchStep::Pending => continue,
-                    done => break done,
+            .map(|()| {
+                loop {
+                    match search.step(&grid, u32::MAX) {
+                        SearchStep::Pending => continue,
+                        done => break done,
+                    }
                 }
             })
             .unwrap_or_else(|e| e);

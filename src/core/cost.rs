@@ -34,7 +34,9 @@ impl CostModel {
 
     /// A distance in tiles as a fixed-point cost (for penalties), rounded.
     pub fn from_tiles(&self, tiles: f32) -> u32 {
-        (tiles.max(0.0) as f64 * self.straight as f64).round().min(u32::MAX as f64) as u32
+        (tiles.max(0.0) as f64 * self.straight as f64)
+            .round()
+            .min(u32::MAX as f64) as u32
     }
 }
 

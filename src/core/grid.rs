@@ -285,8 +285,12 @@ impl NavGrid {
         self.terrain[i] = terrain;
         self.version += 1;
         match (old == BLOCKED, terrain == BLOCKED) {
-            (true, false) => self.islands.cell_opened(&self.terrain, self.stride as usize, i),
-            (false, true) => self.islands.cell_blocked(&self.terrain, self.stride as usize, i),
+            (true, false) => self
+                .islands
+                .cell_opened(&self.terrain, self.stride as usize, i),
+            (false, true) => self
+                .islands
+                .cell_blocked(&self.terrain, self.stride as usize, i),
             _ => {}
         }
         Ok(())
@@ -389,7 +393,8 @@ impl NavGrid {
 
     /// Iterates over all cells, row by row.
     pub fn cells(&self) -> impl Iterator<Item = Cell> + '_ {
-        (0..self.height as i32).flat_map(move |y| (0..self.width as i32).map(move |x| Cell::new(x, y)))
+        (0..self.height as i32)
+            .flat_map(move |y| (0..self.width as i32).map(move |x| Cell::new(x, y)))
     }
 
     /// Whether a single step from `from` to the neighbouring cell `to` is allowed by the move rules.

@@ -29,13 +29,29 @@ pub fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
     let d = b - a;
     let step = IVec2::new(d.x.signum() as i32, d.y.signum() as i32);
     let inv = Vec2::new(
-        if d.x != 0.0 { 1.0 / d.x.abs() } else { f32::INFINITY },
-        if d.y != 0.0 { 1.0 / d.y.abs() } else { f32::INFINITY },
+        if d.x != 0.0 {
+            1.0 / d.x.abs()
+        } else {
+            f32::INFINITY
+        },
+        if d.y != 0.0 {
+            1.0 / d.y.abs()
+        } else {
+            f32::INFINITY
+        },
     );
     let frac = a - a.floor();
     let mut t_max = Vec2::new(
-        if d.x > 0.0 { (1.0 - frac.x) * inv.x } else { frac.x * inv.x },
-        if d.y > 0.0 { (1.0 - frac.y) * inv.y } else { frac.y * inv.y },
+        if d.x > 0.0 {
+            (1.0 - frac.x) * inv.x
+        } else {
+            frac.x * inv.x
+        },
+        if d.y > 0.0 {
+            (1.0 - frac.y) * inv.y
+        } else {
+            frac.y * inv.y
+        },
     );
     let limit = (end - cell).abs().element_sum() + 4;
     for _ in 0..=limit {

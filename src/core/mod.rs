@@ -13,14 +13,16 @@ pub mod movingai;
 mod path;
 mod search;
 mod smooth;
+mod turn;
 
 pub use cost::CostModel;
 pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
 pub use heuristic::Heuristic;
+pub use line::{cell_at, cell_center, overlaps_blocked, traverse, walkable, walkable_sampled};
 pub use path::{Path, PathError, count_turns};
 pub use search::{
-    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path,
-    nearest_on_island,
+    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, check_nearest, find_nearest,
+    find_path, finish, nearest_on_island, resolve_ends, with_scratch,
 };
-pub use line::{cell_at, cell_center, overlaps_blocked, traverse, walkable, walkable_sampled};
 pub use smooth::{count_turns_f, polyline_length, smooth_path};
+pub use turn::TurnPlan;

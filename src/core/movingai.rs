@@ -53,7 +53,10 @@ pub fn parse_map(text: &str, rules: MoveRules) -> Result<NavGrid, FormatError> {
         }
     }
     let (Some(width), Some(height)) = (width, height) else {
-        return Err(err(header_end.max(1), "missing width or height before `map`"));
+        return Err(err(
+            header_end.max(1),
+            "missing width or height before `map`",
+        ));
     };
     if header_end == 0 {
         return Err(err(1, "missing `map` line"));

@@ -51,7 +51,9 @@ pub enum PathError {
 impl std::fmt::Display for PathError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PathError::StartOutOfBounds(c) => write!(f, "start ({}, {}) is out of bounds", c.x, c.y),
+            PathError::StartOutOfBounds(c) => {
+                write!(f, "start ({}, {}) is out of bounds", c.x, c.y)
+            }
             PathError::GoalOutOfBounds(c) => write!(f, "goal ({}, {}) is out of bounds", c.x, c.y),
             PathError::StartBlocked(c) => write!(f, "start ({}, {}) is blocked", c.x, c.y),
             PathError::GoalBlocked(c) => write!(f, "goal ({}, {}) is blocked", c.x, c.y),

@@ -178,8 +178,8 @@ impl OpenList {
             let mut child = first;
             let mut child_key = items[first].key();
             let end = (first + ARITY).min(len);
-            for c in first + 1..end {
-                let k = items[c].key();
+            for (c, item) in items.iter().enumerate().take(end).skip(first + 1) {
+                let k = item.key();
                 if k < child_key {
                     child = c;
                     child_key = k;
@@ -290,10 +290,9 @@ impl AStar {
         if self.nodes.len() != len {
             self.nodes.clear();
             self.nodes.resize(len, NodeRecord::default());
+            // Goal marks and overlays grow only when a search uses them.
             self.goal_marks.clear();
-            self.goal_marks.resize(len, 0);
             self.overlay.clear();
-            self.overlay.resize(len, (0, 0));
             self.generation = 0;
         }
         if self.generation >= u32::MAX / 2 - 1 {
@@ -304,6 +303,14 @@ impl AStar {
         }
         self.generation += 1;
         self.open.clear();
+    }
+
+    /// The scratch memory this search holds, in bytes (grows to the largest grid searched).
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<NodeRecord>()
+            + self.open.items.capacity() * std::mem::size_of::<HeapEntry>()
+            + self.goal_marks.capacity() * 4
+            + self.overlay.capacity() * 8
     }
 
     /// Starts a search from `start` to `goal`.
@@ -360,6 +367,7 @@ impl AStar {
         self.goals.extend_from_slice(goals);
         self.overlay_list.clear();
         self.next_generation(grid.terrain_raw().len());
+        self.goal_marks.resize(self.nodes.len(), 0);
         let mark = self.generation;
         let mut any = None;
         for &g in goals {
@@ -396,6 +404,9 @@ impl AStar {
         self.next_generation(grid.terrain_raw().len());
         let generation = self.generation;
         let mut overlay_max = 0;
+        if !self.overlay_list.is_empty() {
+            self.overlay.resize(self.nodes.len(), (0, 0));
+        }
         for &(cell, o) in &self.overlay_list {
             if let Ok(i) = grid.index(cell)
                 && i != start
@@ -418,6 +429,14 @@ impl AStar {
             }
         }
         let rules = grid.rules();
+        let start_cell = grid.cell_of(start);
+        let h = config.heuristic.estimate(
+            start_cell.x.abs_diff(goal_cell.x),
+            start_cell.y.abs_diff(goal_cell.y),
+            rules.costs,
+            grid.min_terrain() as u64,
+            weight_fixed(config.weight),
+        );
         let active = Active {
             start,
             goal,
@@ -435,8 +454,6 @@ impl AStar {
             config: *config,
             packing: KeyPacking::new(grid, rules.costs, overlay_max),
         };
-        let sc = grid.cell_of(start);
-        let h = self.heuristic(&active, sc.x as u32, sc.y as u32);
         self.nodes[start] = NodeRecord {
             g: 0,
             parent: start as u32,
@@ -449,17 +466,6 @@ impl AStar {
         self.active = Some(active);
     }
 
-    #[inline(always)]
-    fn heuristic(&self, a: &Active, x: u32, y: u32) -> u64 {
-        a.heuristic.estimate(
-            x.abs_diff(a.goal_x),
-            y.abs_diff(a.goal_y),
-            a.costs,
-            a.min_terrain,
-            a.weight,
-        )
-    }
-
     /// Advances the search by at most `max_expansions` node expansions.
     ///
     /// If the grid changed since [`AStar::begin`], the search restarts on the new grid (same
@@ -469,11 +475,11 @@ impl AStar {
         let Some(active) = self.active.as_ref() else {
             return SearchStep::Failed(PathError::NotStarted);
         };
-        if active.grid_version != grid.version() {
-            if let Err(e) = self.restart(grid) {
-                self.active = None;
-                return SearchStep::Failed(e);
-            }
+        if active.grid_version != grid.version()
+            && let Err(e) = self.restart(grid)
+        {
+            self.active = None;
+            return SearchStep::Failed(e);
         }
         let rules = grid.rules();
         let penalties = !self.overlay_list.is_empty() || grid.has_penalties();
@@ -582,7 +588,7 @@ impl AStar {
                 let mut step = base * t as u64;
                 if PENALTY {
                     step += penalty[j] as u64;
-                    let (s, extra) = overlay[j];
+                    let (s, extra) = overlay.get(j).copied().unwrap_or((0, 0));
                     if s == generation {
                         if extra == OVERLAY_BLOCKED {
                             return;
@@ -716,9 +722,27 @@ fn check_start(grid: &NavGrid, start: Cell) -> Result<usize, PathError> {
     Ok(i)
 }
 
-/// Validates the ends of a query and applies the goal policy: returns the start index and the
-/// goal actually searched for.
-pub(crate) fn resolve_ends(
+/// Checks a nearest-of-several-goals query without searching: the start must be valid and at
+/// least one goal on its island.
+pub fn check_nearest(grid: &NavGrid, start: Cell, goals: &[Cell]) -> Result<(), PathError> {
+    if goals.is_empty() {
+        return Err(PathError::NoGoals);
+    }
+    let start_i = check_start(grid, start)?;
+    let island = grid.island_raw(start_i);
+    if goals
+        .iter()
+        .any(|&g| grid.index(g).is_ok_and(|i| grid.island_raw(i) == island))
+    {
+        Ok(())
+    } else {
+        Err(PathError::Unreachable)
+    }
+}
+
+/// Validates the ends of a query without searching and applies the goal policy: returns the
+/// start's padded index and the goal actually searched for.
+pub fn resolve_ends(
     grid: &NavGrid,
     start: Cell,
     goal: Cell,
@@ -831,7 +855,9 @@ pub fn find_nearest(
     })
 }
 
-fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
+/// Runs `f` with this thread's reusable search (a fresh one if it is already in use), so worker
+/// threads keep one scratch each across searches.
+pub fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
     SCRATCH.with(|s| match s.try_borrow_mut() {
         Ok(mut search) => f(&mut search),
         // Re-entered from inside a search callback: use a fresh scratch.
@@ -839,7 +865,8 @@ fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
     })
 }
 
-fn finish(search: &mut AStar, grid: &NavGrid) -> Result<Path, PathError> {
+/// Steps `search` until it ends.
+pub fn finish(search: &mut AStar, grid: &NavGrid) -> Result<Path, PathError> {
     loop {
         match search.step(grid, u32::MAX) {
             SearchStep::Pending => continue,

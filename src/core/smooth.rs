@@ -42,10 +42,7 @@ pub fn smooth_path(grid: &NavGrid, cells: &[Cell], radius: f32) -> Vec<Vec2> {
 
 /// Length of a polyline.
 pub fn polyline_length(points: &[Vec2]) -> f64 {
-    points
-        .windows(2)
-        .map(|w| w[0].distance(w[1]) as f64)
-        .sum()
+    points.windows(2).map(|w| w[0].distance(w[1]) as f64).sum()
 }
 
 /// Number of direction changes along a polyline (bends of more than about 0.06 degrees).

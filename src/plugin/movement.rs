@@ -1,0 +1,397 @@
+//! Movement: units walk their [`Path`]'s smoothed waypoints at speed x delta time, curve through
+//! turns with a turning radius (Pinter), claim the next few cells, and handle other units in the
+//! way (Lester's notes 1 and 2).
+
+use std::collections::VecDeque;
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, NavGrid, TurnPlan, cell_at, cell_center, overlaps_blocked, walkable};
+
+use super::claims::Claims;
+use super::components::{Path, PathGoal, PathRequest, PathStatus};
+use super::map::NavMap;
+
+/// Makes a unit follow its [`Path`]. Speeds, radii and distances are in tiles.
+#[derive(Component, Clone, Debug, PartialEq)]
+#[require(Transform, PathProgress)]
+pub struct Mover {
+    /// Tiles per second.
+    pub speed: f32,
+    /// Body radius in tiles (used by smoothing, turn checks and overlap checks).
+    pub radius: f32,
+    /// Turning radius in tiles; 0 turns in place (infantry). See [`PathProgress`] for the
+    /// fallbacks when an arc is impossible or would touch a wall.
+    pub turning_radius: f32,
+    /// Distance to the final waypoint counted as arrived.
+    pub arrival_tolerance: f32,
+    /// How many cells ahead a moving unit claims.
+    pub claim_ahead: usize,
+    /// Seconds to wait for a moving unit in the way before repathing or yielding.
+    pub wait_time: f32,
+}
+
+impl Default for Mover {
+    fn default() -> Self {
+        Mover {
+            speed: 4.0,
+            radius: 0.3,
+            turning_radius: 0.0,
+            arrival_tolerance: 0.05,
+            claim_ahead: 3,
+            wait_time: 0.4,
+        }
+    }
+}
+
+/// What a mover is doing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum MoveState {
+    /// No path to follow.
+    #[default]
+    Idle,
+    /// Following its path.
+    Moving,
+    /// Waiting for a unit in the way, for this many seconds so far.
+    Waiting(f32),
+    /// Reached the end of its path.
+    Arrived,
+}
+
+/// A mover's progress along its path (managed by the plugin).
+///
+/// Turning: from its position and heading the unit follows the shorter arc-then-line curve to
+/// the next waypoint ([`TurnPlan`]). When the waypoint lies inside both turning circles or the arc
+/// would touch a blocked cell, it falls back, in order, to half then a quarter of its turning
+/// radius, then to turning in place; it slows to 70 %, 50 % and 35 % of its speed through those
+/// tighter turns (Pinter's speed restriction). No three-point turns: units here are infantry-like.
+#[derive(Component, Clone, Debug, Default)]
+pub struct PathProgress {
+    /// Index of the waypoint being walked to.
+    pub waypoint: usize,
+    /// Index of the next path cell (cells before it are passed).
+    pub cell_index: usize,
+    /// Facing (grid space, normalised).
+    pub heading: Vec2,
+    /// What the unit is doing.
+    pub state: MoveState,
+    /// Current speed factor (below 1 in tight turns).
+    pub speed_factor: f32,
+    plan: Option<(TurnPlan, f32)>,
+    claimed: VecDeque<Cell>,
+    stopped_cell: Option<Cell>,
+    moving_cell: Option<Cell>,
+    /// The order to resume after stepping aside for another unit.
+    resume: Option<PathRequest>,
+    repaths: u32,
+}
+
+impl PathProgress {
+    /// Cells this unit claims now.
+    pub fn claimed(&self) -> impl Iterator<Item = Cell> + '_ {
+        self.claimed.iter().copied()
+    }
+}
+
+/// A unit reached the end of its path: a [`Message`] and an [`EntityEvent`].
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq)]
+pub struct Arrived {
+    /// The unit.
+    pub entity: Entity,
+    /// The cell it stopped on.
+    pub cell: Cell,
+}
+
+fn release_all(claims: &mut Claims, entity: Entity, progress: &mut PathProgress) {
+    for c in progress.claimed.drain(..) {
+        claims.release(c, entity);
+    }
+}
+
+/// The nearest walkable cell around `from` (breadth-first, within `max_steps`) that `ok` accepts.
+fn nearest_cell(
+    grid: &NavGrid,
+    from: Cell,
+    max_steps: i32,
+    ok: impl Fn(Cell) -> bool,
+) -> Option<Cell> {
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = VecDeque::from([(from, 0)]);
+    seen.insert(from);
+    while let Some((c, d)) = queue.pop_front() {
+        if c != from && ok(c) {
+            return Some(c);
+        }
+        if d >= max_steps {
+            continue;
+        }
+        for n in [
+            Cell::new(1, 0),
+            Cell::new(-1, 0),
+            Cell::new(0, 1),
+            Cell::new(0, -1),
+        ] {
+            let nc = c + n;
+            if grid.is_walkable(nc) && seen.insert(nc) {
+                queue.push_back((nc, d + 1));
+            }
+        }
+    }
+    None
+}
+
+fn plan_turn(
+    grid: &NavGrid,
+    mover: &Mover,
+    pos: Vec2,
+    heading: Vec2,
+    target: Vec2,
+) -> (TurnPlan, f32) {
+    if mover.turning_radius > 0.0 {
+        for (scale, speed) in [(1.0, 1.0), (0.5, 0.7), (0.25, 0.5)] {
+            if let Some(plan) = TurnPlan::new(pos, heading, target, mover.turning_radius * scale) {
+                let clear = plan
+                    .sample_points(0.2)
+                    .all(|p| !overlaps_blocked(grid, p, mover.radius));
+                if clear {
+                    let speed = if plan.sweep.abs() < 0.05 { 1.0 } else { speed };
+                    return (plan, speed);
+                }
+            }
+        }
+        return (TurnPlan::in_place(pos, target), 0.35);
+    }
+    (TurnPlan::in_place(pos, target), 1.0)
+}
+
+/// Follows paths: advances units, updates claims and occupancy, handles units in the way.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn move_units(
+    time: Res<Time>,
+    mut claims: ResMut<Claims>,
+    maps: Query<&NavMap>,
+    mut units: Query<(
+        Entity,
+        &Mover,
+        &mut Transform,
+        Ref<Path>,
+        &mut PathProgress,
+        &PathStatus,
+        Option<&PathRequest>,
+    )>,
+    mut commands: Commands,
+    mut arrived: MessageWriter<Arrived>,
+) {
+    let dt = time.delta_secs();
+    for (entity, mover, mut transform, path, mut progress, status, request) in &mut units {
+        let Ok(map) = maps.get(path.map) else {
+            continue;
+        };
+        let grid = map.grid();
+        let mut pos = map.world_to_grid(transform.translation.truncate());
+        let progress = &mut *progress;
+        if path.is_changed() {
+            release_all(&mut claims, entity, progress);
+            claims.set_stopped(entity, progress.stopped_cell.take(), None);
+            progress.waypoint = 1;
+            progress.cell_index = 1;
+            progress.plan = None;
+            progress.speed_factor = 1.0;
+            progress.state = if path.waypoints.len() > 1 {
+                MoveState::Moving
+            } else {
+                MoveState::Arrived
+            };
+            if progress.heading == Vec2::ZERO {
+                progress.heading = Vec2::X;
+            }
+        }
+        if *status != PathStatus::Found && *status != PathStatus::Queued {
+            // Failed or cancelled requests stop the unit where it is.
+            if matches!(progress.state, MoveState::Moving | MoveState::Waiting(_)) {
+                progress.state = MoveState::Idle;
+                release_all(&mut claims, entity, progress);
+            }
+        }
+        match progress.state {
+            MoveState::Idle | MoveState::Arrived => {
+                let here = cell_at(pos);
+                if progress.stopped_cell != Some(here) {
+                    claims.set_moving_at(entity, progress.moving_cell.take(), None);
+                    claims.set_stopped(entity, progress.stopped_cell, Some(here));
+                    progress.stopped_cell = Some(here);
+                }
+                continue;
+            }
+            MoveState::Moving | MoveState::Waiting(_) => {}
+        }
+        let cells = &path.cells;
+        let waypoints: Vec<Vec2> = path
+            .waypoints
+            .iter()
+            .map(|&w| map.world_to_grid(w))
+            .collect();
+
+        // Passed cells: advance while the next cell center is at least as close as the last.
+        while progress.cell_index < cells.len()
+            && pos.distance_squared(cell_center(cells[progress.cell_index]))
+                <= pos.distance_squared(cell_center(cells[progress.cell_index - 1]))
+        {
+            progress.cell_index += 1;
+        }
+        // Claims: the current and next few cells, never the ones left behind.
+        let lo = progress.cell_index.saturating_sub(1);
+        let hi = (progress.cell_index + mover.claim_ahead).min(cells.len());
+        while progress
+            .claimed
+            .front()
+            .is_some_and(|c| !cells[lo..hi].contains(c))
+        {
+            let c = progress.claimed.pop_front().expect("non-empty");
+            claims.release(c, entity);
+        }
+        for &c in &cells[lo..hi] {
+            if !progress.claimed.contains(&c) {
+                claims.claim(c, entity);
+                progress.claimed.push_back(c);
+            }
+        }
+        let here = cell_at(pos);
+        if progress.moving_cell != Some(here) {
+            claims.set_moving_at(entity, progress.moving_cell, Some(here));
+            progress.moving_cell = Some(here);
+        }
+
+        // Units in the way: the next cell of the path, if it is not ours already.
+        let next_cell = cells.get(progress.cell_index).copied();
+        let goal_cell = *cells.last().expect("paths are never empty");
+        let mut blocked_by_moving = None;
+        if let Some(next) = next_cell.filter(|&c| c != here) {
+            if claims.stopped_at(next).is_some_and(|e| e != entity) {
+                if let Some(req) = request {
+                    let mut req = req.clone();
+                    if next == goal_cell {
+                        // The goal is taken: stop on the nearest free cell instead.
+                        let free = nearest_cell(grid, goal_cell, 12, |c| {
+                            claims.stopped_at(c).is_none() && claims.claimants(c).is_empty()
+                        });
+                        if let Some(free) = free {
+                            req.goal = PathGoal::Cell(free);
+                        } else {
+                            progress.state = MoveState::Arrived;
+                            continue;
+                        }
+                    }
+                    progress.repaths += 1;
+                    progress.state = MoveState::Waiting(0.0);
+                    commands.entity(entity).insert(req);
+                }
+                continue;
+            }
+            if let Some(other) = claims.moving_at(next).filter(|&e| e != entity) {
+                blocked_by_moving = Some(other);
+            }
+        }
+        if let Some(other) = blocked_by_moving {
+            let waited = match progress.state {
+                MoveState::Waiting(w) => w + dt,
+                _ => 0.0,
+            };
+            progress.state = MoveState::Waiting(waited);
+            if waited > mover.wait_time {
+                // Break ties by entity: the unit with the larger index steps aside onto the
+                // nearest cell the other does not claim, then resumes its order.
+                if entity > other {
+                    let side = nearest_cell(grid, here, 16, |c| {
+                        !claims.claimants(c).contains(&other)
+                            && claims.stopped_at(c).is_none()
+                            && claims.moving_at(c).is_none()
+                    });
+                    if let (Some(side), Some(req)) = (side, request) {
+                        if progress.resume.is_none() {
+                            progress.resume = Some(req.clone());
+                        }
+                        commands
+                            .entity(entity)
+                            .insert(PathRequest::to_cell(side).with_priority(10));
+                    }
+                } else if let Some(req) = request {
+                    commands.entity(entity).insert(req.clone());
+                }
+                progress.state = MoveState::Waiting(0.0);
+            }
+            continue;
+        }
+        if matches!(progress.state, MoveState::Waiting(_)) {
+            progress.state = MoveState::Moving;
+        }
+
+        // Advance along the waypoints.
+        let mut distance = mover.speed * dt;
+        let mut heading = progress.heading;
+        while distance > 0.0 && progress.waypoint < waypoints.len() {
+            let target = waypoints[progress.waypoint];
+            if progress.plan.is_none() {
+                // A segment that an edit made unwalkable: repath instead of walking into a wall.
+                if !walkable(grid, pos, target, 0.0)
+                    && let Some(req) = request
+                {
+                    commands.entity(entity).insert(req.clone());
+                    progress.state = MoveState::Waiting(0.0);
+                    break;
+                }
+                let (plan, speed) = plan_turn(grid, mover, pos, heading, target);
+                progress.speed_factor = speed;
+                progress.plan = Some((plan, 0.0));
+            }
+            let (plan, travelled) = progress.plan.as_mut().expect("planned");
+            let step = (distance * progress.speed_factor).min(plan.length() - *travelled);
+            *travelled += step.max(0.0);
+            let (p, h) = plan.sample(*travelled);
+            pos = p;
+            if h != Vec2::ZERO {
+                heading = h;
+            }
+            distance -= step.max(1e-6) / progress.speed_factor.max(1e-3);
+            if *travelled >= plan.length() - 1e-4 {
+                progress.plan = None;
+                progress.waypoint += 1;
+            }
+        }
+        progress.heading = heading;
+        transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
+        transform.rotation = Quat::from_rotation_z(heading.y.atan2(heading.x));
+
+        let end = *waypoints.last().expect("non-empty");
+        if progress.waypoint >= waypoints.len() || pos.distance(end) <= mover.arrival_tolerance {
+            progress.state = MoveState::Arrived;
+            progress.plan = None;
+            release_all(&mut claims, entity, progress);
+            let cell = cell_at(pos);
+            claims.set_moving_at(entity, progress.moving_cell.take(), None);
+            claims.set_stopped(entity, progress.stopped_cell, Some(cell));
+            progress.stopped_cell = Some(cell);
+            if let Some(resume) = progress.resume.take() {
+                commands.entity(entity).insert(resume);
+            } else {
+                arrived.write(Arrived { entity, cell });
+                commands.trigger(Arrived { entity, cell });
+            }
+        }
+    }
+}
+
+/// Releases the claims and occupancy of units that lost their mover or path.
+pub(crate) fn release_departed(
+    mut claims: ResMut<Claims>,
+    mut removed: RemovedComponents<Mover>,
+    mut progress: Query<&mut PathProgress>,
+) {
+    for entity in removed.read() {
+        if let Ok(mut p) = progress.get_mut(entity) {
+            release_all(&mut claims, entity, &mut p);
+        }
+        // Despawned: its cells are found by scanning (rare).
+        claims.forget_entity(entity);
+    }
+}

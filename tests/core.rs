@@ -1,0 +1,371 @@
+//! Core properties: A* agrees with a plain reference Dijkstra on random grids with random terrain
+//! for every move rule and admissible heuristic; islands agree with search; the nearest-goal
+//! Dijkstra picks the true nearest; bad input is an error, never a panic.
+
+use std::collections::BinaryHeap;
+
+use bevy::math::Vec2;
+use bevy_tilepath::core::*;
+use proptest::prelude::*;
+
+/// Reference: textbook Dijkstra over `NavGrid::step_cost`; returns the cost to every cell.
+fn reference_costs(grid: &NavGrid, start: Cell) -> Vec<Option<u64>> {
+    let w = grid.width() as i32;
+    let idx = |c: Cell| (c.y * w + c.x) as usize;
+    let mut dist = vec![None; (grid.width() * grid.height()) as usize];
+    let mut heap = BinaryHeap::new();
+    dist[idx(start)] = Some(0u64);
+    heap.push(std::cmp::Reverse((0u64, start.x, start.y)));
+    while let Some(std::cmp::Reverse((d, x, y))) = heap.pop() {
+        let c = Cell::new(x, y);
+        if dist[idx(c)] != Some(d) {
+            continue;
+        }
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let n = c + Cell::new(dx, dy);
+                if let Some(step) = grid.step_cost(c, n) {
+                    let nd = d + step;
+                    if dist[idx(n)].is_none_or(|old| nd < old) {
+                        dist[idx(n)] = Some(nd);
+                        heap.push(std::cmp::Reverse((nd, n.x, n.y)));
+                    }
+                }
+            }
+        }
+    }
+    dist
+}
+
+fn rules_strategy() -> impl Strategy<Value = MoveRules> {
+    (0..3u8, any::<bool>()).prop_map(|(k, lester)| MoveRules {
+        connectivity: if k == 0 {
+            Connectivity::Four
+        } else {
+            Connectivity::Eight
+        },
+        corner_rule: if k == 2 {
+            CornerRule::AllowCutting
+        } else {
+            CornerRule::NoCutting
+        },
+        costs: if lester {
+            CostModel::LESTER
+        } else {
+            CostModel::EXACT
+        },
+    })
+}
+
+fn grid_strategy() -> impl Strategy<Value = (NavGrid, Vec<u32>)> {
+    (2u32..14, 2u32..14, rules_strategy()).prop_flat_map(|(w, h, rules)| {
+        let n = (w * h) as usize;
+        (
+            proptest::collection::vec(
+                prop_oneof![3 => Just(0u8), 6 => Just(1u8), 2 => 2u8..6, 1 => Just(20u8)],
+                n,
+            ),
+            proptest::collection::vec(prop_oneof![8 => Just(0u32), 1 => 0u32..50_000], n),
+        )
+            .prop_map(move |(terrain, penalties)| {
+                let mut g = NavGrid::from_terrain(w, h, rules, &terrain).unwrap();
+                for (i, &p) in penalties.iter().enumerate() {
+                    let c = Cell::new(i as i32 % w as i32, i as i32 / w as i32);
+                    g.set_penalty(c, p).unwrap();
+                }
+                (g, penalties)
+            })
+    })
+}
+
+fn admissible(rules: MoveRules) -> Vec<Heuristic> {
+    let mut hs = vec![
+        Heuristic::Octile,
+        Heuristic::Euclidean,
+        Heuristic::Chebyshev,
+        Heuristic::Zero,
+    ];
+    if rules.connectivity == Connectivity::Four {
+        hs.push(Heuristic::Manhattan);
+    }
+    // Octile with Lester's 14 > 10 * sqrt 2 diagonals is still a lower bound of 10/14 costs.
+    hs
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn astar_cost_equals_reference((grid, _) in grid_strategy(), sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14) {
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        let w = grid.width() as i32;
+        for h in admissible(grid.rules()) {
+            let cfg = SearchConfig { heuristic: h, ..Default::default() };
+            let result = find_path(&grid, start, goal, &cfg);
+            if !grid.is_walkable(start) {
+                prop_assert_eq!(result, Err(PathError::StartBlocked(start)));
+                continue;
+            }
+            let reference = reference_costs(&grid, start)[(goal.y * w + goal.x) as usize];
+            match (result, reference) {
+                (Ok(p), Some(c)) => {
+                    prop_assert_eq!(p.cost, c, "heuristic {:?}", h);
+                    // The returned cells really cost that much.
+                    let sum: u64 = p.cells.windows(2).map(|s| grid.step_cost(s[0], s[1]).unwrap()).sum();
+                    prop_assert_eq!(sum, c);
+                    prop_assert_eq!(p.cells[0], start);
+                    prop_assert_eq!(*p.cells.last().unwrap(), goal);
+                }
+                (Err(PathError::GoalBlocked(_)), None) => prop_assert!(!grid.is_walkable(goal)),
+                (Err(PathError::Unreachable), None) => prop_assert!(!grid.connected(start, goal)),
+                (r, c) => prop_assert!(false, "search {:?} vs reference {:?}", r, c),
+            }
+            // Islands agree with search.
+            prop_assert_eq!(grid.connected(start, goal), reference.is_some());
+        }
+    }
+
+    #[test]
+    fn nearest_goal_is_the_true_nearest((grid, _) in grid_strategy(), sx in 0i32..14, sy in 0i32..14, goals in proptest::collection::vec((0i32..14, 0i32..14), 1..5)) {
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        prop_assume!(grid.is_walkable(start));
+        let goals: Vec<Cell> = goals.iter().map(|&(x, y)| Cell::new(x % grid.width() as i32, y % grid.height() as i32)).collect();
+        let w = grid.width() as i32;
+        let reference = reference_costs(&grid, start);
+        let best = goals.iter().filter_map(|g| reference[(g.y * w + g.x) as usize]).min();
+        match (find_nearest(&grid, start, &goals, &SearchConfig::default()), best) {
+            (Ok(p), Some(c)) => {
+                prop_assert_eq!(p.cost, c);
+                let i = p.goal_index.unwrap();
+                prop_assert_eq!(goals[i], p.goal);
+            }
+            (Err(PathError::Unreachable), None) => {}
+            (r, c) => prop_assert!(false, "nearest {:?} vs reference {:?}", r, c),
+        }
+    }
+
+    #[test]
+    fn islands_stay_correct_under_edits(w in 2u32..12, h in 2u32..12, edits in proptest::collection::vec((0i32..12, 0i32..12, any::<bool>()), 1..60)) {
+        let mut grid = NavGrid::new(w, h).unwrap();
+        for (x, y, walkable) in edits {
+            let c = Cell::new(x % w as i32, y % h as i32);
+            grid.set_walkable(c, walkable).unwrap();
+        }
+        let fresh = NavGrid::from_terrain(w, h, grid.rules(), &grid.cells().map(|c| grid.terrain(c).unwrap()).collect::<Vec<_>>()).unwrap();
+        prop_assert_eq!(grid.island_count(), fresh.island_count());
+        for a in grid.cells() {
+            for b in grid.cells() {
+                prop_assert_eq!(grid.connected(a, b), fresh.connected(a, b));
+            }
+        }
+    }
+
+    #[test]
+    fn smoothing_never_lengthens_and_stays_walkable((grid, _) in grid_strategy(), sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14, radius in prop_oneof![Just(0.0f32), 0.05f32..0.45]) {
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        if let Ok(p) = find_path(&grid, start, goal, &SearchConfig::default()) {
+            let raw: Vec<Vec2> = p.cells.iter().map(|&c| cell_center(c)).collect();
+            let smooth = smooth_path(&grid, &p.cells, radius);
+            prop_assert!(polyline_length(&smooth) <= polyline_length(&raw) + 1e-4);
+            prop_assert_eq!(smooth[0], raw[0]);
+            prop_assert_eq!(*smooth.last().unwrap(), *raw.last().unwrap());
+            for s in smooth.windows(2) {
+                // Either a kept raw step (a legal grid move) or a walkable shortcut.
+                let raw_step = raw.windows(2).any(|r| r[0] == s[0] && r[1] == s[1]);
+                prop_assert!(raw_step || walkable(&grid, s[0], s[1], radius));
+                if walkable(&grid, s[0], s[1], radius) {
+                    prop_assert!(walkable_sampled(&grid, s[0], s[1], radius));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn lester_road_beats_shorter_swamp() {
+    // Straight across is swamp (cost 5); a detour one row down is road (cost 1), grass elsewhere 2.
+    let w = 9;
+    let mut terrain = vec![2u8; 9 * 3];
+    for x in 1..8 {
+        terrain[9 + x] = 5; // swamp row y = 1
+        terrain[18 + x] = 1; // road row y = 2
+    }
+    let grid = NavGrid::from_terrain(w, 3, MoveRules::default(), &terrain).unwrap();
+    let p = find_path(
+        &grid,
+        Cell::new(0, 1),
+        Cell::new(8, 1),
+        &SearchConfig::default(),
+    )
+    .unwrap();
+    assert!(p.cells.iter().any(|c| c.y == 2), "took {:?}", p.cells);
+    assert!(p.length > 8.0);
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let mut grid = NavGrid::new(4, 4).unwrap();
+    grid.set_walkable(Cell::new(1, 1), false).unwrap();
+    let cfg = SearchConfig::default();
+    let o = Cell::new(0, 0);
+    assert_eq!(
+        find_path(&grid, Cell::new(-1, 0), o, &cfg),
+        Err(PathError::StartOutOfBounds(Cell::new(-1, 0)))
+    );
+    assert_eq!(
+        find_path(&grid, o, Cell::new(4, 0), &cfg),
+        Err(PathError::GoalOutOfBounds(Cell::new(4, 0)))
+    );
+    assert_eq!(
+        find_path(&grid, Cell::new(1, 1), o, &cfg),
+        Err(PathError::StartBlocked(Cell::new(1, 1)))
+    );
+    assert_eq!(
+        find_path(&grid, o, Cell::new(1, 1), &cfg),
+        Err(PathError::GoalBlocked(Cell::new(1, 1)))
+    );
+    assert_eq!(find_nearest(&grid, o, &[], &cfg), Err(PathError::NoGoals));
+    assert!(grid.set_walkable(Cell::new(9, 9), true).is_err());
+    assert!(grid.terrain(Cell::new(0, -3)).is_err());
+    assert!(NavGrid::new(0, 5).is_err());
+    assert!(NavGrid::from_terrain(2, 2, MoveRules::default(), &[1, 1, 1]).is_err());
+    let p = find_path(&grid, o, o, &cfg).unwrap();
+    assert_eq!(p.cells, vec![o]);
+    assert_eq!(p.cost, 0);
+    let mut search = AStar::new();
+    assert_eq!(
+        search.step(&grid, 10),
+        SearchStep::Failed(PathError::NotStarted)
+    );
+    assert!(!walkable(&grid, Vec2::new(f32::NAN, 0.0), Vec2::ZERO, 0.1));
+}
+
+#[test]
+fn unreachable_goal_is_answered_without_searching_and_nearest_policy_redirects() {
+    // A wall splits the grid in two.
+    let mut grid = NavGrid::new(10, 10).unwrap();
+    for y in 0..10 {
+        grid.set_walkable(Cell::new(5, y), false).unwrap();
+    }
+    assert_eq!(grid.island_count(), 2);
+    let mut search = AStar::new();
+    let cfg = SearchConfig::default();
+    assert_eq!(
+        search.begin(&grid, Cell::new(0, 0), Cell::new(9, 9), &cfg),
+        Err(PathError::Unreachable)
+    );
+    assert_eq!(search.expansions(), 0);
+    let near = SearchConfig {
+        goal_policy: GoalPolicy::NearestReachable,
+        ..cfg
+    };
+    let p = find_path(&grid, Cell::new(0, 0), Cell::new(9, 3), &near).unwrap();
+    assert_eq!(p.goal, Cell::new(4, 3));
+    let p = find_path(&grid, Cell::new(0, 0), Cell::new(5, 7), &near).unwrap();
+    assert_eq!(p.goal, Cell::new(4, 7));
+    // Opening a door merges the islands.
+    grid.set_walkable(Cell::new(5, 5), true).unwrap();
+    assert_eq!(grid.island_count(), 1);
+    assert!(find_path(&grid, Cell::new(0, 0), Cell::new(9, 9), &cfg).is_ok());
+}
+
+#[test]
+fn limit_weight_and_overlay() {
+    let grid = NavGrid::new(64, 64).unwrap();
+    let cfg = SearchConfig {
+        heuristic: Heuristic::Zero,
+        max_expansions: Some(50),
+        ..Default::default()
+    };
+    assert!(matches!(
+        find_path(&grid, Cell::new(0, 0), Cell::new(63, 63), &cfg),
+        Err(PathError::LimitExceeded { .. })
+    ));
+    let weighted = SearchConfig {
+        weight: 2.0,
+        ..Default::default()
+    };
+    let w = find_path(&grid, Cell::new(0, 0), Cell::new(63, 40), &weighted).unwrap();
+    let o = find_path(
+        &grid,
+        Cell::new(0, 0),
+        Cell::new(63, 40),
+        &SearchConfig::default(),
+    )
+    .unwrap();
+    assert!(w.length <= o.length * 2.0 && w.expansions <= o.expansions);
+    // A blocked overlay row with one gap forces the path through the gap.
+    let overlay: Vec<(Cell, CellOverlay)> = (0..64)
+        .filter(|&x| x != 30)
+        .map(|x| (Cell::new(x, 10), CellOverlay::Blocked))
+        .collect();
+    let mut search = AStar::new();
+    search
+        .begin_with_overlay(
+            &grid,
+            Cell::new(0, 0),
+            Cell::new(0, 20),
+            &SearchConfig::default(),
+            &overlay,
+        )
+        .unwrap();
+    let SearchStep::Found(p) = search.step(&grid, u32::MAX) else {
+        panic!()
+    };
+    assert!(p.cells.contains(&Cell::new(30, 10)));
+    assert!(
+        grid.is_walkable(Cell::new(0, 10)),
+        "overlays do not touch the grid"
+    );
+}
+
+#[test]
+fn search_restarts_when_the_grid_changes_mid_search() {
+    let mut grid = NavGrid::new(30, 30).unwrap();
+    let mut search = AStar::new();
+    search
+        .begin(
+            &grid,
+            Cell::new(0, 15),
+            Cell::new(29, 15),
+            &SearchConfig::default(),
+        )
+        .unwrap();
+    assert_eq!(search.step(&grid, 3), SearchStep::Pending);
+    for y in 0..29 {
+        grid.set_walkable(Cell::new(15, y), false).unwrap();
+    }
+    let p = loop {
+        match search.step(&grid, 10) {
+            SearchStep::Pending => {}
+            SearchStep::Found(p) => break p,
+            SearchStep::Failed(e) => panic!("{e}"),
+        }
+    };
+    assert!(p.cells.contains(&Cell::new(15, 29)));
+    for w in p.cells.windows(2) {
+        assert!(grid.can_step(w[0], w[1]));
+    }
+}
+
+#[test]
+fn manhattan_is_lesters_inadmissible_heuristic() {
+    assert!(!Heuristic::Manhattan.is_admissible(true));
+    assert!(Heuristic::Manhattan.is_admissible(false));
+    let grid = NavGrid::new(20, 20).unwrap();
+    let m = SearchConfig {
+        heuristic: Heuristic::Manhattan,
+        ..Default::default()
+    };
+    let p = find_path(&grid, Cell::new(0, 0), Cell::new(19, 7), &m).unwrap();
+    let o = find_path(
+        &grid,
+        Cell::new(0, 0),
+        Cell::new(19, 7),
+        &SearchConfig::default(),
+    )
+    .unwrap();
+    assert!(p.length >= o.length && p.expansions <= o.expansions);
+}
