@@ -24,6 +24,18 @@ pub fn cell_at(p: Vec2) -> Cell {
 /// an exact corner crossing both side cells are visited too). Stops early and returns `false`
 /// when `visit` does.
 pub fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
+    walk_cells(a, b, &mut visit, &mut |_, _| true)
+}
+
+/// The traversal behind [`traverse`]: `corner(side_a, side_b)` is asked first when the segment
+/// crosses a lattice point exactly (it passes between the two side cells), then both side cells
+/// are visited.
+fn walk_cells(
+    a: Vec2,
+    b: Vec2,
+    visit: &mut impl FnMut(Cell) -> bool,
+    corner: &mut impl FnMut(Cell, Cell) -> bool,
+) -> bool {
     let mut cell = cell_at(a);
     let end = cell_at(b);
     let d = b - a;
@@ -68,7 +80,8 @@ pub fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
             cell.y += step.y;
             t_max.y += inv.y;
         } else {
-            if !visit(cell + IVec2::new(step.x, 0)) || !visit(cell + IVec2::new(0, step.y)) {
+            let (sa, sb) = (cell + IVec2::new(step.x, 0), cell + IVec2::new(0, step.y));
+            if !corner(sa, sb) || !visit(sa) || !visit(sb) {
                 return false;
             }
             cell += step;
@@ -78,7 +91,8 @@ pub fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
     true
 }
 
-/// Squared distance between the segment `a`-`b` and the unit square of `cell`.
+/// Squared distance between the segment `a`-`b` and the unit square of `cell` (0 if they meet,
+/// even at a single boundary point).
 fn segment_cell_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
     let lo = cell.as_vec2();
     let hi = lo + Vec2::ONE;
@@ -113,6 +127,41 @@ fn segment_cell_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
     if inside {
         return 0.0;
     }
+    segment_box_gap_sq(a, b, lo, hi)
+}
+
+/// Whether the segment `a`-`b` passes through the open interior of `cell` (touching its boundary
+/// at a point or running along an edge does not count).
+fn crosses_interior(a: Vec2, b: Vec2, cell: Cell) -> bool {
+    let lo = cell.as_vec2();
+    let hi = lo + Vec2::ONE;
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f32, 1.0f32);
+    for (p, q) in [
+        (-d.x, a.x - lo.x),
+        (d.x, hi.x - a.x),
+        (-d.y, a.y - lo.y),
+        (d.y, hi.y - a.y),
+    ] {
+        if p == 0.0 {
+            if q <= 1e-6 {
+                return false;
+            }
+        } else {
+            let r = q / p;
+            if p < 0.0 {
+                t0 = t0.max(r);
+            } else {
+                t1 = t1.min(r);
+            }
+        }
+    }
+    (t1 - t0) * d.length().max(1e-6) > 1e-4
+        || (d == Vec2::ZERO && a.cmpgt(lo).all() && a.cmplt(hi).all())
+}
+
+fn segment_box_gap_sq(a: Vec2, b: Vec2, lo: Vec2, hi: Vec2) -> f32 {
+    let d = b - a;
     let point_box = |p: Vec2| (p.clamp(lo, hi) - p).length_squared();
     let point_seg = |p: Vec2| {
         let len2 = d.length_squared();
@@ -136,30 +185,38 @@ fn segment_cell_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
 ///
 /// This is Pinter's `Walkable`, made exact: where his Listing 1 samples the segment every fifth of
 /// a tile and tests four diamond points at the unit's radius ([`walkable_sampled`]), this tests the
-/// whole swept body, so a path that passes never clips a wall corner between samples. Whatever it
-/// accepts, the sampled check accepts too.
+/// whole swept body, so a path that passes never clips a wall corner between samples (touching a
+/// wall, at distance exactly `radius`, is allowed; squeezing between two diagonally touching
+/// blocked cells is not).
 pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
     if !a.is_finite() || !b.is_finite() {
         return false;
     }
+    // Same answer both ways: float rounding in the traversal depends on the direction.
+    let (a, b) = if (a.x, a.y) <= (b.x, b.y) { (a, b) } else { (b, a) };
     let r = radius.max(0.0);
     let reach = r.ceil() as i32;
     let r2 = r * r;
-    traverse(a, b, |c| {
-        for dy in -reach..=reach {
-            for dx in -reach..=reach {
-                let n = c + IVec2::new(dx, dy);
-                if !grid.is_walkable(n) {
-                    let d2 = segment_cell_distance_sq(a, b, n);
-                    // Touching (distance exactly r) is not overlapping.
-                    if d2 < r2 || (dx == 0 && dy == 0) {
+    walk_cells(
+        a,
+        b,
+        &mut |c| {
+            for dy in -reach..=reach {
+                for dx in -reach..=reach {
+                    let n = c + IVec2::new(dx, dy);
+                    // Touching a blocked cell (distance exactly r) is not overlapping it.
+                    if !grid.is_walkable(n)
+                        && (segment_cell_distance_sq(a, b, n) < r2 || crosses_interior(a, b, n))
+                    {
                         return false;
                     }
                 }
             }
-        }
-        true
-    })
+            true
+        },
+        // Never squeeze between two diagonally touching blocked cells.
+        &mut |sa, sb| grid.is_walkable(sa) || grid.is_walkable(sb),
+    )
 }
 
 /// Pinter's Listing 1 `Walkable`, literally: samples the segment every fifth of a tile and at each
