@@ -48,8 +48,12 @@ fn body_stays_clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
             let ang = j as f32 * std::f32::consts::TAU / 16.0;
             let q = p + Vec2::new(ang.cos(), ang.sin()) * r;
             // A point exactly on a boundary belongs to whichever side is free.
-            let cells = [cell_at(q + Vec2::splat(1e-4)), cell_at(q - Vec2::splat(1e-4)),
-                cell_at(q + Vec2::new(1e-4, -1e-4)), cell_at(q + Vec2::new(-1e-4, 1e-4))];
+            let cells = [
+                cell_at(q + Vec2::splat(1e-4)),
+                cell_at(q - Vec2::splat(1e-4)),
+                cell_at(q + Vec2::new(1e-4, -1e-4)),
+                cell_at(q + Vec2::new(-1e-4, 1e-4)),
+            ];
             cells.iter().any(|&c| grid.is_walkable(c))
         })
     })

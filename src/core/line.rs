@@ -193,7 +193,11 @@ pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
         return false;
     }
     // Same answer both ways: float rounding in the traversal depends on the direction.
-    let (a, b) = if (a.x, a.y) <= (b.x, b.y) { (a, b) } else { (b, a) };
+    let (a, b) = if (a.x, a.y) <= (b.x, b.y) {
+        (a, b)
+    } else {
+        (b, a)
+    };
     let r = radius.max(0.0);
     let reach = r.ceil() as i32;
     let r2 = r * r;

@@ -24,5 +24,5 @@ pub use search::{
     AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, check_nearest, find_nearest,
     find_path, finish, nearest_on_island, resolve_ends, with_scratch,
 };
-pub use smooth::{count_turns_f, polyline_length, smooth_path};
+pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path};
 pub use turn::TurnPlan;

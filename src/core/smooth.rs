@@ -6,121 +6,201 @@ use bevy::math::Vec2;
 use super::grid::{Cell, NavGrid};
 use super::line::{cell_center, traverse, walkable};
 
-/// How many corners ahead smoothing looks for a shortcut.
+/// How many cells ahead smoothing looks for a shortcut.
 const LOOKAHEAD: usize = 64;
 
-/// Smooths a path of cells into grid-space waypoints (cell centers) for a unit of `radius`.
+/// Smooths a path of cells into grid-space waypoints for a unit of `radius`, all at once (see
+/// [`Smoother`] for the method and for smoothing a little at a time).
+pub fn smooth_path(grid: &NavGrid, cells: &[Cell], radius: f32) -> Vec<Vec2> {
+    let mut s = Smoother::new(cells, radius);
+    loop {
+        if let Some(points) = s.step(grid, u32::MAX) {
+            return points;
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Pull,
+    Merge,
+}
+
+/// Resumable path smoothing (Pinter's Listing 1, strengthened), so a frame budget can bound it.
 ///
 /// As in Pinter's Listing 1, waypoints are dropped whenever the unit can walk straight past them
-/// ([`walkable`]) without crossing terrain dearer than the stretch the shortcut replaces; from each
-/// kept waypoint the next kept one is the furthest such cell (up to 64 cells ahead), not just
-/// the last before the first failure. Segments that cannot be smoothed
-/// stay as they are, so the result is never longer than the input and every segment is walkable.
+/// ([`walkable`]) without crossing terrain dearer than the stretch the shortcut replaces. Three
+/// refinements, each measured on the MovingAI DAO maps to remove more bends:
+/// - from each kept waypoint the next is the furthest cell (up to 64 ahead) in straight reach,
+///   not the last before the first cell out of reach;
+/// - two bends wrapping one wall corner are merged into one point beside that corner;
+/// - the whole pass runs from both ends and the result with fewer bends (then shorter) wins.
 ///
-/// The candidates are the path's corners (cells where its direction changes) and its ends: the
-/// cells inside a straight run add nothing a line through the run's ends does not, and skipping
-/// them turns Pinter's O(cells x length) line checks into O(corners x length).
-pub fn smooth_path(grid: &NavGrid, cells: &[Cell], radius: f32) -> Vec<Vec2> {
-    // Greedy string pulling depends on the direction it runs in: run it both ways and keep the
-    // result with fewer bends (then the shorter).
-    let forward = smooth_one_way(grid, cells, radius);
-    if forward.len() <= 3 {
-        return forward;
-    }
-    let reversed: Vec<Cell> = cells.iter().rev().copied().collect();
-    let mut backward = smooth_one_way(grid, &reversed, radius);
-    backward.reverse();
-    let key = |p: &[Vec2]| (count_turns_f(p), polyline_length(p));
-    if key(&backward) < key(&forward) {
-        backward
-    } else {
-        forward
-    }
+/// Segments that cannot be smoothed stay as the raw steps, so the result is never longer than the
+/// path and every new segment is walkable.
+#[derive(Clone, Debug)]
+pub struct Smoother {
+    cells: Vec<Cell>,
+    radius: f32,
+    backward: bool,
+    phase: Phase,
+    /// Pull: index of the last kept cell (in pass order). Merge: index into `out`.
+    at: usize,
+    out: Vec<Vec2>,
+    forward_result: Option<Vec<Vec2>>,
 }
 
-fn smooth_one_way(grid: &NavGrid, cells: &[Cell], radius: f32) -> Vec<Vec2> {
-    let mut out = Vec::with_capacity(16);
-    let Some(&first) = cells.first() else {
-        return out;
-    };
-    out.push(cell_center(first));
-    if cells.len() == 1 {
-        return out;
+impl Smoother {
+    /// Starts smoothing `cells` for a unit of `radius` tiles.
+    pub fn new(cells: &[Cell], radius: f32) -> Self {
+        Smoother {
+            cells: cells.to_vec(),
+            radius,
+            backward: false,
+            phase: Phase::Pull,
+            at: 0,
+            out: cells
+                .first()
+                .map(|&c| vec![cell_center(c)])
+                .unwrap_or_default(),
+            forward_result: None,
+        }
     }
-    // Candidates: every cell (a jump may end in the middle of a straight run; measured on the
-    // MovingAI DAO maps, corners only leave about 5 % more bends).
-    let corners: Vec<usize> = (0..cells.len()).collect();
-    let terrain = |c: Cell| grid.terrain(c).unwrap_or(0);
-    // Dearest terrain on the raw path between two indices (inclusive).
-    let dearest = |a: usize, b: usize| cells[a..=b].iter().map(|&c| terrain(c)).max().unwrap_or(0);
-    let visible = |ci: usize, ni: usize| {
-        let a = cell_center(cells[ci]);
-        let b = cell_center(cells[ni]);
-        let limit = dearest(ci, ni);
-        traverse(a, b, |c| terrain(c) <= limit) && walkable(grid, a, b, radius)
-    };
-    // From each kept waypoint, jump to the furthest corner (within a window) reachable in a
-    // straight line. Pinter's loop stops at the first corner that is not; looking further finds
-    // shortcuts past a blocked one, and every jump still replaces a longer stretch of the path.
-    let last = corners.len() - 1;
-    let mut check = 0usize; // index (into `corners`) of the last kept waypoint
-    while check < last {
-        let mut best = check + 1;
-        for next in (check + 2..=last.min(check + LOOKAHEAD)).rev() {
-            if visible(corners[check], corners[next]) {
-                best = next;
-                break;
+
+    /// Number of cells being smoothed.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether there is nothing to smooth.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    fn cell(&self, k: usize) -> Cell {
+        if self.backward {
+            self.cells[self.cells.len() - 1 - k]
+        } else {
+            self.cells[k]
+        }
+    }
+
+    fn visible(&self, grid: &NavGrid, from: usize, to: usize) -> bool {
+        let terrain = |c: Cell| grid.terrain(c).unwrap_or(0);
+        let limit = (from..=to)
+            .map(|k| terrain(self.cell(k)))
+            .max()
+            .unwrap_or(0);
+        let (a, b) = (cell_center(self.cell(from)), cell_center(self.cell(to)));
+        traverse(a, b, |c| terrain(c) <= limit) && walkable(grid, a, b, self.radius)
+    }
+
+    /// Does at most `max_units` units of work (one unit: choose one waypoint, or try to merge
+    /// one bend); returns the waypoints when done.
+    pub fn step(&mut self, grid: &NavGrid, max_units: u32) -> Option<Vec<Vec2>> {
+        let n = self.cells.len();
+        if n <= 1 {
+            return Some(std::mem::take(&mut self.out));
+        }
+        let last = n - 1;
+        for _ in 0..max_units {
+            match self.phase {
+                Phase::Pull => {
+                    let check = self.at;
+                    let mut best = check + 1;
+                    for next in (check + 2..=last.min(check + LOOKAHEAD)).rev() {
+                        if self.visible(grid, check, next) {
+                            best = next;
+                            break;
+                        }
+                    }
+                    self.at = best;
+                    self.out.push(cell_center(self.cell(best)));
+                    if best == last {
+                        self.phase = Phase::Merge;
+                        self.at = 1;
+                    }
+                }
+                Phase::Merge => {
+                    if self.at + 2 >= self.out.len() {
+                        let mut done = std::mem::take(&mut self.out);
+                        if self.backward {
+                            done.reverse();
+                            let forward = self.forward_result.take().unwrap_or_default();
+                            let key = |p: &[Vec2]| (count_turns_f(p), polyline_length(p));
+                            return Some(if key(&done) < key(&forward) {
+                                done
+                            } else {
+                                forward
+                            });
+                        }
+                        if done.len() <= 3 {
+                            return Some(done); // at most one bend: the other way cannot beat it
+                        }
+                        self.forward_result = Some(done);
+                        self.backward = true;
+                        self.phase = Phase::Pull;
+                        self.at = 0;
+                        self.out = vec![cell_center(self.cell(0))];
+                        continue;
+                    }
+                    let max_terrain = self
+                        .cells
+                        .iter()
+                        .map(|&c| grid.terrain(c).unwrap_or(0))
+                        .max()
+                        .unwrap_or(0);
+                    if !merge_bend(grid, &mut self.out, self.at, self.radius, max_terrain) {
+                        self.at += 1;
+                    }
+                }
             }
         }
-        check = best;
-        if check < last {
-            out.push(cell_center(cells[corners[check]]));
-        }
+        None
     }
-    out.push(cell_center(*cells.last().expect("non-empty")));
-    let max_terrain = cells.iter().map(|&c| terrain(c)).max().unwrap_or(0);
-    merge_bends(grid, &mut out, radius, max_terrain);
-    out
 }
 
-/// Replaces two consecutive bends by one where a point near the corner they wrap around sees both
-/// neighbours: string pulling between cell centers needs two waypoints to go round a wall corner,
-/// a unit needs one. Never lengthens the path.
-fn merge_bends(grid: &NavGrid, points: &mut Vec<Vec2>, radius: f32, max_terrain: u8) {
+/// Replaces the two bends at `points[i]` and `points[i + 1]` by one where a point beside the wall
+/// corner they wrap around sees both neighbours (string pulling between cell centers needs two
+/// waypoints to go round a corner, a unit needs one). Never lengthens the path.
+fn merge_bend(
+    grid: &NavGrid,
+    points: &mut Vec<Vec2>,
+    i: usize,
+    radius: f32,
+    max_terrain: u8,
+) -> bool {
     let ok = |a: Vec2, b: Vec2| {
         traverse(a, b, |c| grid.terrain(c).unwrap_or(0) <= max_terrain)
             && walkable(grid, a, b, radius)
     };
     let off = radius + 1e-3;
-    let mut i = 1;
-    while i + 2 < points.len() {
-        let (p, w1, w2, n) = (points[i - 1], points[i], points[i + 1], points[i + 2]);
-        let old = p.distance(w1) + w1.distance(w2) + w2.distance(n);
-        let mut best: Option<(f32, Vec2)> = None;
-        for base in [w1.floor(), w2.floor(), ((w1 + w2) * 0.5).floor()] {
-            for corner in [Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ONE] {
-                let lattice = base + corner;
-                for sign in [
-                    Vec2::new(-1.0, -1.0),
-                    Vec2::new(1.0, -1.0),
-                    Vec2::new(-1.0, 1.0),
-                    Vec2::new(1.0, 1.0),
-                ] {
-                    let x = lattice + sign * off;
-                    let len = p.distance(x) + x.distance(n);
-                    if len <= old && best.is_none_or(|(b, _)| len < b) && ok(p, x) && ok(x, n) {
-                        best = Some((len, x));
-                    }
+    let (p, w1, w2, n) = (points[i - 1], points[i], points[i + 1], points[i + 2]);
+    let old = p.distance(w1) + w1.distance(w2) + w2.distance(n);
+    let mut best: Option<(f32, Vec2)> = None;
+    for base in [w1.floor(), w2.floor(), ((w1 + w2) * 0.5).floor()] {
+        for corner in [Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ONE] {
+            for sign in [
+                Vec2::new(-1.0, -1.0),
+                Vec2::new(1.0, -1.0),
+                Vec2::new(-1.0, 1.0),
+                Vec2::new(1.0, 1.0),
+            ] {
+                let x = base + corner + sign * off;
+                let len = p.distance(x) + x.distance(n);
+                if len <= old && best.is_none_or(|(b, _)| len < b) && ok(p, x) && ok(x, n) {
+                    best = Some((len, x));
                 }
             }
         }
-        match best {
-            Some((_, x)) => {
-                points[i] = x;
-                points.remove(i + 1);
-            }
-            None => i += 1,
+    }
+    match best {
+        Some((_, x)) => {
+            points[i] = x;
+            points.remove(i + 1);
+            true
         }
+        None => false,
     }
 }
 

@@ -226,11 +226,8 @@ pub(crate) fn move_units(
             MoveState::Moving | MoveState::Waiting(_) => {}
         }
         let cells = &path.cells;
-        let waypoints: Vec<Vec2> = path
-            .waypoints
-            .iter()
-            .map(|&w| map.world_to_grid(w))
-            .collect();
+        let waypoint = |i: usize| map.world_to_grid(path.waypoints[i]);
+        let waypoint_count = path.waypoints.len();
 
         // Passed cells: advance while the next cell center is at least as close as the last.
         while progress.cell_index < cells.len()
@@ -329,8 +326,8 @@ pub(crate) fn move_units(
         // Advance along the waypoints.
         let mut distance = mover.speed * dt;
         let mut heading = progress.heading;
-        while distance > 0.0 && progress.waypoint < waypoints.len() {
-            let target = waypoints[progress.waypoint];
+        while distance > 0.0 && progress.waypoint < waypoint_count {
+            let target = waypoint(progress.waypoint);
             if progress.plan.is_none() {
                 // A segment that an edit made unwalkable: repath instead of walking into a wall.
                 if !walkable(grid, pos, target, 0.0)
@@ -362,8 +359,8 @@ pub(crate) fn move_units(
         transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
         transform.rotation = Quat::from_rotation_z(heading.y.atan2(heading.x));
 
-        let end = *waypoints.last().expect("non-empty");
-        if progress.waypoint >= waypoints.len() || pos.distance(end) <= mover.arrival_tolerance {
+        let end = waypoint(waypoint_count - 1);
+        if progress.waypoint >= waypoint_count || pos.distance(end) <= mover.arrival_tolerance {
             progress.state = MoveState::Arrived;
             progress.plan = None;
             release_all(&mut claims, entity, progress);

@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::core::{
     AStar, Cell, CellOverlay, GoalPolicy, NavGrid, Path as CorePath, PathError, SearchConfig,
-    SearchStep, smooth_path, with_scratch,
+    SearchStep, Smoother, smooth_path, with_scratch,
 };
 
 use super::claims::Claims;
@@ -86,6 +86,10 @@ pub struct TilepathFrameStats {
     pub main_thread: Duration,
     /// Main-thread time of the last complete frame.
     pub last_main_thread: Duration,
+    /// This frame so far: time in collect, service and receive.
+    pub phases: [Duration; 3],
+    /// The last complete frame: time in collect, service and receive.
+    pub last_phases: [Duration; 3],
     /// Searches started this frame.
     pub started: u32,
     /// Searches finished (outcomes delivered) in the last complete frame.
@@ -120,6 +124,7 @@ pub struct PathQueue {
     sender: Sender<JobResult>,
     receiver: Receiver<JobResult>,
     results: Vec<JobResult>,
+    to_smooth: Vec<Finished>,
     ready: Vec<Ready>,
     frame: u64,
 }
@@ -138,6 +143,7 @@ impl Default for PathQueue {
             sender,
             receiver,
             results: Vec::new(),
+            to_smooth: Vec::new(),
             ready: Vec::new(),
             frame: 0,
         }
@@ -152,12 +158,12 @@ impl PathQueue {
 
     /// Searches in progress (inline and on workers).
     pub fn in_flight(&self) -> usize {
-        self.inline.len() + self.in_flight
+        self.inline.len() + self.in_flight + self.to_smooth.len()
     }
 
-    /// Requests without an outcome yet.
+    /// Requests without an outcome delivered yet.
     pub fn pending_len(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.ready.len()
     }
 
     /// Whether `entity` has a request without an outcome.
@@ -260,13 +266,21 @@ fn unit_cell(map: &NavMap, transform: &Transform) -> Option<Cell> {
 pub(crate) fn collect_requests(
     mut queue: ResMut<PathQueue>,
     mut stats: ResMut<TilepathFrameStats>,
+    settings: Res<TilepathSettings>,
     requests: Query<(&PathRequest, &Transform)>,
     maps: Query<(Entity, &NavMap)>,
 ) {
     let t0 = Instant::now();
-    let incoming = std::mem::take(&mut queue.incoming);
+    let budget = settings.time_budget.saturating_sub(stats.main_thread) / 4;
+    let mut incoming = std::mem::take(&mut queue.incoming).into_iter();
     let frame = queue.frame;
-    for (entity, ticket) in incoming {
+    // Validation is cheap but not free (a nearest-reachable goal scans around it): a quarter of
+    // the frame's budget at most; the rest waits for the next frame, in order.
+    for (entity, ticket) in incoming.by_ref() {
+        if t0.elapsed() >= budget {
+            queue.incoming.push((entity, ticket));
+            break;
+        }
         if !queue.is_current(entity, ticket) {
             continue;
         }
@@ -319,6 +333,8 @@ pub(crate) fn collect_requests(
             enqueued: frame,
         });
     }
+    queue.incoming.extend(incoming);
+    stats.phases[0] += t0.elapsed();
     stats.main_thread += t0.elapsed();
 }
 
@@ -443,11 +459,33 @@ pub(crate) fn service_queue(
         }
     }
 
-    // Advance inline searches round-robin in slices until a budget runs out.
+    // Advance inline searches round-robin in slices, and smooth finished ones a few waypoints at
+    // a time, until a budget runs out.
     let mut expansions_left = settings.expansion_budget as u64;
     const SLICE: u32 = 256;
     let mut k = 0;
-    while !queue.inline.is_empty() && expansions_left > 0 && t0.elapsed() < budget {
+    loop {
+        let elapsed = t0.elapsed();
+        if elapsed >= budget {
+            break;
+        }
+        if let Some(next) = queue.to_smooth.last_mut() {
+            // Smoothing resumes too: a few waypoint decisions at a time.
+            let Ok(map) = maps.get(next.job.map) else {
+                let done = queue.to_smooth.pop().expect("checked");
+                queue.fail(done.job.entity, done.job.ticket, PathFailure::NoMap);
+                continue;
+            };
+            if let Some(points) = next.smoother.step(map.grid(), 2) {
+                let mut done = queue.to_smooth.pop().expect("checked");
+                done.smoothed = points;
+                queue.results.push(done.into_result());
+            }
+            continue;
+        }
+        if queue.inline.is_empty() || expansions_left == 0 {
+            break;
+        }
         if k >= queue.inline.len() {
             k = 0;
         }
@@ -478,33 +516,62 @@ pub(crate) fn service_queue(
             SearchStep::Pending => k += 1,
             finished => {
                 let done = queue.inline.swap_remove(k);
-                if stats.recent_expanded.len() >= 8 {
-                    stats.recent_expanded.remove(0);
+                if settings.record_expanded {
+                    if stats.recent_expanded.len() >= 8 {
+                        stats.recent_expanded.remove(0);
+                    }
+                    stats
+                        .recent_expanded
+                        .push((done.job.entity, done.search.closed_cells(grid)));
                 }
-                stats
-                    .recent_expanded
-                    .push((done.job.entity, done.search.closed_cells(grid)));
                 let result = match finished {
                     SearchStep::Found(p) => Ok(p),
                     SearchStep::Failed(e) => Err(e),
                     SearchStep::Pending => unreachable!(),
                 };
-                let smoothed = match (&result, settings.smoothing) {
-                    (Ok(p), true) => smooth_path(grid, &p.cells, done.radius),
-                    _ => Vec::new(),
-                };
-                queue.results.push(JobResult {
+                let smoother = Smoother::new(
+                    result.as_ref().map_or(&[][..], |p| p.cells.as_slice()),
+                    done.radius,
+                );
+                let finished = Finished {
                     job: done.job,
                     version: grid.version(),
                     result,
-                    smoothed,
-                    worker: false,
-                });
+                    smoothed: Vec::new(),
+                    smoother,
+                };
+                if settings.smoothing && finished.result.is_ok() {
+                    queue.to_smooth.push(finished);
+                } else {
+                    queue.results.push(finished.into_result());
+                }
                 queue.pool.push(done.search);
             }
         }
     }
+    stats.phases[1] += t0.elapsed();
     stats.main_thread += t0.elapsed();
+}
+
+/// An inline search that finished, waiting to be smoothed.
+struct Finished {
+    job: Job,
+    version: u64,
+    result: Result<CorePath, PathError>,
+    smoothed: Vec<Vec2>,
+    smoother: Smoother,
+}
+
+impl Finished {
+    fn into_result(self) -> JobResult {
+        JobResult {
+            job: self.job,
+            version: self.version,
+            result: self.result,
+            smoothed: self.smoothed,
+            worker: false,
+        }
+    }
 }
 
 fn begin(
@@ -571,7 +638,7 @@ pub(crate) fn receive_results(
     let frame = queue.frame;
     let mut results = std::mem::take(&mut queue.results);
     // Worker results: take what the budget allows; the rest waits in the channel.
-    while t0.elapsed() < budget / 2 || results.is_empty() {
+    while t0.elapsed() < budget / 2 {
         match queue.receiver.try_recv() {
             Ok(r) => {
                 queue.in_flight -= 1;
@@ -638,8 +705,10 @@ pub(crate) fn receive_results(
             Err(e) => queue.fail(job.entity, job.ticket, failure_of(e)),
         }
     }
-    // Deliver every ready outcome: exactly one per request.
-    for ready in queue.ready.drain(..) {
+    // Deliver ready outcomes (exactly one per request) while the budget lasts; the rest go out
+    // next frame, oldest first.
+    let mut pending_delivery = std::mem::take(&mut queue.ready).into_iter();
+    for ready in pending_delivery.by_ref() {
         let Ready {
             entity,
             ticket,
@@ -678,9 +747,14 @@ pub(crate) fn receive_results(
         commands.trigger(outcome);
         stats.finished += 1;
         stats.latency_sum += latency as u64;
+        if t0.elapsed() >= budget {
+            break;
+        }
     }
+    queue.ready.extend(pending_delivery);
     stats.queue_len = queue.waiting_len();
     stats.in_flight = queue.in_flight();
+    stats.phases[2] += t0.elapsed();
     stats.main_thread += t0.elapsed();
 }
 
@@ -688,6 +762,7 @@ pub(crate) fn receive_results(
 pub(crate) fn end_frame(mut queue: ResMut<PathQueue>, mut stats: ResMut<TilepathFrameStats>) {
     queue.frame += 1;
     stats.last_main_thread = stats.main_thread;
+    stats.last_phases = std::mem::take(&mut stats.phases);
     stats.last_finished = stats.finished;
     stats.last_latency_frames = if stats.finished > 0 {
         stats.latency_sum as f64 / stats.finished as f64

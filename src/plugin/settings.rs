@@ -27,6 +27,9 @@ pub struct TilepathSettings {
     /// Searches started per frame at most (Lester: "never search for more than a few units at a
     /// time").
     pub searches_per_frame: usize,
+    /// Inline mode: searches in progress at once (each holds scratch memory the size of the grid;
+    /// the frame's budget goes round them in slices).
+    pub max_inline_searches: usize,
     /// Node expansions per frame on the main thread (inline mode).
     pub expansion_budget: u32,
     /// Wall time per frame for the plugin's main-thread work (queue servicing and result
@@ -47,6 +50,10 @@ pub struct TilepathSettings {
     /// Only claims of units within this many tiles of the searcher count (Lester: "only units
     /// near the searcher").
     pub claim_radius: f32,
+    /// Keep the cells expanded by recent inline searches in
+    /// [`TilepathFrameStats::recent_expanded`](crate::TilepathFrameStats) (debug overlay; costs a
+    /// scan of the grid per search).
+    pub record_expanded: bool,
     /// Cells of stopped units within [`TilepathSettings::claim_radius`] are treated as blocked.
     pub avoid_stopped_units: bool,
 }
@@ -55,6 +62,7 @@ impl Default for TilepathSettings {
     fn default() -> Self {
         TilepathSettings {
             searches_per_frame: 16,
+            max_inline_searches: 2,
             expansion_budget: 50_000,
             time_budget: Duration::from_micros(2000),
             workers: WorkerMode::Inline,
@@ -64,6 +72,7 @@ impl Default for TilepathSettings {
             claim_penalty: 3.0,
             claim_radius: 8.0,
             avoid_stopped_units: true,
+            record_expanded: false,
         }
     }
 }

@@ -1,0 +1,273 @@
+//! Queue and movement load runner (headless).
+//!
+//! ```text
+//! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W [--move] [--seed X]
+//! ```
+//!
+//! Issues N requests in one frame on an S x S generated map with walls and terrain, runs 60 Hz
+//! frames until every request has an outcome, and prints as its last line
+//! `summary requests=<n> outcomes=<n> found=<n> failed=<n> cancelled=<n> frames_to_drain=<n> max_frame_ms=<f> p99_frame_ms=<f> budget_ms=<f>`
+//! where frame_ms is the main-thread time spent in the plugin's systems in that frame.
+//! `W = 0` searches inline; `W > 0` on the async compute pool with up to W searches in flight.
+//! With `--move`, every unit also gets a `Mover` and the run goes on for `--move-frames` frames
+//! (default 300) while they walk with claims; a `move` line reports the movement systems' time.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::{Cell, NavGrid};
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{PathQueue, TilepathFrameStats};
+
+/// A small deterministic generator (xorshift64*), so runs are repeatable without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        (self.next() % n as u64) as u32
+    }
+}
+
+/// Walls as long lines with gaps, forest and swamp patches, on plain ground.
+fn generate(size: u32, rng: &mut Rng) -> NavGrid {
+    let mut grid = NavGrid::new(size, size).expect("valid size");
+    let s = size as i32;
+    for _ in 0..size / 8 {
+        let (x, y) = (rng.below(size) as i32, rng.below(size) as i32);
+        let len = 8 + rng.below(size / 4) as i32;
+        let horizontal = rng.below(2) == 0;
+        for k in 0..len {
+            if k % 13 == 6 {
+                continue; // gaps
+            }
+            let c = if horizontal {
+                Cell::new(x + k, y)
+            } else {
+                Cell::new(x, y + k)
+            };
+            if c.x < s && c.y < s {
+                grid.set_walkable(c, false).expect("in bounds");
+            }
+        }
+    }
+    for (terrain, patches) in [(3u8, size / 16), (6u8, size / 32)] {
+        for _ in 0..patches {
+            let (cx, cy, r) = (
+                rng.below(size) as i32,
+                rng.below(size) as i32,
+                3 + rng.below(8) as i32,
+            );
+            for y in cy - r..=cy + r {
+                for x in cx - r..=cx + r {
+                    let c = Cell::new(x, y);
+                    if grid.is_walkable(c) && (c - Cell::new(cx, cy)).length_squared() <= r * r {
+                        grid.set_terrain(c, terrain).expect("in bounds");
+                    }
+                }
+            }
+        }
+    }
+    grid
+}
+
+#[derive(Resource, Default)]
+struct Tally {
+    per_entity: HashMap<Entity, u32>,
+    found: u32,
+    failed: u32,
+    cancelled: u32,
+}
+
+fn tally(mut reader: MessageReader<PathOutcome>, mut t: ResMut<Tally>) {
+    for o in reader.read() {
+        *t.per_entity.entry(o.entity).or_default() += 1;
+        match o.kind {
+            OutcomeKind::Found { .. } => t.found += 1,
+            OutcomeKind::Failed(_) => t.failed += 1,
+            OutcomeKind::Cancelled => t.cancelled += 1,
+        }
+    }
+}
+
+#[derive(Resource, Default)]
+struct MoveTimer {
+    start: Option<Instant>,
+    frames: Vec<f64>,
+}
+
+fn move_start(mut t: ResMut<MoveTimer>) {
+    t.start = Some(Instant::now());
+}
+
+fn move_end(mut t: ResMut<MoveTimer>) {
+    if let Some(s) = t.start.take() {
+        let ms = s.elapsed().as_secs_f64() * 1000.0;
+        t.frames.push(ms);
+    }
+}
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("bad value for {name}")))
+        .unwrap_or(default)
+}
+
+fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s.get(((s.len() as f64 * p).ceil() as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let units: u32 = arg(&args, "--units", 2000);
+    let size: u32 = arg(&args, "--map-size", 512);
+    let budget_us: u64 = arg(&args, "--budget-us", 2000);
+    let workers: usize = arg(&args, "--workers", 0);
+    let seed: u64 = arg(&args, "--seed", 1);
+    let move_frames: u32 = arg(&args, "--move-frames", 300);
+    let moving = args.iter().any(|a| a == "--move");
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let grid = generate(size, &mut rng);
+
+    let settings = TilepathSettings {
+        time_budget: Duration::from_micros(budget_us),
+        expansion_budget: u32::MAX,
+        searches_per_frame: if workers == 0 { 8 } else { 64 },
+        workers: if workers == 0 {
+            WorkerMode::Inline
+        } else {
+            WorkerMode::Async {
+                max_in_flight: workers,
+            }
+        },
+        ..Default::default()
+    };
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .insert_resource(settings)
+        .add_plugins(TilepathPlugin::default())
+        .init_resource::<Tally>()
+        .init_resource::<MoveTimer>()
+        .add_systems(
+            Update,
+            tally
+                .after(TilepathSystems::Receive)
+                .before(TilepathSystems::Move),
+        )
+        .add_systems(
+            Update,
+            (
+                move_start
+                    .after(TilepathSystems::Receive)
+                    .before(TilepathSystems::Move),
+                move_end
+                    .after(TilepathSystems::Move)
+                    .before(TilepathSystems::Last),
+            ),
+        );
+    let walkable: Vec<Cell> = grid.cells().filter(|&c| grid.is_walkable(c)).collect();
+    app.world_mut()
+        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0)));
+    app.update();
+    let mut entities = Vec::new();
+    for _ in 0..units {
+        let start = walkable[rng.below(walkable.len() as u32) as usize];
+        let goal = walkable[rng.below(walkable.len() as u32) as usize];
+        let pos = (start.as_vec2() + 0.5) * 16.0;
+        let mut e = app.world_mut().spawn((
+            Transform::from_xyz(pos.x, pos.y, 0.0),
+            PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable),
+        ));
+        if moving {
+            e.insert(Mover {
+                speed: 6.0,
+                ..Default::default()
+            });
+        }
+        entities.push(e.id());
+    }
+
+    let frame_period = Duration::from_secs_f64(1.0 / 60.0);
+    let mut frame_ms = Vec::new();
+    let mut phases = Vec::new();
+    let mut frames_to_drain = 0;
+    let max_frames = 200_000;
+    let mut frame = 0;
+    loop {
+        let t = Instant::now();
+        app.update();
+        frame += 1;
+        let stats = app.world().resource::<TilepathFrameStats>();
+        frame_ms.push(stats.last_main_thread.as_secs_f64() * 1000.0);
+        phases.push(stats.last_phases);
+        let drained = app.world().resource::<PathQueue>().pending_len() == 0;
+        if drained && frames_to_drain == 0 {
+            frames_to_drain = frame;
+        }
+        if (drained && (!moving || frame >= frames_to_drain + move_frames as usize))
+            || frame >= max_frames
+        {
+            break;
+        }
+        // 60 Hz: the workers get the rest of each frame, as in a game.
+        if let Some(rest) = frame_period.checked_sub(t.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    if moving {
+        let mt = app.world().resource::<MoveTimer>().frames.clone();
+        let mut q = app.world_mut().query::<&bevy_tilepath::PathProgress>();
+        let arrived = q
+            .iter(app.world())
+            .filter(|p| p.state == bevy_tilepath::MoveState::Arrived)
+            .count();
+        println!(
+            "move units={units} frames={} mean_move_ms={:.3} p99_move_ms={:.3} max_move_ms={:.3} arrived={arrived}",
+            mt.len(),
+            mt.iter().sum::<f64>() / mt.len().max(1) as f64,
+            percentile(&mt, 0.99),
+            mt.iter().cloned().fold(0.0, f64::max),
+        );
+    }
+    let tally = app.world().resource::<Tally>();
+    let outcomes: u32 = tally.per_entity.values().sum();
+    let duplicates = tally.per_entity.values().filter(|&&n| n != 1).count();
+    assert_eq!(duplicates, 0, "some request had more than one outcome");
+    // Frames until drained only: later frames have no pathfinding work.
+    let drain = &frame_ms[..frames_to_drain.max(1).min(frame_ms.len())];
+    if args.iter().any(|a| a == "--verbose") {
+        let (worst, ms) = drain
+            .iter()
+            .enumerate()
+            .fold((0, 0.0), |b, (i, &m)| if m > b.1 { (i, m) } else { b });
+        eprintln!(
+            "worst frame {worst}: {ms:.3} ms (collect, service, receive: {:?})",
+            phases[worst]
+        );
+    }
+    println!(
+        "summary requests={units} outcomes={outcomes} found={} failed={} cancelled={} frames_to_drain={frames_to_drain} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
+        tally.found,
+        tally.failed,
+        tally.cancelled,
+        drain.iter().cloned().fold(0.0, f64::max),
+        percentile(drain, 0.99),
+        budget_us as f64 / 1000.0,
+    );
+}
