@@ -206,6 +206,7 @@ fn main() {
     let frame_period = Duration::from_secs_f64(1.0 / 60.0);
     let mut frame_ms = Vec::new();
     let mut phases = Vec::new();
+    let mut cpu_ms = Vec::new();
     let mut frames_to_drain = 0;
     let max_frames = 200_000;
     let mut frame = 0;
@@ -216,6 +217,7 @@ fn main() {
         let stats = app.world().resource::<TilepathFrameStats>();
         frame_ms.push(stats.last_main_thread.as_secs_f64() * 1000.0);
         phases.push(stats.last_phases);
+        cpu_ms.push(stats.last_main_thread_cpu.as_secs_f64() * 1000.0);
         let drained = app.world().resource::<PathQueue>().pending_len() == 0;
         if drained && frames_to_drain == 0 {
             frames_to_drain = frame;
@@ -261,6 +263,12 @@ fn main() {
             phases[worst]
         );
     }
+    let cpu = &cpu_ms[..drain.len()];
+    println!(
+        "cpu max_frame_cpu_ms={:.3} p99_frame_cpu_ms={:.3} (thread CPU time of the same systems: wall time minus preemption)",
+        cpu.iter().cloned().fold(0.0, f64::max),
+        percentile(cpu, 0.99)
+    );
     println!(
         "summary requests={units} outcomes={outcomes} found={} failed={} cancelled={} frames_to_drain={frames_to_drain} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
         tally.found,

@@ -305,6 +305,16 @@ impl AStar {
         self.open.clear();
     }
 
+    /// Grows the scratch space to `grid`'s size now (and touches it), so the first search on it
+    /// does not pay for the allocation.
+    pub fn reserve_for(&mut self, grid: &NavGrid) {
+        let len = grid.terrain_raw().len();
+        if self.nodes.len() != len {
+            self.next_generation(len);
+            self.open.items.reserve(1024);
+        }
+    }
+
     /// The scratch memory this search holds, in bytes (grows to the largest grid searched).
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<NodeRecord>()

@@ -177,7 +177,8 @@ fn merge_bend(
     let off = radius + 1e-3;
     let (p, w1, w2, n) = (points[i - 1], points[i], points[i + 1], points[i + 2]);
     let old = p.distance(w1) + w1.distance(w2) + w2.distance(n);
-    let mut best: Option<(f32, Vec2)> = None;
+    // Candidate points beside the lattice corners around the two bends, tried shortest first.
+    let mut candidates: Vec<(f32, Vec2)> = Vec::with_capacity(48);
     for base in [w1.floor(), w2.floor(), ((w1 + w2) * 0.5).floor()] {
         for corner in [Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ONE] {
             for sign in [
@@ -188,12 +189,14 @@ fn merge_bend(
             ] {
                 let x = base + corner + sign * off;
                 let len = p.distance(x) + x.distance(n);
-                if len <= old && best.is_none_or(|(b, _)| len < b) && ok(p, x) && ok(x, n) {
-                    best = Some((len, x));
+                if len <= old {
+                    candidates.push((len, x));
                 }
             }
         }
     }
+    candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let best = candidates.into_iter().find(|&(_, x)| ok(p, x) && ok(x, n));
     match best {
         Some((_, x)) => {
             points[i] = x;

@@ -88,7 +88,11 @@ impl Plugin for TilepathPlugin {
             .add_systems(
                 self.schedule,
                 (
-                    (queue::repath_on_change, queue::collect_requests)
+                    (
+                        queue::prepare_scratch,
+                        queue::repath_on_change,
+                        queue::collect_requests,
+                    )
                         .chain()
                         .in_set(TilepathSystems::Collect),
                     queue::service_queue.in_set(TilepathSystems::Service),
