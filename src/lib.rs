@@ -22,7 +22,11 @@
 //! ```
 
 pub mod core;
+#[cfg(feature = "debug")]
+pub mod debug;
 pub mod plugin;
+#[cfg(feature = "tilemap")]
+pub mod tilemap;
 
 pub use plugin::TilepathPlugin;
 pub use plugin::TilepathSystems;

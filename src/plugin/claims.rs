@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::core::{Cell, CellOverlay};
@@ -15,6 +16,18 @@ pub struct Claims {
     claimed: HashMap<Cell, Vec<Entity>>,
     stopped: HashMap<Cell, Entity>,
     moving_at: HashMap<Cell, Entity>,
+    intents: EntityHashMap<Intent>,
+}
+
+/// Where a moving unit is and where it goes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intent {
+    /// The cell it stands on.
+    pub here: Cell,
+    /// The next cell of its path, if any.
+    pub next: Option<Cell>,
+    /// Whether it is waiting for another unit.
+    pub waiting: bool,
 }
 
 impl Claims {
@@ -85,6 +98,23 @@ impl Claims {
         self.moving_at.get(&cell).copied()
     }
 
+    /// Records where a moving unit is and where it goes next (`None`: it is not moving).
+    pub fn set_intent(&mut self, entity: Entity, intent: Option<Intent>) {
+        match intent {
+            Some(i) => {
+                self.intents.insert(entity, i);
+            }
+            None => {
+                self.intents.remove(&entity);
+            }
+        }
+    }
+
+    /// Where a moving unit is and goes next.
+    pub fn intent(&self, entity: Entity) -> Option<Intent> {
+        self.intents.get(&entity).copied()
+    }
+
     /// Forgets every claim and occupancy of `entity` (it despawned or stopped being a mover).
     pub fn forget_entity(&mut self, entity: Entity) {
         self.claimed.retain(|_, v| {
@@ -93,6 +123,7 @@ impl Claims {
         });
         self.stopped.retain(|_, e| *e != entity);
         self.moving_at.retain(|_, e| *e != entity);
+        self.intents.remove(&entity);
     }
 
     /// The search overlay for `entity` starting at `start`: a penalty on cells claimed by other

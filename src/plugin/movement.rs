@@ -8,7 +8,7 @@ use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid, TurnPlan, cell_at, cell_center, overlaps_blocked, walkable};
 
-use super::claims::Claims;
+use super::claims::{Claims, Intent};
 use super::components::{Path, PathGoal, PathRequest, PathStatus};
 use super::map::NavMap;
 
@@ -84,6 +84,8 @@ pub struct PathProgress {
     /// The order to resume after stepping aside for another unit.
     resume: Option<PathRequest>,
     repaths: u32,
+    /// Seconds spent waiting since the unit last moved.
+    blocked: f32,
 }
 
 impl PathProgress {
@@ -151,7 +153,7 @@ fn plan_turn(
         for (scale, speed) in [(1.0, 1.0), (0.5, 0.7), (0.25, 0.5)] {
             if let Some(plan) = TurnPlan::new(pos, heading, target, mover.turning_radius * scale) {
                 let clear = plan
-                    .sample_points(0.2)
+                    .sample_points(0.05)
                     .all(|p| !overlaps_blocked(grid, p, mover.radius));
                 if clear {
                     let speed = if plan.sweep.abs() < 0.05 { 1.0 } else { speed };
@@ -215,6 +217,7 @@ pub(crate) fn move_units(
         }
         match progress.state {
             MoveState::Idle | MoveState::Arrived => {
+                claims.set_intent(entity, None);
                 let here = cell_at(pos);
                 if progress.stopped_cell != Some(here) {
                     claims.set_moving_at(entity, progress.moving_cell.take(), None);
@@ -228,6 +231,14 @@ pub(crate) fn move_units(
         let cells = &path.cells;
         let waypoint = |i: usize| map.world_to_grid(path.waypoints[i]);
         let waypoint_count = path.waypoints.len();
+        if path.is_changed()
+            && waypoint_count > 1
+            && !walkable(grid, pos, waypoint(1), mover.radius)
+        {
+            // Smoothing assumed the start cell's center: go there first if the unit stands
+            // elsewhere in it and cannot see the next waypoint.
+            progress.waypoint = 0;
+        }
 
         // Passed cells: advance while the next cell center is at least as close as the last.
         while progress.cell_index < cells.len()
@@ -259,69 +270,102 @@ pub(crate) fn move_units(
             progress.moving_cell = Some(here);
         }
 
-        // Units in the way: the next cell of the path, if it is not ours already.
+        // Units in the way: the next cell of the path, if it is not ours already. A request
+        // already in the queue is not sent again: the unit waits for its answer.
         let next_cell = cells.get(progress.cell_index).copied();
         let goal_cell = *cells.last().expect("paths are never empty");
-        let mut blocked_by_moving = None;
+        let pending = *status != PathStatus::Found;
+        let waited = match progress.state {
+            MoveState::Waiting(w) => w,
+            _ => 0.0,
+        };
+        claims.set_intent(
+            entity,
+            Some(Intent {
+                here,
+                next: next_cell,
+                waiting: waited > 0.0,
+            }),
+        );
+        if let Some(next) = next_cell.filter(|&c| c != here)
+            && (claims.stopped_at(next).is_some_and(|e| e != entity)
+                || claims.moving_at(next).is_some_and(|e| e != entity))
+        {
+            // Close enough: a unit kept from the last few cells of its path by the units already
+            // standing around its goal for a while stops where it is (its group has arrived).
+            progress.blocked += dt;
+            let near_goal = (goal_cell - here).abs().max_element() <= 3;
+            if near_goal && progress.blocked > 4.0 * mover.wait_time {
+                stop_here(&mut claims, entity, progress, here, &mut arrived, &mut commands);
+                continue;
+            }
+        }
         if let Some(next) = next_cell.filter(|&c| c != here) {
             if claims.stopped_at(next).is_some_and(|e| e != entity) {
-                if let Some(req) = request {
+                // A stopped unit holds the next cell: repath around it (searches treat stopped
+                // units as blocked), or, if it holds the goal, stop on the nearest free cell.
+                progress.state = MoveState::Waiting(waited + dt);
+                if !pending && let Some(req) = request {
                     let mut req = req.clone();
                     if next == goal_cell {
-                        // The goal is taken: stop on the nearest free cell instead.
                         let free = nearest_cell(grid, goal_cell, 12, |c| {
                             claims.stopped_at(c).is_none() && claims.claimants(c).is_empty()
                         });
-                        if let Some(free) = free {
-                            req.goal = PathGoal::Cell(free);
-                        } else {
-                            progress.state = MoveState::Arrived;
-                            continue;
+                        match free {
+                            Some(free) => req.goal = PathGoal::Cell(free),
+                            None => {
+                                progress.state = MoveState::Arrived;
+                                continue;
+                            }
                         }
                     }
                     progress.repaths += 1;
-                    progress.state = MoveState::Waiting(0.0);
                     commands.entity(entity).insert(req);
                 }
                 continue;
             }
             if let Some(other) = claims.moving_at(next).filter(|&e| e != entity) {
-                blocked_by_moving = Some(other);
-            }
-        }
-        if let Some(other) = blocked_by_moving {
-            let waited = match progress.state {
-                MoveState::Waiting(w) => w + dt,
-                _ => 0.0,
-            };
-            progress.state = MoveState::Waiting(waited);
-            if waited > mover.wait_time {
-                // Break ties by entity: the unit with the larger index steps aside onto the
-                // nearest cell the other does not claim, then resumes its order.
-                if entity > other {
-                    let side = nearest_cell(grid, here, 16, |c| {
-                        !claims.claimants(c).contains(&other)
-                            && claims.stopped_at(c).is_none()
-                            && claims.moving_at(c).is_none()
-                    });
-                    if let (Some(side), Some(req)) = (side, request) {
-                        if progress.resume.is_none() {
-                            progress.resume = Some(req.clone());
+                let theirs = claims.intent(other);
+                let head_on = theirs.is_some_and(|t| t.next == Some(here));
+                let other_waits = theirs.is_some_and(|t| t.waiting);
+                // A unit moving on ahead is no obstacle: it is leaving the cell.
+                if head_on || other_waits {
+                    let waited = waited + dt;
+                    progress.state = MoveState::Waiting(waited);
+                    if waited > mover.wait_time && !pending {
+                        if head_on && entity > other {
+                            // Break the tie by entity: this unit steps aside onto the nearest cell
+                            // the other does not claim, then resumes its order.
+                            let side = nearest_cell(grid, here, 16, |c| {
+                                !claims.claimants(c).contains(&other)
+                                    && claims.stopped_at(c).is_none()
+                                    && claims.moving_at(c).is_none()
+                            });
+                            if let (Some(side), Some(req)) = (side, request) {
+                                if progress.resume.is_none() {
+                                    progress.resume = Some(req.clone());
+                                }
+                                commands
+                                    .entity(entity)
+                                    .insert(PathRequest::to_cell(side).with_priority(10));
+                                progress.state = MoveState::Waiting(dt);
+                            }
+                        } else if waited > 3.0 * mover.wait_time
+                            && let Some(req) = request
+                        {
+                            progress.repaths += 1;
+                            commands.entity(entity).insert(req.clone());
+                            progress.state = MoveState::Waiting(dt);
                         }
-                        commands
-                            .entity(entity)
-                            .insert(PathRequest::to_cell(side).with_priority(10));
                     }
-                } else if let Some(req) = request {
-                    commands.entity(entity).insert(req.clone());
+                    continue;
                 }
-                progress.state = MoveState::Waiting(0.0);
             }
-            continue;
         }
         if matches!(progress.state, MoveState::Waiting(_)) {
             progress.state = MoveState::Moving;
         }
+        progress.blocked = 0.0;
 
         // Advance along the waypoints.
         let mut distance = mover.speed * dt;
@@ -331,6 +375,7 @@ pub(crate) fn move_units(
             if progress.plan.is_none() {
                 // A segment that an edit made unwalkable: repath instead of walking into a wall.
                 if !walkable(grid, pos, target, 0.0)
+                    && !pending
                     && let Some(req) = request
                 {
                     commands.entity(entity).insert(req.clone());
@@ -361,20 +406,34 @@ pub(crate) fn move_units(
 
         let end = waypoint(waypoint_count - 1);
         if progress.waypoint >= waypoint_count || pos.distance(end) <= mover.arrival_tolerance {
-            progress.state = MoveState::Arrived;
-            progress.plan = None;
-            release_all(&mut claims, entity, progress);
-            let cell = cell_at(pos);
-            claims.set_moving_at(entity, progress.moving_cell.take(), None);
-            claims.set_stopped(entity, progress.stopped_cell, Some(cell));
-            progress.stopped_cell = Some(cell);
-            if let Some(resume) = progress.resume.take() {
-                commands.entity(entity).insert(resume);
-            } else {
-                arrived.write(Arrived { entity, cell });
-                commands.trigger(Arrived { entity, cell });
-            }
+            stop_here(&mut claims, entity, progress, cell_at(pos), &mut arrived, &mut commands);
         }
+    }
+}
+
+/// The unit stops on `cell`: claims released, the cell occupied, [`Arrived`] sent (or the order
+/// it stepped aside from resumed).
+fn stop_here(
+    claims: &mut Claims,
+    entity: Entity,
+    progress: &mut PathProgress,
+    cell: Cell,
+    arrived: &mut MessageWriter<Arrived>,
+    commands: &mut Commands,
+) {
+    progress.state = MoveState::Arrived;
+    progress.plan = None;
+    progress.blocked = 0.0;
+    release_all(claims, entity, progress);
+    claims.set_intent(entity, None);
+    claims.set_moving_at(entity, progress.moving_cell.take(), None);
+    claims.set_stopped(entity, progress.stopped_cell, Some(cell));
+    progress.stopped_cell = Some(cell);
+    if let Some(resume) = progress.resume.take() {
+        commands.entity(entity).insert(resume);
+    } else {
+        arrived.write(Arrived { entity, cell });
+        commands.trigger(Arrived { entity, cell });
     }
 }
 

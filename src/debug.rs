@@ -1,0 +1,176 @@
+//! Debug overlay (feature `debug`): gizmos for blocked cells, the raw and smoothed paths of
+//! selected units, claimed cells and the cells the last inline searches expanded, plus a text line
+//! of queue statistics. `F1`-`F5` toggle the layers.
+
+use bevy::prelude::*;
+
+use crate::core::Cell;
+use crate::{Claims, NavMap, Path, PathProgress, TilepathFrameStats, TilepathSettings};
+
+/// Mark units whose paths the overlay draws.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct DebugSelected;
+
+/// Which layers are shown (toggle with `F1`-`F5`).
+#[derive(Resource, Clone, Debug)]
+pub struct DebugLayers {
+    /// `F1`: blocked cells.
+    pub blocked: bool,
+    /// `F2`: raw (cells, thin) and smoothed (waypoints, bright) paths of selected units.
+    pub paths: bool,
+    /// `F3`: cells claimed by moving units.
+    pub claims: bool,
+    /// `F4`: cells expanded by the most recent inline searches.
+    pub expanded: bool,
+    /// `F5`: queue statistics text.
+    pub stats: bool,
+}
+
+impl Default for DebugLayers {
+    fn default() -> Self {
+        DebugLayers {
+            blocked: false,
+            paths: true,
+            claims: false,
+            expanded: false,
+            stats: true,
+        }
+    }
+}
+
+/// Adds the overlay. Needs a camera and, for the text, a UI-capable app.
+pub struct TilepathDebugPlugin;
+
+impl Plugin for TilepathDebugPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<DebugLayers>()
+            .add_systems(Startup, spawn_stats_text)
+            .add_systems(
+                Update,
+                (toggle_layers, draw_overlay, update_stats_text)
+                    .after(crate::TilepathSystems::Last),
+            );
+    }
+}
+
+#[derive(Component)]
+struct StatsText;
+
+fn spawn_stats_text(mut commands: Commands) {
+    commands.spawn((
+        StatsText,
+        Text::new(""),
+        TextFont {
+            font_size: FontSize::Px(14.0),
+            ..default()
+        },
+        TextColor(Color::srgb(1.0, 1.0, 0.8)),
+        Node {
+            position_type: PositionType::Absolute,
+            bottom: Val::Px(8.0),
+            left: Val::Px(8.0),
+            ..default()
+        },
+    ));
+}
+
+fn toggle_layers(
+    keys: Res<ButtonInput<KeyCode>>,
+    mut layers: ResMut<DebugLayers>,
+    mut settings: ResMut<TilepathSettings>,
+) {
+    let toggles: [(KeyCode, &mut bool); 5] = {
+        let l = &mut *layers;
+        [
+            (KeyCode::F1, &mut l.blocked),
+            (KeyCode::F2, &mut l.paths),
+            (KeyCode::F3, &mut l.claims),
+            (KeyCode::F4, &mut l.expanded),
+            (KeyCode::F5, &mut l.stats),
+        ]
+    };
+    for (key, flag) in toggles {
+        if keys.just_pressed(key) {
+            *flag = !*flag;
+        }
+    }
+    if settings.record_expanded != layers.expanded {
+        settings.record_expanded = layers.expanded;
+    }
+}
+
+fn cell_rect(gizmos: &mut Gizmos, map: &NavMap, cell: Cell, color: Color) {
+    let size = map.tile_size * 0.9;
+    gizmos.rect_2d(Isometry2d::from_translation(map.cell_to_world(cell)), size, color);
+}
+
+fn draw_overlay(
+    mut gizmos: Gizmos,
+    layers: Res<DebugLayers>,
+    maps: Query<&NavMap>,
+    selected: Query<(&Path, Option<&PathProgress>), With<DebugSelected>>,
+    claims: Res<Claims>,
+    stats: Res<TilepathFrameStats>,
+) {
+    let Some(map) = maps.iter().next() else {
+        return;
+    };
+    if layers.blocked {
+        let grid = map.grid();
+        for cell in grid.cells().filter(|&c| !grid.is_walkable(c)) {
+            cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.2, 0.2, 0.6));
+        }
+    }
+    if layers.claims {
+        for (cell, _) in claims.iter_claimed() {
+            cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.8, 0.1, 0.8));
+        }
+    }
+    if layers.expanded {
+        for (_, cells) in &stats.recent_expanded {
+            for &cell in cells {
+                cell_rect(&mut gizmos, map, cell, Color::srgba(0.6, 0.3, 1.0, 0.35));
+            }
+        }
+    }
+    if layers.paths {
+        for (path, progress) in &selected {
+            let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
+            gizmos.linestrip_2d(
+                path.cells[from.min(path.cells.len())..]
+                    .iter()
+                    .map(|&c| map.cell_to_world(c)),
+                Color::srgba(1.0, 1.0, 1.0, 0.35),
+            );
+            let wp = progress.map_or(0, |p| p.waypoint.saturating_sub(1));
+            gizmos.linestrip_2d(
+                path.waypoints[wp.min(path.waypoints.len())..].iter().copied(),
+                Color::srgb(0.2, 1.0, 0.9),
+            );
+        }
+    }
+}
+
+fn update_stats_text(
+    layers: Res<DebugLayers>,
+    stats: Res<TilepathFrameStats>,
+    mut text: Query<(&mut Text, &mut Visibility), With<StatsText>>,
+) {
+    for (mut t, mut vis) in &mut text {
+        *vis = if layers.stats {
+            Visibility::Inherited
+        } else {
+            Visibility::Hidden
+        };
+        if layers.stats {
+            t.0 = format!(
+                "queue {}  in flight {}  outcomes/frame {}  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats]",
+                stats.queue_len,
+                stats.in_flight,
+                stats.last_finished,
+                stats.last_main_thread.as_secs_f64() * 1000.0,
+                stats.last_latency_frames,
+            );
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! bevy_ecs_tilemap integration (feature `tilemap`): the navigation grid of a square tilemap is
+//! built from its tiles' [`NavTile`] components and kept in sync: tiles added, removed or changed
+//! update the grid the same frame, and only units whose remaining path crosses a changed tile
+//! are repathed (through [`NavMap::set_terrain`]).
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+use bevy_ecs_tilemap::prelude::*;
+
+use crate::core::{BLOCKED, Cell, MoveRules, NORMAL, NavGrid};
+use crate::{NavMap, TilepathSystems};
+
+/// Walkability and terrain cost of a tile: `NavTile(0)` is blocked, `NavTile(1)` normal ground,
+/// higher values are slower terrain (a step onto the tile costs that many times more). Tiles
+/// without it count as normal ground; empty tile slots are blocked.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NavTile(pub u8);
+
+impl NavTile {
+    /// A blocked tile.
+    pub const BLOCKED: NavTile = NavTile(BLOCKED);
+    /// Normal ground.
+    pub const NORMAL: NavTile = NavTile(NORMAL);
+}
+
+/// Move rules for the grid built from a tilemap (add this component to the tilemap entity before
+/// its first frame; default rules otherwise).
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct TilemapNavRules(pub MoveRules);
+
+/// Builds a [`NavMap`] on every square tilemap and keeps it in sync with its tiles.
+pub struct TilemapNavPlugin;
+
+impl Plugin for TilemapNavPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<TileIndex>().add_systems(
+            Update,
+            (build_nav_maps, sync_nav_tiles)
+                .chain()
+                .in_set(TilepathSystems::First),
+        );
+    }
+}
+
+/// Where each tile with a [`NavTile`] sits, so removed and despawned tiles can be found.
+#[derive(Resource, Default)]
+struct TileIndex(EntityHashMap<(Entity, Cell)>);
+
+/// The cell of a tile position.
+pub fn tile_cell(pos: TilePos) -> Cell {
+    Cell::new(pos.x as i32, pos.y as i32)
+}
+
+/// The tile position of a world position on a tilemap (bevy_ecs_tilemap's own projection, after
+/// removing the map's translation), or `None` outside the map.
+pub fn world_to_tile(
+    world: Vec2,
+    map_transform: &Transform,
+    size: &TilemapSize,
+    grid_size: &TilemapGridSize,
+    tile_size: &TilemapTileSize,
+    map_type: &TilemapType,
+    anchor: &TilemapAnchor,
+) -> Option<TilePos> {
+    let local = world - map_transform.translation.truncate();
+    TilePos::from_world_pos(&local, size, grid_size, tile_size, map_type, anchor)
+}
+
+type MapQuery<'a> = (
+    Entity,
+    &'a TilemapSize,
+    &'a TileStorage,
+    &'a TilemapGridSize,
+    &'a TilemapTileSize,
+    &'a TilemapType,
+    &'a TilemapAnchor,
+    &'a Transform,
+    Option<&'a TilemapNavRules>,
+);
+
+fn build_nav_maps(
+    mut commands: Commands,
+    maps: Query<MapQuery, Without<NavMap>>,
+    tiles: Query<Option<&NavTile>>,
+    mut index: ResMut<TileIndex>,
+) {
+    for (entity, size, storage, grid_size, tile_size, map_type, anchor, transform, rules) in &maps
+    {
+        if *map_type != TilemapType::Square {
+            warn_once!("bevy_tilepath: only square tilemaps get a navigation grid");
+            continue;
+        }
+        let mut terrain = vec![BLOCKED; (size.x * size.y) as usize];
+        for y in 0..size.y {
+            for x in 0..size.x {
+                let pos = TilePos { x, y };
+                if let Some(tile) = storage.get(&pos) {
+                    let t = tiles.get(tile).ok().flatten().map_or(NORMAL, |n| n.0);
+                    terrain[(y * size.x + x) as usize] = t;
+                    index.0.insert(tile, (entity, tile_cell(pos)));
+                }
+            }
+        }
+        let rules = rules.map(|r| r.0).unwrap_or_default();
+        let Ok(grid) = NavGrid::from_terrain(size.x, size.y, rules, &terrain) else {
+            continue;
+        };
+        // Cell (0, 0)'s outer corner: the center of tile (0, 0) minus half a grid cell.
+        let center = TilePos { x: 0, y: 0 }.center_in_world(size, grid_size, tile_size, map_type, anchor);
+        let cell = Vec2::new(grid_size.x, grid_size.y);
+        let origin = transform.translation.truncate() + center - cell / 2.0;
+        commands
+            .entity(entity)
+            .insert(NavMap::new(grid, origin, cell));
+    }
+}
+
+fn sync_nav_tiles(
+    changed: Query<(Entity, &NavTile, &TilePos, &TilemapId), Changed<NavTile>>,
+    mut removed: RemovedComponents<NavTile>,
+    mut maps: Query<&mut NavMap>,
+    mut index: ResMut<TileIndex>,
+) {
+    for (tile, nav, pos, map) in &changed {
+        if let Ok(mut nav_map) = maps.get_mut(map.0) {
+            let _ = nav_map.set_terrain(tile_cell(*pos), nav.0);
+            index.0.insert(tile, (map.0, tile_cell(*pos)));
+        }
+    }
+    for tile in removed.read() {
+        // A tile that lost its NavTile (or was despawned) leaves no ground: blocked.
+        if let Some((map, cell)) = index.0.remove(&tile)
+            && let Ok(mut nav_map) = maps.get_mut(map)
+        {
+            let _ = nav_map.set_terrain(cell, BLOCKED);
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Movement: turning geometry, walls never entered, claims released, groups spreading out, and
+//! a head-on meeting in a one-tile corridor resolving.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::{Cell, NavGrid, TurnPlan, cell_at, overlaps_blocked};
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{Claims, MoveState, PathProgress};
+
+#[test]
+fn turn_plans_follow_the_turning_circle_then_a_line() {
+    for (heading, target) in [
+        (Vec2::X, Vec2::new(0.0, 5.0)),
+        (Vec2::X, Vec2::new(-3.0, -4.0)),
+        (Vec2::Y, Vec2::new(6.0, 1.0)),
+        (Vec2::new(1.0, 1.0).normalize(), Vec2::new(-2.0, 8.0)),
+    ] {
+        let r = 1.5;
+        let plan = TurnPlan::new(Vec2::ZERO, heading, target, r).expect("target outside the circles");
+        // On the arc every point is r from the center; the end is the target.
+        let arc = plan.arc_length();
+        for k in 0..=20 {
+            let d = arc * k as f32 / 20.0;
+            let (p, h) = plan.sample(d);
+            assert!((p.distance(plan.center) - r).abs() < 1e-3, "off the circle at {d}");
+            assert!((h.length() - 1.0).abs() < 1e-3);
+        }
+        let (end, h) = plan.sample(plan.length());
+        assert!(end.distance(target) < 1e-3);
+        // Leaving the arc, the heading points at the target.
+        assert!(h.dot((target - plan.tangent).normalize()) > 0.999);
+        // It starts along the initial heading.
+        let (_, h0) = plan.sample(0.0);
+        assert!(h0.dot(heading) > 0.999, "{h0} vs {heading}");
+    }
+    // A target inside both turning circles has no such curve.
+    assert!(TurnPlan::new(Vec2::ZERO, Vec2::X, Vec2::new(0.3, 0.0), 2.0).is_none());
+}
+
+fn app(grid: NavGrid) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(1.0 / 60.0)))
+        .add_plugins(TilepathPlugin::default());
+    app.world_mut().spawn(NavMap::new(grid, Vec2::ZERO, Vec2::ONE));
+    app.update();
+    app
+}
+
+fn unit(app: &mut App, cell: Cell, goal: Cell, mover: Mover) -> Entity {
+    let p = cell.as_vec2() + 0.5;
+    app.world_mut()
+        .spawn((Transform::from_xyz(p.x, p.y, 0.0), mover, PathRequest::to_cell(goal)))
+        .id()
+}
+
+fn pos(app: &App, e: Entity) -> Vec2 {
+    app.world().get::<Transform>(e).unwrap().translation.truncate()
+}
+
+fn state(app: &App, e: Entity) -> MoveState {
+    app.world().get::<PathProgress>(e).unwrap().state
+}
+
+/// Rooms and walls with doors, so paths bend around corners.
+fn rooms() -> NavGrid {
+    let mut g = NavGrid::new(40, 30).unwrap();
+    for y in 0..30 {
+        if y != 5 && y != 6 {
+            g.set_walkable(Cell::new(12, y), false).unwrap();
+        }
+        if y != 24 {
+            g.set_walkable(Cell::new(26, y), false).unwrap();
+        }
+    }
+    for x in 13..26 {
+        if x != 20 {
+            g.set_walkable(Cell::new(x, 15), false).unwrap();
+        }
+    }
+    g
+}
+
+#[test]
+fn units_never_enter_blocked_cells_and_release_their_claims() {
+    let grid = rooms();
+    let mut app = app(grid.clone());
+    let movers = [
+        Mover::default(),
+        Mover { turning_radius: 1.0, ..Default::default() },
+        Mover { radius: 0.45, turning_radius: 0.5, speed: 7.0, ..Default::default() },
+    ];
+    let units: Vec<Entity> = movers
+        .iter()
+        .enumerate()
+        .map(|(i, m)| unit(&mut app, Cell::new(2, 2 + 3 * i as i32), Cell::new(37, 27 - i as i32), m.clone()))
+        .collect();
+    let mut max_claims = 0;
+    for _ in 0..60 * 40 {
+        app.update();
+        for (i, &e) in units.iter().enumerate() {
+            let p = pos(&app, e);
+            assert!(
+                !overlaps_blocked(&grid, p, movers[i].radius - 1e-3),
+                "unit {i} overlaps a wall at {p}"
+            );
+            // Claims: only cells of the path from the current one on, at most claim_ahead + 1.
+            let progress = app.world().get::<PathProgress>(e).unwrap();
+            let claimed: Vec<Cell> = progress.claimed().collect();
+            max_claims = max_claims.max(claimed.len());
+            assert!(claimed.len() <= movers[i].claim_ahead + 1);
+            if let Some(path) = app.world().get::<Path>(e) {
+                let from = progress.cell_index.saturating_sub(1);
+                for c in &claimed {
+                    assert!(path.cells[from..].contains(c), "claims a cell it left");
+                }
+            }
+        }
+        if units.iter().all(|&e| state(&app, e) == MoveState::Arrived) {
+            break;
+        }
+    }
+    assert!(max_claims > 0, "moving units claim cells");
+    for (i, &e) in units.iter().enumerate() {
+        assert_eq!(state(&app, e), MoveState::Arrived, "unit {i} did not arrive");
+        let goal = Cell::new(37, 27 - i as i32);
+        assert_eq!(cell_at(pos(&app, e)), goal);
+        assert_eq!(app.world().get::<PathProgress>(e).unwrap().claimed().count(), 0);
+    }
+    let claims = app.world().resource::<Claims>();
+    assert_eq!(claims.claimed_len(), 0, "every claim was released");
+}
+
+#[test]
+fn twenty_units_ordered_to_one_spot_spread_out() {
+    let mut app = app(NavGrid::new(40, 40).unwrap());
+    let goal = Cell::new(30, 30);
+    let units: Vec<Entity> = (0..20)
+        .map(|i| unit(&mut app, Cell::new(2 + (i % 5) * 2, 2 + (i / 5) * 2), goal, Mover::default()))
+        .collect();
+    for _ in 0..60 * 30 {
+        app.update();
+        if units.iter().all(|&e| state(&app, e) == MoveState::Arrived) {
+            break;
+        }
+    }
+    let cells: HashSet<Cell> = units.iter().map(|&e| cell_at(pos(&app, e))).collect();
+    assert!(units.iter().all(|&e| state(&app, e) == MoveState::Arrived));
+    assert!(cells.len() >= 15, "only {} distinct cells", cells.len());
+    for c in &cells {
+        assert!((*c - goal).abs().max_element() <= 4, "{c} is far from the spot");
+    }
+}
+
+#[test]
+fn head_on_in_a_one_tile_corridor_resolves() {
+    // Two 6x6 rooms joined by a 12-tile corridor one tile wide.
+    let mut g = NavGrid::new(26, 7).unwrap();
+    for x in 6..20 {
+        for y in 0..7 {
+            if y != 3 {
+                g.set_walkable(Cell::new(x, y), false).unwrap();
+            }
+        }
+    }
+    let mut app = app(g.clone());
+    let a = unit(&mut app, Cell::new(1, 3), Cell::new(24, 3), Mover::default());
+    let b = unit(&mut app, Cell::new(24, 4), Cell::new(1, 2), Mover::default());
+    for _ in 0..60 * 60 {
+        app.update();
+        for e in [a, b] {
+            assert!(!overlaps_blocked(&g, pos(&app, e), 0.3 - 1e-3));
+        }
+        if [a, b].iter().all(|&e| state(&app, e) == MoveState::Arrived && app.world().get::<PathStatus>(e) == Some(&PathStatus::Found)) {
+            break;
+        }
+    }
+    assert_eq!(cell_at(pos(&app, a)), Cell::new(24, 3), "a stuck at {}", pos(&app, a));
+    assert_eq!(cell_at(pos(&app, b)), Cell::new(1, 2), "b stuck at {}", pos(&app, b));
+}
