@@ -7,6 +7,9 @@
 //! cargo run --release --features demo --example rts -- --screenshot docs/rts.png
 //! ```
 //!
+//! `--turning-radius R` gives units a turning radius of R tiles (default 0: turn in place).
+//! `RTS_DEBUG=1` lists, in headless mode, the units that did not arrive.
+//!
 //! Controls: drag with the left mouse button to select blue units, right-click to order them,
 //! `W` toggles a wall under the cursor, `F1`-`F5` toggle the debug layers. Red units are given
 //! orders by a simple script.
@@ -98,7 +101,12 @@ fn generate_map(seed: u64) -> Vec<Terrain> {
         let (cx, cy, r) = (rng.below(w), rng.below(h), 2 + rng.below(4));
         for y in cy - r..=cy + r {
             for x in cx - r..=cx + r {
-                if x >= 0 && y >= 0 && x < w && y < h && (x - cx).pow(2) + (y - cy).pow(2) <= r * r + rng.below(3) {
+                if x >= 0
+                    && y >= 0
+                    && x < w
+                    && y < h
+                    && (x - cx).pow(2) + (y - cy).pow(2) <= r * r + rng.below(3)
+                {
                     t[idx(x, y)] = Terrain::Forest;
                 }
             }
@@ -195,7 +203,11 @@ fn spread_goals(grid: &NavGrid, target: Cell, n: usize) -> Vec<Cell> {
     let start = if grid.is_walkable(target) {
         target
     } else {
-        match bevy_tilepath::core::nearest_on_island(grid, target, main_island(grid).into_iter().next()) {
+        match bevy_tilepath::core::nearest_on_island(
+            grid,
+            target,
+            main_island(grid).into_iter().next(),
+        ) {
             Some(c) => c,
             None => return Vec::new(),
         }
@@ -208,7 +220,12 @@ fn spread_goals(grid: &NavGrid, target: Cell, n: usize) -> Vec<Cell> {
             break;
         }
         out.push(c);
-        for d in [Cell::new(1, 0), Cell::new(-1, 0), Cell::new(0, 1), Cell::new(0, -1)] {
+        for d in [
+            Cell::new(1, 0),
+            Cell::new(-1, 0),
+            Cell::new(0, 1),
+            Cell::new(0, -1),
+        ] {
             let nc = c + d;
             if grid.is_walkable(nc) && seen.insert(nc) {
                 queue.push_back(nc);
@@ -224,7 +241,10 @@ fn order_group(commands: &mut Commands, grid: &NavGrid, units: &[(Entity, Vec2)]
     let mut goals = spread_goals(grid, target, units.len());
     let mut order: Vec<&(Entity, Vec2)> = units.iter().collect();
     let tc = target.as_vec2() + 0.5;
-    order.sort_by(|a, b| a.1.distance_squared(tc).total_cmp(&b.1.distance_squared(tc)));
+    order.sort_by(|a, b| {
+        a.1.distance_squared(tc)
+            .total_cmp(&b.1.distance_squared(tc))
+    });
     for (entity, pos) in order {
         if goals.is_empty() {
             break;
@@ -236,17 +256,22 @@ fn order_group(commands: &mut Commands, grid: &NavGrid, units: &[(Entity, Vec2)]
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .expect("non-empty");
         let goal = goals.swap_remove(k);
-        commands.entity(*entity).insert(
-            PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable),
-        );
+        commands
+            .entity(*entity)
+            .insert(PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable));
     }
 }
 
 /// A unit whose request failed (e.g. every way was blocked by stopped units) tries again.
-fn retry_failed(mut commands: Commands, units: Query<(Entity, &PathStatus, &PathRequest), Changed<PathStatus>>) {
+fn retry_failed(
+    mut commands: Commands,
+    units: Query<(Entity, &PathStatus, &PathRequest), Changed<PathStatus>>,
+) {
     for (entity, status, request) in &units {
         if matches!(status, PathStatus::Failed(_)) {
-            commands.entity(entity).insert(request.clone().with_policy(GoalPolicy::NearestReachable));
+            commands
+                .entity(entity)
+                .insert(request.clone().with_policy(GoalPolicy::NearestReachable));
         }
     }
 }
@@ -256,7 +281,13 @@ fn spawn_positions(grid: &NavGrid, n: usize, left: bool, rng: &mut Rng) -> Vec<C
     let mut cells: Vec<Cell> = grid
         .cells()
         .filter(|&c| grid.island(c).is_some_and(|i| island.contains(&i)))
-        .filter(|c| if left { c.x < MAP_W as i32 / 3 } else { c.x >= 2 * MAP_W as i32 / 3 })
+        .filter(|c| {
+            if left {
+                c.x < MAP_W as i32 / 3
+            } else {
+                c.x >= 2 * MAP_W as i32 / 3
+            }
+        })
         .collect();
     for i in (1..cells.len()).rev() {
         cells.swap(i, rng.below(i as i32 + 1) as usize);
@@ -265,11 +296,14 @@ fn spawn_positions(grid: &NavGrid, n: usize, left: bool, rng: &mut Rng) -> Vec<C
     cells
 }
 
+/// `--turning-radius R` (tiles, as f32 bits); 0 (the default) turns in place like infantry.
+static TURNING_RADIUS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 fn mover() -> Mover {
     Mover {
         speed: 5.0,
         radius: 0.3,
-        turning_radius: 0.5,
+        turning_radius: f32::from_bits(TURNING_RADIUS.load(std::sync::atomic::Ordering::Relaxed)),
         ..Default::default()
     }
 }
@@ -283,6 +317,7 @@ struct Args {
     frames: usize,
     seed: u64,
     screenshot: Option<String>,
+    turning_radius: f32,
 }
 
 fn parse_args() -> Args {
@@ -296,14 +331,23 @@ fn parse_args() -> Args {
     Args {
         headless: args.iter().any(|a| a == "--headless"),
         units: value("--units").and_then(|v| v.parse().ok()).unwrap_or(600),
-        frames: value("--frames").and_then(|v| v.parse().ok()).unwrap_or(3000),
+        frames: value("--frames")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3000),
         seed: value("--seed").and_then(|v| v.parse().ok()).unwrap_or(1),
         screenshot: value("--screenshot"),
+        turning_radius: value("--turning-radius")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0),
     }
 }
 
 fn main() -> std::process::ExitCode {
     let args = parse_args();
+    TURNING_RADIUS.store(
+        args.turning_radius.max(0.0).to_bits(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     if args.headless {
         headless(&args)
     } else {
@@ -321,7 +365,9 @@ fn headless(args: &Args) -> std::process::ExitCode {
     let mut rng = Rng::new(args.seed ^ 0xABCD);
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(1.0 / 60.0)))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
         // Inline searches bounded by expansions, not wall time: the run is deterministic.
         .insert_resource(TilepathSettings {
             workers: WorkerMode::Inline,
@@ -332,14 +378,25 @@ fn headless(args: &Args) -> std::process::ExitCode {
             ..Default::default()
         })
         .add_plugins(TilepathPlugin::default())
-        .add_systems(Update, retry_failed.after(bevy_tilepath::TilepathSystems::Receive));
-    app.world_mut().spawn(NavMap::new(grid.clone(), origin(), Vec2::splat(TILE)));
+        .add_systems(
+            Update,
+            retry_failed.after(bevy_tilepath::TilepathSystems::Receive),
+        );
+    app.world_mut()
+        .spawn(NavMap::new(grid.clone(), origin(), Vec2::splat(TILE)));
     let half = args.units / 2;
     let mut units = Vec::new();
-    for (team, left, n) in [(Team::Blue, true, half), (Team::Red, false, args.units - half)] {
+    for (team, left, n) in [
+        (Team::Blue, true, half),
+        (Team::Red, false, args.units - half),
+    ] {
         for c in spawn_positions(&grid, n, left, &mut rng) {
             let p = origin() + (c.as_vec2() + 0.5) * TILE;
-            units.push(app.world_mut().spawn((team, mover(), Transform::from_xyz(p.x, p.y, 1.0))).id());
+            units.push(
+                app.world_mut()
+                    .spawn((team, mover(), Transform::from_xyz(p.x, p.y, 1.0)))
+                    .id(),
+            );
         }
     }
     app.update();
@@ -359,14 +416,26 @@ fn headless(args: &Args) -> std::process::ExitCode {
             let mut commands_queue = bevy::ecs::world::CommandQueue::default();
             let mut commands = Commands::new(&mut commands_queue, world);
             for team in [Team::Blue, Team::Red] {
-                let members: Vec<(Entity, Vec2)> = all.iter().filter(|u| u.1 == team).map(|u| (u.0, u.2)).collect();
+                let members: Vec<(Entity, Vec2)> = all
+                    .iter()
+                    .filter(|u| u.1 == team)
+                    .map(|u| (u.0, u.2))
+                    .collect();
                 if frame == final_order_frame {
-                    let x = if team == Team::Blue { MAP_W as i32 * 5 / 6 } else { MAP_W as i32 / 6 };
-                    let target = Cell::new(x, MAP_H as i32 / 2 + if team == Team::Blue { 8 } else { -8 });
+                    let x = if team == Team::Blue {
+                        MAP_W as i32 * 5 / 6
+                    } else {
+                        MAP_W as i32 / 6
+                    };
+                    let target = Cell::new(
+                        x,
+                        MAP_H as i32 / 2 + if team == Team::Blue { 8 } else { -8 },
+                    );
                     order_group(&mut commands, &grid, &members, target);
                 } else {
                     let k = (frame / 90) % 8;
-                    let group: Vec<(Entity, Vec2)> = members.iter().skip(k * 50).take(50).copied().collect();
+                    let group: Vec<(Entity, Vec2)> =
+                        members.iter().skip(k * 50).take(50).copied().collect();
                     let target = Cell::new(rng.below(MAP_W as i32), rng.below(MAP_H as i32));
                     order_group(&mut commands, &grid, &group, target);
                 }
@@ -387,11 +456,23 @@ fn headless(args: &Args) -> std::process::ExitCode {
         }
     }
     let world = app.world_mut();
-    let mut q = world.query::<(&PathProgress, &PathStatus)>();
+    let mut q = world.query::<(&PathProgress, &PathStatus, &Transform, Option<&Path>)>();
     let mut arrived = 0;
     let mut stuck = 0;
     let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
-    for (p, s) in q.iter(world) {
+    for (p, s, tf, path) in q.iter(world) {
+        if p.state != MoveState::Arrived && std::env::var_os("RTS_DEBUG").is_some() {
+            let g = (tf.translation.truncate() - origin()) / TILE;
+            eprintln!(
+                "{:?} at {g} goal {:?} cell_index {} / {} waypoint {} / {}",
+                p.state,
+                path.map(|p| p.goal),
+                p.cell_index,
+                path.map_or(0, |p| p.cells.len()),
+                p.waypoint,
+                path.map_or(0, |p| p.waypoints.len())
+            );
+        }
         if p.state == MoveState::Arrived && *s == PathStatus::Found {
             arrived += 1;
         } else {
@@ -437,14 +518,20 @@ struct Hud;
 fn windowed(args: Args) {
     let mut app = App::new();
     app.add_plugins(
-        DefaultPlugins.set(WindowPlugin {
-            primary_window: Some(Window {
-                title: "bevy_tilepath RTS demo".into(),
-                resolution: (1280, 720).into(),
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: "bevy_tilepath RTS demo".into(),
+                    resolution: (1280, 720).into(),
+                    ..default()
+                }),
+                ..default()
+            })
+            // The textures live in the crate's assets/ wherever the binary is started from.
+            .set(AssetPlugin {
+                file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/assets").into(),
                 ..default()
             }),
-            ..default()
-        }),
     )
     .add_plugins((
         FrameTimeDiagnosticsPlugin::default(),
@@ -529,7 +616,12 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, game: Res<Game>) {
     let half = game.units / 2;
     for (team, left, n, color) in [
         (Team::Blue, true, half, Color::srgb(0.35, 0.6, 1.0)),
-        (Team::Red, false, game.units - half, Color::srgb(1.0, 0.35, 0.3)),
+        (
+            Team::Red,
+            false,
+            game.units - half,
+            Color::srgb(1.0, 0.35, 0.3),
+        ),
     ] {
         for c in spawn_positions(&grid, n, left, &mut rng) {
             let p = origin() + (c.as_vec2() + 0.5) * TILE;
@@ -571,7 +663,9 @@ fn cursor_world(
 ) -> Option<Vec2> {
     let window = windows.single().ok()?;
     let (camera, tf) = cameras.single().ok()?;
-    camera.viewport_to_world_2d(tf, window.cursor_position()?).ok()
+    camera
+        .viewport_to_world_2d(tf, window.cursor_position()?)
+        .ok()
 }
 
 fn select_and_order(
@@ -624,7 +718,15 @@ fn toggle_wall(
     keys: Res<ButtonInput<KeyCode>>,
     windows: Query<&Window, With<PrimaryWindow>>,
     cameras: Query<(&Camera, &GlobalTransform)>,
-    maps: Query<(&Transform, &TilemapSize, &TileStorage, &TilemapGridSize, &TilemapTileSize, &TilemapType, &TilemapAnchor)>,
+    maps: Query<(
+        &Transform,
+        &TilemapSize,
+        &TileStorage,
+        &TilemapGridSize,
+        &TilemapTileSize,
+        &TilemapType,
+        &TilemapAnchor,
+    )>,
     mut tiles: Query<(&mut NavTile, &mut TileTextureIndex)>,
 ) {
     if !keys.just_pressed(KeyCode::KeyW) {
@@ -639,8 +741,16 @@ fn toggle_wall(
             && let Ok((mut nav, mut tex)) = tiles.get_mut(e)
         {
             let wall = nav.0 != BLOCKED;
-            *nav = if wall { NavTile(BLOCKED) } else { NavTile(Terrain::Grass.cost()) };
-            tex.0 = if wall { Terrain::Wall.texture() } else { Terrain::Grass.texture() };
+            *nav = if wall {
+                NavTile(BLOCKED)
+            } else {
+                NavTile(Terrain::Grass.cost())
+            };
+            tex.0 = if wall {
+                Terrain::Wall.texture()
+            } else {
+                Terrain::Grass.texture()
+            };
         }
     }
 }
@@ -702,11 +812,18 @@ fn screenshot_script(
                     commands.entity(*e).insert((Selected, DebugSelected));
                 }
             }
-            order_group(&mut commands, map.grid(), &blues, Cell::new(MAP_W as i32 * 3 / 4, MAP_H as i32 / 2));
+            order_group(
+                &mut commands,
+                map.grid(),
+                &blues,
+                Cell::new(MAP_W as i32 * 3 / 4, MAP_H as i32 / 2),
+            );
             *step = 1;
         }
         1 if t > 4.0 => {
-            commands.spawn(Screenshot::primary_window()).observe(save_to_disk(path.clone()));
+            commands
+                .spawn(Screenshot::primary_window())
+                .observe(save_to_disk(path.clone()));
             *step = 2;
         }
         n if n >= 2 => {
@@ -728,7 +845,11 @@ fn draw_selection(
     selected: Query<&Transform, With<Selected>>,
 ) {
     for tf in &selected {
-        gizmos.circle_2d(Isometry2d::from_translation(tf.translation.truncate()), TILE * 0.55, Color::srgb(0.5, 1.0, 0.5));
+        gizmos.circle_2d(
+            Isometry2d::from_translation(tf.translation.truncate()),
+            TILE * 0.55,
+            Color::srgb(0.5, 1.0, 0.5),
+        );
     }
     if mouse.pressed(MouseButton::Left)
         && let (Some(start), Some(cursor)) = (game.drag_start, cursor_world(&windows, &cameras))
@@ -748,9 +869,15 @@ fn update_hud(
     mut hud: Query<&mut Text, With<Hud>>,
 ) {
     let value = |path: &bevy::diagnostic::DiagnosticPath| {
-        diagnostics.get(path).and_then(|d| d.smoothed()).unwrap_or(0.0)
+        diagnostics
+            .get(path)
+            .and_then(|d| d.smoothed())
+            .unwrap_or(0.0)
     };
-    let moving = units.iter().filter(|p| matches!(p.state, MoveState::Moving | MoveState::Waiting(_))).count();
+    let moving = units
+        .iter()
+        .filter(|p| matches!(p.state, MoveState::Moving | MoveState::Waiting(_)))
+        .count();
     for mut text in &mut hud {
         text.0 = format!(
             "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\ndrag: select   right-click: move   W: wall   F1-F5: debug layers",

@@ -101,7 +101,11 @@ fn toggle_layers(
 
 fn cell_rect(gizmos: &mut Gizmos, map: &NavMap, cell: Cell, color: Color) {
     let size = map.tile_size * 0.9;
-    gizmos.rect_2d(Isometry2d::from_translation(map.cell_to_world(cell)), size, color);
+    gizmos.rect_2d(
+        Isometry2d::from_translation(map.cell_to_world(cell)),
+        size,
+        color,
+    );
 }
 
 fn draw_overlay(
@@ -144,7 +148,9 @@ fn draw_overlay(
             );
             let wp = progress.map_or(0, |p| p.waypoint.saturating_sub(1));
             gizmos.linestrip_2d(
-                path.waypoints[wp.min(path.waypoints.len())..].iter().copied(),
+                path.waypoints[wp.min(path.waypoints.len())..]
+                    .iter()
+                    .copied(),
                 Color::srgb(0.2, 1.0, 0.9),
             );
         }

@@ -84,8 +84,7 @@ fn build_nav_maps(
     tiles: Query<Option<&NavTile>>,
     mut index: ResMut<TileIndex>,
 ) {
-    for (entity, size, storage, grid_size, tile_size, map_type, anchor, transform, rules) in &maps
-    {
+    for (entity, size, storage, grid_size, tile_size, map_type, anchor, transform, rules) in &maps {
         if *map_type != TilemapType::Square {
             warn_once!("bevy_tilepath: only square tilemaps get a navigation grid");
             continue;
@@ -106,7 +105,8 @@ fn build_nav_maps(
             continue;
         };
         // Cell (0, 0)'s outer corner: the center of tile (0, 0) minus half a grid cell.
-        let center = TilePos { x: 0, y: 0 }.center_in_world(size, grid_size, tile_size, map_type, anchor);
+        let center =
+            TilePos { x: 0, y: 0 }.center_in_world(size, grid_size, tile_size, map_type, anchor);
         let cell = Vec2::new(grid_size.x, grid_size.y);
         let origin = transform.translation.truncate() + center - cell / 2.0;
         commands

@@ -44,6 +44,17 @@ impl Default for Mover {
     }
 }
 
+/// A unit kept from its path by other units for a while stops if its goal is within this many
+/// tiles (Chebyshev): its group has gathered around the goal and it is at the edge of the crowd.
+const CLOSE_ENOUGH: i32 = 16;
+
+/// Times a unit steps aside for others before it stops yielding (streams meeting head-on on a
+/// bridge would otherwise take turns stepping aside forever).
+const MAX_YIELDS: u32 = 3;
+
+/// Seconds without progress along its path after which a unit walks through other units.
+const GHOST_AFTER: f32 = 5.0;
+
 /// What a mover is doing.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum MoveState {
@@ -86,6 +97,8 @@ pub struct PathProgress {
     repaths: u32,
     /// Seconds spent waiting since the unit last moved.
     blocked: f32,
+    /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
+    yields: u32,
 }
 
 impl PathProgress {
@@ -241,11 +254,16 @@ pub(crate) fn move_units(
         }
 
         // Passed cells: advance while the next cell center is at least as close as the last.
+        // Progress along the path is what clears `blocked`.
+        let index_before = progress.cell_index;
         while progress.cell_index < cells.len()
             && pos.distance_squared(cell_center(cells[progress.cell_index]))
                 <= pos.distance_squared(cell_center(cells[progress.cell_index - 1]))
         {
             progress.cell_index += 1;
+        }
+        if progress.cell_index > index_before && !path.is_changed() {
+            progress.blocked = 0.0;
         }
         // Claims: the current and next few cells, never the ones left behind.
         let lo = progress.cell_index.saturating_sub(1);
@@ -279,6 +297,9 @@ pub(crate) fn move_units(
             MoveState::Waiting(w) => w,
             _ => 0.0,
         };
+        if waited > 0.0 {
+            progress.blocked += dt;
+        }
         claims.set_intent(
             entity,
             Some(Intent {
@@ -288,24 +309,37 @@ pub(crate) fn move_units(
             }),
         );
         if let Some(next) = next_cell.filter(|&c| c != here)
-            && (claims.stopped_at(next).is_some_and(|e| e != entity)
-                || claims.moving_at(next).is_some_and(|e| e != entity))
+            && claims.stopped_at(next).is_some_and(|e| e != entity)
         {
             // Close enough: a unit kept from the last few cells of its path by the units already
             // standing around its goal for a while stops where it is (its group has arrived).
-            progress.blocked += dt;
-            let near_goal = (goal_cell - here).abs().max_element() <= 3;
-            if near_goal && progress.blocked > 4.0 * mover.wait_time {
-                stop_here(&mut claims, entity, progress, here, &mut arrived, &mut commands);
+            let near_goal = (goal_cell - here).abs().max_element() <= CLOSE_ENOUGH;
+            let free_here = claims.stopped_at(here).is_none_or(|e| e == entity);
+            if near_goal && free_here && progress.blocked > 4.0 * mover.wait_time {
+                stop_here(
+                    &mut claims,
+                    entity,
+                    progress,
+                    here,
+                    &mut arrived,
+                    &mut commands,
+                );
                 continue;
             }
         }
-        if let Some(next) = next_cell.filter(|&c| c != here) {
+        // Last resort against gridlock: a unit that made no progress along its path for a long
+        // while walks through other units (never through walls) to its next cell.
+        let ghost = progress.blocked > GHOST_AFTER;
+        if let Some(next) = next_cell.filter(|&c| c != here && !ghost) {
             if claims.stopped_at(next).is_some_and(|e| e != entity) {
                 // A stopped unit holds the next cell: repath around it (searches treat stopped
                 // units as blocked), or, if it holds the goal, stop on the nearest free cell.
                 progress.state = MoveState::Waiting(waited + dt);
-                if !pending && let Some(req) = request {
+                // Wait a moment first (it may be about to move), and between repaths.
+                if !pending
+                    && waited + dt > mover.wait_time
+                    && let Some(req) = request
+                {
                     let mut req = req.clone();
                     if next == goal_cell {
                         let free = nearest_cell(grid, goal_cell, 12, |c| {
@@ -320,6 +354,7 @@ pub(crate) fn move_units(
                         }
                     }
                     progress.repaths += 1;
+                    progress.state = MoveState::Waiting(dt);
                     commands.entity(entity).insert(req);
                 }
                 continue;
@@ -333,7 +368,7 @@ pub(crate) fn move_units(
                     let waited = waited + dt;
                     progress.state = MoveState::Waiting(waited);
                     if waited > mover.wait_time && !pending {
-                        if head_on && entity > other {
+                        if head_on && entity > other && progress.yields < MAX_YIELDS {
                             // Break the tie by entity: this unit steps aside onto the nearest cell
                             // the other does not claim, then resumes its order.
                             let side = nearest_cell(grid, here, 16, |c| {
@@ -345,6 +380,7 @@ pub(crate) fn move_units(
                                 if progress.resume.is_none() {
                                     progress.resume = Some(req.clone());
                                 }
+                                progress.yields += 1;
                                 commands
                                     .entity(entity)
                                     .insert(PathRequest::to_cell(side).with_priority(10));
@@ -365,7 +401,6 @@ pub(crate) fn move_units(
         if matches!(progress.state, MoveState::Waiting(_)) {
             progress.state = MoveState::Moving;
         }
-        progress.blocked = 0.0;
 
         // Advance along the waypoints.
         let mut distance = mover.speed * dt;
@@ -406,7 +441,29 @@ pub(crate) fn move_units(
 
         let end = waypoint(waypoint_count - 1);
         if progress.waypoint >= waypoint_count || pos.distance(end) <= mover.arrival_tolerance {
-            stop_here(&mut claims, entity, progress, cell_at(pos), &mut arrived, &mut commands);
+            let cell = cell_at(pos);
+            // Another unit got here first: take the nearest free cell instead of stacking.
+            if claims.stopped_at(cell).is_some_and(|e| e != entity)
+                && !pending
+                && let Some(req) = request
+                && let Some(free) = nearest_cell(grid, cell, 12, |c| {
+                    claims.stopped_at(c).is_none() && claims.claimants(c).is_empty()
+                })
+            {
+                let mut req = req.clone();
+                req.goal = PathGoal::Cell(free);
+                progress.state = MoveState::Waiting(dt);
+                commands.entity(entity).insert(req);
+                continue;
+            }
+            stop_here(
+                &mut claims,
+                entity,
+                progress,
+                cell_at(pos),
+                &mut arrived,
+                &mut commands,
+            );
         }
     }
 }
@@ -432,6 +489,7 @@ fn stop_here(
     if let Some(resume) = progress.resume.take() {
         commands.entity(entity).insert(resume);
     } else {
+        progress.yields = 0;
         arrived.write(Arrived { entity, cell });
         commands.trigger(Arrived { entity, cell });
     }

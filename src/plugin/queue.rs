@@ -67,7 +67,31 @@ struct InlineJob {
     job: Job,
     search: Box<AStar>,
     radius: f32,
+    /// The overlay, kept for the second attempt (see [`soften`]).
+    overlay: Vec<(Cell, CellOverlay)>,
+    start: Cell,
 }
+
+/// Stopped units are searched around as if blocked; when that leaves no path at all (a goal inside
+/// a crowd), the search runs again with them as a heavy penalty instead, so the unit still gets as
+/// close as it can and the movement layer stops it beside the crowd.
+fn soften(overlay: &[(Cell, CellOverlay)]) -> Option<Vec<(Cell, CellOverlay)>> {
+    overlay
+        .iter()
+        .any(|(_, o)| *o == CellOverlay::Blocked)
+        .then(|| {
+            overlay
+                .iter()
+                .map(|&(c, o)| match o {
+                    CellOverlay::Blocked => (c, CellOverlay::Penalty(STOPPED_PENALTY)),
+                    other => (c, other),
+                })
+                .collect()
+        })
+}
+
+/// Penalty of a stopped unit's cell in the second attempt: 20 straight steps.
+const STOPPED_PENALTY: u32 = 20 * 65536;
 
 /// An outcome ready to be delivered.
 struct Ready {
@@ -497,6 +521,8 @@ pub(crate) fn service_queue(
                             job,
                             search,
                             radius,
+                            overlay,
+                            start,
                         }),
                         Err(e) => {
                             queue.fail(job.entity, job.ticket, failure_of(e));
@@ -580,6 +606,14 @@ pub(crate) fn service_queue(
         stats.expansions += done_exp;
         match step {
             SearchStep::Pending => k += 1,
+            SearchStep::Failed(PathError::NoPath) if soften(&job.overlay).is_some() => {
+                let soft = soften(&job.overlay).expect("checked");
+                let config = settings.search;
+                if begin(&mut job.search, grid, job.start, &job.job, &config, &soft).is_err() {
+                    k += 1;
+                }
+                job.overlay = soft;
+            }
             finished => {
                 let done = queue.inline.swap_remove(k);
                 if settings.record_expanded {
@@ -671,7 +705,13 @@ fn run_job(
 ) -> JobResult {
     let result = with_scratch(|search| {
         begin(search, grid, start, job, config, overlay)?;
-        crate::core::finish(search, grid)
+        match crate::core::finish(search, grid) {
+            Err(PathError::NoPath) if let Some(soft) = soften(overlay) => {
+                begin(search, grid, start, job, config, &soft)?;
+                crate::core::finish(search, grid)
+            }
+            other => other,
+        }
     });
     let smoothed = match (&result, smoothing) {
         (Ok(p), true) => smooth_path(grid, &p.cells, radius),
