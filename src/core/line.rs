@@ -91,15 +91,14 @@ fn walk_cells(
     true
 }
 
-/// Squared distance between the segment `a`-`b` and the unit square of `cell` (0 if they meet,
-/// even at a single boundary point).
-fn segment_cell_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
+/// Liang-Barsky clipping of the segment `a`-`b` against the unit square of `cell`: the parameter
+/// range `(t0, t1)` inside it, or `None` if a parallel segment lies outside (a parallel segment
+/// closer than `edge` to an edge's line counts as outside too).
+fn clip(a: Vec2, b: Vec2, cell: Cell, edge: f32) -> Option<(f32, f32)> {
     let lo = cell.as_vec2();
     let hi = lo + Vec2::ONE;
-    // Liang-Barsky: does the segment enter the square?
     let d = b - a;
     let (mut t0, mut t1) = (0.0f32, 1.0f32);
-    let mut inside = true;
     for (p, q) in [
         (-d.x, a.x - lo.x),
         (d.x, hi.x - a.x),
@@ -107,9 +106,8 @@ fn segment_cell_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
         (d.y, hi.y - a.y),
     ] {
         if p == 0.0 {
-            if q < 0.0 {
-                inside = false;
-                break;
+            if q < edge {
+                return None;
             }
         } else {
             let r = q / p;
@@ -118,46 +116,28 @@ fn segment_cell_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
             } else {
                 t1 = t1.min(r);
             }
-            if t0 > t1 {
-                inside = false;
-                break;
-            }
         }
     }
-    if inside {
+    Some((t0, t1))
+}
+
+/// Squared distance between the segment `a`-`b` and the unit square of `cell` (0 if they meet,
+/// even at a single boundary point).
+fn segment_cell_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
+    if clip(a, b, cell, 0.0).is_some_and(|(t0, t1)| t0 <= t1) {
         return 0.0;
     }
-    segment_box_gap_sq(a, b, lo, hi)
+    let lo = cell.as_vec2();
+    segment_box_gap_sq(a, b, lo, lo + Vec2::ONE)
 }
 
 /// Whether the segment `a`-`b` passes through the open interior of `cell` (touching its boundary
 /// at a point or running along an edge does not count).
 fn crosses_interior(a: Vec2, b: Vec2, cell: Cell) -> bool {
     let lo = cell.as_vec2();
-    let hi = lo + Vec2::ONE;
     let d = b - a;
-    let (mut t0, mut t1) = (0.0f32, 1.0f32);
-    for (p, q) in [
-        (-d.x, a.x - lo.x),
-        (d.x, hi.x - a.x),
-        (-d.y, a.y - lo.y),
-        (d.y, hi.y - a.y),
-    ] {
-        if p == 0.0 {
-            if q <= 1e-6 {
-                return false;
-            }
-        } else {
-            let r = q / p;
-            if p < 0.0 {
-                t0 = t0.max(r);
-            } else {
-                t1 = t1.min(r);
-            }
-        }
-    }
-    (t1 - t0) * d.length().max(1e-6) > 1e-4
-        || (d == Vec2::ZERO && a.cmpgt(lo).all() && a.cmplt(hi).all())
+    clip(a, b, cell, 1e-6).is_some_and(|(t0, t1)| (t1 - t0) * d.length().max(1e-6) > 1e-4)
+        || (d == Vec2::ZERO && a.cmpgt(lo).all() && a.cmplt(lo + Vec2::ONE).all())
 }
 
 fn segment_box_gap_sq(a: Vec2, b: Vec2, lo: Vec2, hi: Vec2) -> f32 {
