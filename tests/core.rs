@@ -391,3 +391,33 @@ fn manhattan_is_lesters_inadmissible_heuristic() {
     .unwrap();
     assert!(p.length >= o.length && p.expansions <= o.expansions);
 }
+
+#[test]
+fn turn_penalty_trades_length_for_fewer_turns() {
+    let mut grid = NavGrid::new(30, 30).unwrap();
+    for y in 5..25 {
+        grid.set_walkable(Cell::new(15, y), false).unwrap();
+    }
+    let plain = find_path(
+        &grid,
+        Cell::new(2, 12),
+        Cell::new(28, 17),
+        &SearchConfig::default(),
+    )
+    .unwrap();
+    let cfg = SearchConfig {
+        turn_penalty: 3 * 65536,
+        ..Default::default()
+    };
+    let turny = find_path(&grid, Cell::new(2, 12), Cell::new(28, 17), &cfg).unwrap();
+    assert!(
+        turny.turns() < plain.turns(),
+        "{} vs {}",
+        turny.turns(),
+        plain.turns()
+    );
+    assert!(turny.length >= plain.length);
+    for w in turny.cells.windows(2) {
+        assert!(grid.can_step(w[0], w[1]));
+    }
+}

@@ -31,6 +31,11 @@ pub struct SearchConfig {
     pub goal_policy: GoalPolicy,
     /// Give up with [`PathError::LimitExceeded`] after this many expansions (`None`: no limit).
     pub max_expansions: Option<u32>,
+    /// Extra cost, in fixed-point units, of a step that changes direction (Lester's note 4 and
+    /// Pinter's in-search alternative to smoothing: fewer turns, but still 45-degree ones, and
+    /// costs are no longer plain distances). Judged against the parent link, as those articles
+    /// do, so paths are not guaranteed optimal under this cost. 0 (the default) turns it off.
+    pub turn_penalty: u32,
 }
 
 impl Default for SearchConfig {
@@ -40,6 +45,7 @@ impl Default for SearchConfig {
             weight: 1.0,
             goal_policy: GoalPolicy::Fail,
             max_expansions: None,
+            turn_penalty: 0,
         }
     }
 }
@@ -492,7 +498,12 @@ impl AStar {
             return SearchStep::Failed(e);
         }
         let rules = grid.rules();
-        let penalties = !self.overlay_list.is_empty() || grid.has_penalties();
+        let penalties = !self.overlay_list.is_empty()
+            || grid.has_penalties()
+            || self
+                .active
+                .as_ref()
+                .is_some_and(|a| a.config.turn_penalty > 0);
         let result = match (rules.connectivity, rules.corner_rule, penalties) {
             (Connectivity::Four, _, false) => self.run::<false, false, false>(grid, max_expansions),
             (Connectivity::Four, _, true) => self.run::<false, false, true>(grid, max_expansions),
@@ -591,6 +602,9 @@ impl AStar {
             expansions += 1;
             left -= 1;
             let g = nodes[i].g;
+            // Direction into `i` (0 at the start), for the turn penalty.
+            let came_from = i as isize - nodes[i].parent as isize;
+            let turn_penalty = a.config.turn_penalty as u64;
             let x = (i % stride) as u32 - 1;
             let y = (i / stride) as u32 - 1;
             // A macro rather than a closure: the closure was not inlined (measured: a quarter of
@@ -602,6 +616,12 @@ impl AStar {
                     let mut open_it = true;
                     if PENALTY {
                         step += penalty[j] as u64;
+                        if turn_penalty > 0
+                            && came_from != 0
+                            && (j as isize - i as isize) != came_from
+                        {
+                            step += turn_penalty;
+                        }
                         let (s, extra) = overlay.get(j).copied().unwrap_or((0, 0));
                         if s == generation {
                             if extra == OVERLAY_BLOCKED {
