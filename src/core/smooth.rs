@@ -48,6 +48,8 @@ pub struct Smoother {
     at: usize,
     out: Vec<Vec2>,
     forward_result: Option<Vec<Vec2>>,
+    /// Dearest terrain on the path, taken when a merge pass starts (merges may not cross dearer).
+    max_terrain: u8,
 }
 
 impl Smoother {
@@ -64,6 +66,7 @@ impl Smoother {
                 .map(|&c| vec![cell_center(c)])
                 .unwrap_or_default(),
             forward_result: None,
+            max_terrain: 0,
         }
     }
 
@@ -119,6 +122,12 @@ impl Smoother {
                     if best == last {
                         self.phase = Phase::Merge;
                         self.at = 1;
+                        self.max_terrain = self
+                            .cells
+                            .iter()
+                            .map(|&c| grid.terrain(c).unwrap_or(0))
+                            .max()
+                            .unwrap_or(0);
                     }
                 }
                 Phase::Merge => {
@@ -144,13 +153,7 @@ impl Smoother {
                         self.out = vec![cell_center(self.cell(0))];
                         continue;
                     }
-                    let max_terrain = self
-                        .cells
-                        .iter()
-                        .map(|&c| grid.terrain(c).unwrap_or(0))
-                        .max()
-                        .unwrap_or(0);
-                    if !merge_bend(grid, &mut self.out, self.at, self.radius, max_terrain) {
+                    if !merge_bend(grid, &mut self.out, self.at, self.radius, self.max_terrain) {
                         self.at += 1;
                     }
                 }

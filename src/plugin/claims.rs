@@ -19,6 +19,19 @@ pub struct Claims {
     intents: EntityHashMap<Intent>,
 }
 
+/// Moves `entity`'s entry in a cell -> unit map from `old` to `new` (the first unit on a cell
+/// keeps it).
+fn relocate(map: &mut HashMap<Cell, Entity>, entity: Entity, old: Option<Cell>, new: Option<Cell>) {
+    if let Some(c) = old
+        && map.get(&c) == Some(&entity)
+    {
+        map.remove(&c);
+    }
+    if let Some(c) = new {
+        map.entry(c).or_insert(entity);
+    }
+}
+
 /// Where a moving unit is and where it goes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Intent {
@@ -66,14 +79,7 @@ impl Claims {
 
     /// `entity` stopped on `cell` (or `None`: it started moving).
     pub fn set_stopped(&mut self, entity: Entity, old: Option<Cell>, new: Option<Cell>) {
-        if let Some(c) = old
-            && self.stopped.get(&c) == Some(&entity)
-        {
-            self.stopped.remove(&c);
-        }
-        if let Some(c) = new {
-            self.stopped.entry(c).or_insert(entity);
-        }
+        relocate(&mut self.stopped, entity, old, new);
     }
 
     /// The stopped unit on `cell`, if any.
@@ -83,14 +89,7 @@ impl Claims {
 
     /// A moving `entity` moved from cell `old` into `new`.
     pub fn set_moving_at(&mut self, entity: Entity, old: Option<Cell>, new: Option<Cell>) {
-        if let Some(c) = old
-            && self.moving_at.get(&c) == Some(&entity)
-        {
-            self.moving_at.remove(&c);
-        }
-        if let Some(c) = new {
-            self.moving_at.entry(c).or_insert(entity);
-        }
+        relocate(&mut self.moving_at, entity, old, new);
     }
 
     /// A moving unit standing on `cell`, if any.
