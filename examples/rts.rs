@@ -23,7 +23,7 @@ use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::PrimaryWindow;
 use bevy_ecs_tilemap::prelude::*;
-use bevy_tilepath::core::{BLOCKED, Cell, GoalPolicy, NavGrid, overlaps_blocked};
+use bevy_tilepath::core::{BLOCKED, Cell, GoalPolicy, NavGrid, cell_at, overlaps_blocked};
 use bevy_tilepath::debug::{DebugSelected, TilepathDebugPlugin};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::{NavTile, TilemapNavPlugin, world_to_tile};
@@ -405,6 +405,10 @@ fn headless(args: &Args) -> std::process::ExitCode {
     let final_order_frame = args.frames / 3;
     let mut frame_ms = Vec::new();
     let mut wall_overlaps = 0u64;
+    // RTS_TRACE=3,17: print those entity indices' state every frame.
+    let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
     for frame in 0..args.frames {
         if frame % 90 == 0 && frame < final_order_frame || frame == final_order_frame {
             let world = app.world_mut();
@@ -446,6 +450,20 @@ fn headless(args: &Args) -> std::process::ExitCode {
         app.update();
         frame_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         let world = app.world_mut();
+        if let Some(trace) = &trace {
+            let mut q = world.query::<(Entity, &PathProgress, &PathStatus, &Transform, &Path)>();
+            for (e, p, s, tf, path) in q.iter(world) {
+                if trace.contains(&e.index_u32()) {
+                    let g = (tf.translation.truncate() - origin()) / TILE;
+                    eprintln!(
+                        "trace {frame} {e} {:?} {s:?} at {g} goal {} next {:?} {p:?}",
+                        p.state,
+                        path.goal,
+                        path.corridor.get(p.cell_index)
+                    );
+                }
+            }
+        }
         let mut q = world.query::<(&Transform, &Mover)>();
         for (tf, m) in q.iter(world) {
             let g = (tf.translation.truncate() - origin()) / TILE;
@@ -456,15 +474,21 @@ fn headless(args: &Args) -> std::process::ExitCode {
         }
     }
     let world = app.world_mut();
-    let mut q = world.query::<(&PathProgress, &PathStatus, &Transform, Option<&Path>)>();
+    let mut q = world.query::<(
+        Entity,
+        &PathProgress,
+        &PathStatus,
+        &Transform,
+        Option<&Path>,
+    )>();
     let mut arrived = 0;
     let mut stuck = 0;
     let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
-    for (p, s, tf, path) in q.iter(world) {
+    for (e, p, s, tf, path) in q.iter(world) {
         if p.state != MoveState::Arrived && std::env::var_os("RTS_DEBUG").is_some() {
             let g = (tf.translation.truncate() - origin()) / TILE;
             eprintln!(
-                "{:?} at {g} goal {:?} cell_index {} / {} waypoint {} / {}",
+                "{e} {:?} at {g} goal {:?} cell_index {} / {} waypoint {} / {}",
                 p.state,
                 path.map(|p| p.goal),
                 p.cell_index,
@@ -482,6 +506,37 @@ fn headless(args: &Args) -> std::process::ExitCode {
     }
     if stuck > 0 {
         eprintln!("not arrived: {reasons:?}");
+    }
+    if std::env::var_os("RTS_MAP").is_some() {
+        // The map as text with units: digits count units not arrived, '.' arrived ones.
+        let mut chars: Vec<Vec<char>> = (0..MAP_H as i32)
+            .map(|y| {
+                (0..MAP_W as i32)
+                    .map(|x| match terrain[(y * MAP_W as i32 + x) as usize] {
+                        Terrain::Water => '~',
+                        Terrain::Wall => '#',
+                        Terrain::Road => '=',
+                        Terrain::Forest => 'f',
+                        Terrain::Grass => ' ',
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut q = world.query::<(&PathProgress, &Transform)>();
+        for (p, tf) in q.iter(world) {
+            let c = cell_at((tf.translation.truncate() - origin()) / TILE);
+            let ch = &mut chars[c.y as usize][c.x as usize];
+            *ch = match (p.state == MoveState::Arrived, *ch) {
+                (true, _) => '.',
+                (false, d) if d.is_ascii_digit() => {
+                    char::from_digit((d as u32 - '0' as u32 + 1).min(9), 10).unwrap()
+                }
+                (false, _) => '1',
+            };
+        }
+        for row in chars.iter().rev() {
+            eprintln!("{}", row.iter().collect::<String>());
+        }
     }
     let mut sorted = frame_ms.clone();
     sorted.sort_by(f64::total_cmp);

@@ -201,8 +201,35 @@ proptest! {
                     prop_assert!(body_stays_clear(&grid, s[0], s[1], radius));
                 }
             }
+            // The corridor a unit walks: 8-connected, from start to goal, every cell walkable.
+            let corridor = polyline_cells(&smooth);
+            prop_assert_eq!(corridor[0], start);
+            prop_assert_eq!(*corridor.last().unwrap(), p.goal);
+            for w in corridor.windows(2) {
+                prop_assert!((w[1] - w[0]).abs().max_element() == 1, "{:?}", corridor);
+            }
+            prop_assert!(corridor.iter().all(|&c| grid.is_walkable(c)));
         }
     }
+}
+
+#[test]
+fn corridor_steps_diagonally_through_corners() {
+    let c = |x, y| Cell::new(x, y);
+    let diag = polyline_cells(&[Vec2::new(0.5, 0.5), Vec2::new(3.5, 3.5)]);
+    assert_eq!(diag, vec![c(0, 0), c(1, 1), c(2, 2), c(3, 3)]);
+    let bent = polyline_cells(&[
+        Vec2::new(0.5, 0.5),
+        Vec2::new(2.5, 0.5),
+        Vec2::new(2.5, 2.5),
+    ]);
+    assert_eq!(bent, vec![c(0, 0), c(1, 0), c(2, 0), c(2, 1), c(2, 2)]);
+    let shallow = polyline_cells(&[Vec2::new(0.5, 0.5), Vec2::new(3.5, 1.5)]);
+    // Crosses the lattice point (2, 1) exactly: one diagonal step there.
+    assert_eq!(shallow, vec![c(0, 0), c(1, 0), c(2, 1), c(3, 1)]);
+    let steep = polyline_cells(&[Vec2::new(0.5, 0.5), Vec2::new(1.5, 3.0)]);
+    assert_eq!(steep, vec![c(0, 0), c(0, 1), c(1, 1), c(1, 2), c(1, 3)]);
+    assert_eq!(polyline_cells(&[Vec2::new(4.2, 1.7)]), vec![c(4, 1)]);
 }
 
 #[test]

@@ -146,7 +146,15 @@ fn units_never_enter_blocked_cells_and_release_their_claims() {
             if let Some(path) = app.world().get::<Path>(e) {
                 let from = progress.cell_index.saturating_sub(1);
                 for c in &claimed {
-                    assert!(path.cells[from..].contains(c), "claims a cell it left");
+                    assert!(path.corridor[from..].contains(c), "claims a cell it left");
+                }
+                // Claims follow the unit: the first is (next to) the cell it stands on.
+                if let Some(first) = claimed.first() {
+                    let here = cell_at(p);
+                    assert!(
+                        (*first - here).abs().max_element() <= 1,
+                        "unit {i} at {here} claims from {first}"
+                    );
                 }
             }
         }

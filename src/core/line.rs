@@ -27,6 +27,34 @@ pub fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
     walk_cells(a, b, &mut visit, &mut |_, _| true)
 }
 
+/// The cells a point walking the polyline `points` passes through, in order, without repeats
+/// of the same cell in a row. Where a segment crosses a lattice point (a diagonal step between
+/// cell centers) the walk goes straight to the diagonal cell: the side cells it only touches at
+/// the corner are left out.
+pub fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
+    let mut out: Vec<Cell> = Vec::new();
+    for w in points.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let len = a.distance(b);
+        traverse(a, b, |c| {
+            // Cells the segment only touches at a corner (or within rounding of one) are not
+            // walked through.
+            let inside = clip(a, b, c, 0.0).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
+            let endpoint = c == cell_at(a) || c == cell_at(b);
+            if (inside > 1e-3 || endpoint) && out.last() != Some(&c) {
+                out.push(c);
+            }
+            true
+        });
+    }
+    if out.is_empty()
+        && let Some(&p) = points.first()
+    {
+        out.push(cell_at(p));
+    }
+    out
+}
+
 /// The traversal behind [`traverse`]: `corner(side_a, side_b)` is asked first when the segment
 /// crosses a lattice point exactly (it passes between the two side cells), then both side cells
 /// are visited.
@@ -196,11 +224,36 @@ pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
                     }
                 }
             }
-            true
+            // A point body may touch walls, but not slip through the corner point between two
+            // diagonally touching blocked cells (float rounding can hide that crossing from the
+            // traversal's corner test).
+            r2 > 1e-6 || !squeezes_through_corner(grid, a, b, c)
         },
         // Never squeeze between two diagonally touching blocked cells.
         &mut |sa, sb| grid.is_walkable(sa) || grid.is_walkable(sb),
     )
+}
+
+/// Whether the segment `a`-`b` passes (within rounding) through a corner point of `cell` where
+/// two diagonally touching cells are both blocked.
+fn squeezes_through_corner(grid: &NavGrid, a: Vec2, b: Vec2, cell: Cell) -> bool {
+    const EPS2: f32 = 1e-6;
+    let d = b - a;
+    let len2 = d.length_squared();
+    [(0, 0), (1, 0), (0, 1), (1, 1)]
+        .into_iter()
+        .any(|(dx, dy)| {
+            let q = cell + IVec2::new(dx, dy);
+            let p = q.as_vec2();
+            let t = if len2 > 0.0 {
+                ((p - a).dot(d) / len2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let blocked = |x: i32, y: i32| !grid.is_walkable(q + IVec2::new(x, y));
+            (a + d * t).distance_squared(p) < EPS2
+                && (blocked(-1, -1) && blocked(0, 0) || blocked(-1, 0) && blocked(0, -1))
+        })
 }
 
 /// Pinter's Listing 1 `Walkable`, literally: samples the segment every fifth of a tile and at each

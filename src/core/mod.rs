@@ -18,7 +18,9 @@ mod turn;
 pub use cost::CostModel;
 pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
 pub use heuristic::Heuristic;
-pub use line::{cell_at, cell_center, overlaps_blocked, traverse, walkable, walkable_sampled};
+pub use line::{
+    cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
+};
 pub use path::{Path, PathError, count_turns};
 pub use search::{
     AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, check_nearest, find_nearest,

@@ -130,6 +130,9 @@ pub struct Path {
     pub cells: Vec<Cell>,
     /// Smoothed waypoints in world space, start to goal (the cells' centers if smoothing is off).
     pub waypoints: Vec<Vec2>,
+    /// The cells a unit's center passes through walking the waypoints, in order (8-connected;
+    /// what movement claims and checks for other units, and what grid edits are tested against).
+    pub corridor: Vec<Cell>,
     /// Total fixed-point cost.
     pub cost: u64,
     /// Length of the cell path in tiles.

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, NavGrid, TurnPlan, cell_at, cell_center, overlaps_blocked, walkable};
+use crate::core::{Cell, NavGrid, TurnPlan, cell_at, overlaps_blocked, walkable};
 
 use super::claims::{Claims, Intent};
 use super::components::{Path, PathGoal, PathRequest, PathStatus};
@@ -52,8 +52,19 @@ const CLOSE_ENOUGH: i32 = 16;
 /// bridge would otherwise take turns stepping aside forever).
 const MAX_YIELDS: u32 = 3;
 
-/// Seconds without progress along its path after which a unit walks through other units.
-const GHOST_AFTER: f32 = 5.0;
+/// Seconds a unit may spend waiting without getting a tile away from where it started waiting;
+/// after that it walks through other units (never walls) until it is [`GHOST_FOR`] tiles on.
+const GHOST_AFTER: f32 = 2.0;
+
+/// Tiles a unit walks through other units once it has been kept in place for [`GHOST_AFTER`].
+const GHOST_FOR: f32 = 3.0;
+
+/// Repaths a unit kept in place tries before it just waits (and, after [`GHOST_AFTER`], walks
+/// through).
+const MAX_STUCK_REPATHS: u32 = 2;
+
+/// How many corridor cells ahead of the last one passed a unit's cell is looked for.
+const TRACK_AHEAD: usize = 8;
 
 /// What a mover is doing.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -80,7 +91,8 @@ pub enum MoveState {
 pub struct PathProgress {
     /// Index of the waypoint being walked to.
     pub waypoint: usize,
-    /// Index of the next path cell (cells before it are passed).
+    /// Index of the next cell of the path's [`corridor`](Path::corridor) (cells before it are
+    /// passed).
     pub cell_index: usize,
     /// Facing (grid space, normalised).
     pub heading: Vec2,
@@ -92,11 +104,18 @@ pub struct PathProgress {
     claimed: VecDeque<Cell>,
     stopped_cell: Option<Cell>,
     moving_cell: Option<Cell>,
-    /// The order to resume after stepping aside for another unit.
-    resume: Option<PathRequest>,
+    /// The order to resume after stepping aside for another unit, and the cell stepped aside to.
+    resume: Option<(PathRequest, Cell)>,
     repaths: u32,
-    /// Seconds spent waiting since the unit last moved.
+    /// Repaths since the unit last got a tile away from `anchor` (capped: in a crowd, repeated
+    /// repaths flip between routes instead of getting anywhere).
+    stuck_repaths: u32,
+    /// Seconds spent waiting since the unit was last a tile away from `anchor`.
     blocked: f32,
+    /// Where the unit was when it last made progress (or started walking through units).
+    anchor: Vec2,
+    /// Walking through other units (after being kept in place too long).
+    ghosting: bool,
     /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
     yields: u32,
 }
@@ -217,6 +236,12 @@ pub(crate) fn move_units(
             } else {
                 MoveState::Arrived
             };
+            // A new order given while the unit stepped aside replaces the one it would resume.
+            if progress.resume.as_ref().is_some_and(|(_, aside)| {
+                !request.is_some_and(|r| r.goal == PathGoal::Cell(*aside))
+            }) {
+                progress.resume = None;
+            }
             if progress.heading == Vec2::ZERO {
                 progress.heading = Vec2::X;
             }
@@ -241,7 +266,7 @@ pub(crate) fn move_units(
             }
             MoveState::Moving | MoveState::Waiting(_) => {}
         }
-        let cells = &path.cells;
+        let cells = &path.corridor;
         let waypoint = |i: usize| map.world_to_grid(path.waypoints[i]);
         let waypoint_count = path.waypoints.len();
         if path.is_changed()
@@ -253,17 +278,30 @@ pub(crate) fn move_units(
             progress.waypoint = 0;
         }
 
-        // Passed cells: advance while the next cell center is at least as close as the last.
-        // Progress along the path is what clears `blocked`.
-        let index_before = progress.cell_index;
-        while progress.cell_index < cells.len()
-            && pos.distance_squared(cell_center(cells[progress.cell_index]))
-                <= pos.distance_squared(cell_center(cells[progress.cell_index - 1]))
+        // Passed cells: the unit's cell, found a little ahead in its corridor, and every cell
+        // before it. (Off the corridor, e.g. in a turn's arc, nothing is passed.)
+        let here = cell_at(pos);
+        let from = progress.cell_index.saturating_sub(1);
+        if let Some(k) = cells
+            .iter()
+            .skip(from)
+            .take(TRACK_AHEAD + 1)
+            .position(|&c| c == here)
         {
-            progress.cell_index += 1;
+            progress.cell_index = from + k + 1;
         }
-        if progress.cell_index > index_before && !path.is_changed() {
+        // Getting a tile away from where it started waiting is what clears `blocked`.
+        let moved = pos.distance(progress.anchor);
+        let next_cell = cells.get(progress.cell_index).copied();
+        let next_taken = next_cell.is_some_and(|c| {
+            claims.stopped_at(c).is_some_and(|e| e != entity)
+                || claims.moving_at(c).is_some_and(|e| e != entity)
+        });
+        if moved >= 1.0 && !progress.ghosting || moved >= GHOST_FOR && !next_taken {
+            progress.anchor = pos;
             progress.blocked = 0.0;
+            progress.stuck_repaths = 0;
+            progress.ghosting = false;
         }
         // Claims: the current and next few cells, never the ones left behind.
         let lo = progress.cell_index.saturating_sub(1);
@@ -282,7 +320,6 @@ pub(crate) fn move_units(
                 progress.claimed.push_back(c);
             }
         }
-        let here = cell_at(pos);
         if progress.moving_cell != Some(here) {
             claims.set_moving_at(entity, progress.moving_cell, Some(here));
             progress.moving_cell = Some(here);
@@ -290,7 +327,6 @@ pub(crate) fn move_units(
 
         // Units in the way: the next cell of the path, if it is not ours already. A request
         // already in the queue is not sent again: the unit waits for its answer.
-        let next_cell = cells.get(progress.cell_index).copied();
         let goal_cell = *cells.last().expect("paths are never empty");
         let pending = *status != PathStatus::Found;
         let waited = match progress.state {
@@ -298,6 +334,9 @@ pub(crate) fn move_units(
             _ => 0.0,
         };
         if waited > 0.0 {
+            if progress.blocked == 0.0 {
+                progress.anchor = pos;
+            }
             progress.blocked += dt;
         }
         claims.set_intent(
@@ -321,16 +360,20 @@ pub(crate) fn move_units(
                     entity,
                     progress,
                     here,
+                    request,
                     &mut arrived,
                     &mut commands,
                 );
                 continue;
             }
         }
-        // Last resort against gridlock: a unit that made no progress along its path for a long
-        // while walks through other units (never through walls) to its next cell.
-        let ghost = progress.blocked > GHOST_AFTER;
-        if let Some(next) = next_cell.filter(|&c| c != here && !ghost) {
+        // Last resort against gridlock: a unit kept in place for a long while walks through
+        // other units (never through walls) for a few tiles.
+        if progress.blocked > GHOST_AFTER && !progress.ghosting {
+            progress.ghosting = true;
+            progress.anchor = pos;
+        }
+        if let Some(next) = next_cell.filter(|&c| c != here && !progress.ghosting) {
             if claims.stopped_at(next).is_some_and(|e| e != entity) {
                 // A stopped unit holds the next cell: repath around it (searches treat stopped
                 // units as blocked), or, if it holds the goal, stop on the nearest free cell.
@@ -338,6 +381,7 @@ pub(crate) fn move_units(
                 // Wait a moment first (it may be about to move), and between repaths.
                 if !pending
                     && waited + dt > mover.wait_time
+                    && progress.stuck_repaths < MAX_STUCK_REPATHS
                     && let Some(req) = request
                 {
                     let mut req = req.clone();
@@ -346,7 +390,7 @@ pub(crate) fn move_units(
                             claims.stopped_at(c).is_none() && claims.claimants(c).is_empty()
                         });
                         match free {
-                            Some(free) => req.goal = PathGoal::Cell(free),
+                            Some(free) => redirect(progress, &mut req, free),
                             None => {
                                 progress.state = MoveState::Arrived;
                                 continue;
@@ -354,6 +398,7 @@ pub(crate) fn move_units(
                         }
                     }
                     progress.repaths += 1;
+                    progress.stuck_repaths += 1;
                     progress.state = MoveState::Waiting(dt);
                     commands.entity(entity).insert(req);
                 }
@@ -377,9 +422,11 @@ pub(crate) fn move_units(
                                     && claims.moving_at(c).is_none()
                             });
                             if let (Some(side), Some(req)) = (side, request) {
-                                if progress.resume.is_none() {
-                                    progress.resume = Some(req.clone());
-                                }
+                                let original = match progress.resume.take() {
+                                    Some((original, _)) => original,
+                                    None => req.clone(),
+                                };
+                                progress.resume = Some((original, side));
                                 progress.yields += 1;
                                 commands
                                     .entity(entity)
@@ -387,9 +434,11 @@ pub(crate) fn move_units(
                                 progress.state = MoveState::Waiting(dt);
                             }
                         } else if waited > 3.0 * mover.wait_time
+                            && progress.stuck_repaths < MAX_STUCK_REPATHS
                             && let Some(req) = request
                         {
                             progress.repaths += 1;
+                            progress.stuck_repaths += 1;
                             commands.entity(entity).insert(req.clone());
                             progress.state = MoveState::Waiting(dt);
                         }
@@ -451,7 +500,7 @@ pub(crate) fn move_units(
                 })
             {
                 let mut req = req.clone();
-                req.goal = PathGoal::Cell(free);
+                redirect(progress, &mut req, free);
                 progress.state = MoveState::Waiting(dt);
                 commands.entity(entity).insert(req);
                 continue;
@@ -461,11 +510,23 @@ pub(crate) fn move_units(
                 entity,
                 progress,
                 cell_at(pos),
+                request,
                 &mut arrived,
                 &mut commands,
             );
         }
     }
+}
+
+/// Sends `request` to `free` instead of its goal (taken by a stopped unit); a unit stepping aside
+/// keeps the order it will resume.
+fn redirect(progress: &mut PathProgress, request: &mut PathRequest, free: Cell) {
+    if let Some((_, aside)) = progress.resume.as_mut()
+        && request.goal == PathGoal::Cell(*aside)
+    {
+        *aside = free;
+    }
+    request.goal = PathGoal::Cell(free);
 }
 
 /// The unit stops on `cell`: claims released, the cell occupied, [`Arrived`] sent (or the order
@@ -475,18 +536,25 @@ fn stop_here(
     entity: Entity,
     progress: &mut PathProgress,
     cell: Cell,
+    request: Option<&PathRequest>,
     arrived: &mut MessageWriter<Arrived>,
     commands: &mut Commands,
 ) {
     progress.state = MoveState::Arrived;
     progress.plan = None;
     progress.blocked = 0.0;
+    progress.ghosting = false;
+    progress.stuck_repaths = 0;
     release_all(claims, entity, progress);
     claims.set_intent(entity, None);
     claims.set_moving_at(entity, progress.moving_cell.take(), None);
     claims.set_stopped(entity, progress.stopped_cell, Some(cell));
     progress.stopped_cell = Some(cell);
-    if let Some(resume) = progress.resume.take() {
+    let stepped_aside = progress
+        .resume
+        .take()
+        .filter(|(_, aside)| request.is_some_and(|r| r.goal == PathGoal::Cell(*aside)));
+    if let Some((resume, _)) = stepped_aside {
         commands.entity(entity).insert(resume);
     } else {
         progress.yields = 0;

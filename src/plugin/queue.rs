@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::core::{
     AStar, Cell, CellOverlay, GoalPolicy, NavGrid, Path as CorePath, PathError, SearchConfig,
-    SearchStep, Smoother, smooth_path, with_scratch,
+    SearchStep, Smoother, cell_center, polyline_cells, smooth_path, with_scratch,
 };
 
 use super::claims::Claims;
@@ -790,10 +790,17 @@ pub(crate) fn receive_results(
         match result {
             Ok(p) => {
                 let ticket = queue.pending.remove(&job.entity).expect("checked current");
-                let waypoints = if smoothed.is_empty() {
-                    p.cells.iter().map(|&c| map.cell_to_world(c)).collect()
+                let (waypoints, corridor) = if smoothed.is_empty() {
+                    let centers: Vec<Vec2> = p.cells.iter().map(|&c| cell_center(c)).collect();
+                    (
+                        p.cells.iter().map(|&c| map.cell_to_world(c)).collect(),
+                        polyline_cells(&centers),
+                    )
                 } else {
-                    smoothed.iter().map(|&g| map.grid_to_world(g)).collect()
+                    (
+                        smoothed.iter().map(|&g| map.grid_to_world(g)).collect(),
+                        polyline_cells(&smoothed),
+                    )
                 };
                 queue.ready.push(Ready {
                     entity: job.entity,
@@ -802,6 +809,7 @@ pub(crate) fn receive_results(
                     path: Some(Path {
                         cells: p.cells,
                         waypoints,
+                        corridor,
                         cost: p.cost,
                         length: p.length,
                         goal: p.goal,
@@ -909,10 +917,14 @@ pub(crate) fn repath_on_change(
             if path.map != map_entity || queue.is_pending(entity) {
                 continue;
             }
+            // The cells still ahead of the unit's body: its corridor and their neighbours.
             let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
-            let rest = &path.cells[from.min(path.cells.len())..];
-            let crosses = rest.iter().any(|c| changed.contains(c))
-                || rest.windows(2).any(|w| !grid.can_step(w[0], w[1]));
+            let rest = &path.corridor[from.min(path.corridor.len())..];
+            let crosses = rest.iter().any(|&c| {
+                !grid.is_walkable(c)
+                    || (-1..=1)
+                        .any(|dy| (-1..=1).any(|dx| changed.contains(&(c + Cell::new(dx, dy)))))
+            });
             if crosses {
                 commands.entity(entity).insert(request.clone());
             }
