@@ -277,3 +277,58 @@ fn head_on_in_a_one_tile_corridor_resolves() {
         pos(&app, b)
     );
 }
+
+#[test]
+fn an_idle_unit_in_a_gate_makes_way() {
+    // A wall across the map with a one-tile gate; an idle unit stands in the gate.
+    let mut g = NavGrid::new(21, 11).unwrap();
+    for y in 0..11 {
+        if y != 5 {
+            g.set_walkable(Cell::new(10, y), false).unwrap();
+        }
+    }
+    let gate = Cell::new(10, 5);
+    let mut app = app(g.clone());
+    #[derive(Resource, Default)]
+    struct Arrivals(Vec<Entity>);
+    app.init_resource::<Arrivals>()
+        .add_observer(|arrived: On<Arrived>, mut log: ResMut<Arrivals>| log.0.push(arrived.entity));
+    let idle = unit(&mut app, gate, gate, Mover::default());
+    for _ in 0..30 {
+        app.update();
+    }
+    assert_eq!(state(&app, idle), MoveState::Arrived);
+    let mover = unit(
+        &mut app,
+        Cell::new(2, 5),
+        Cell::new(18, 5),
+        Mover::default(),
+    );
+    let mut closest = f32::INFINITY;
+    for _ in 0..60 * 20 {
+        app.update();
+        closest = closest.min(pos(&app, idle).distance(pos(&app, mover)));
+        for e in [idle, mover] {
+            assert!(!overlaps_blocked(&g, pos(&app, e), 0.3 - 1e-3));
+        }
+        if state(&app, mover) == MoveState::Arrived && state(&app, idle) == MoveState::Arrived {
+            break;
+        }
+    }
+    assert_eq!(
+        cell_at(pos(&app, mover)),
+        Cell::new(18, 5),
+        "mover went through"
+    );
+    assert_ne!(
+        cell_at(pos(&app, idle)),
+        gate,
+        "the idle unit left the gate"
+    );
+    // It stepped aside rather than being walked through (bodies of radius 0.3 never overlapped
+    // by more than a little while passing), and it did not report a second arrival.
+    assert!(closest > 0.4, "bodies came {closest} tiles close");
+    let log = &app.world().resource::<Arrivals>().0;
+    assert_eq!(log.iter().filter(|&&e| e == idle).count(), 1);
+    assert_eq!(log.iter().filter(|&&e| e == mover).count(), 1);
+}

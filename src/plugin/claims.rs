@@ -17,6 +17,7 @@ pub struct Claims {
     stopped: HashMap<Cell, Entity>,
     moving_at: HashMap<Cell, Entity>,
     intents: EntityHashMap<Intent>,
+    make_way: EntityHashMap<Entity>,
 }
 
 /// Moves `entity`'s entry in a cell -> unit map from `old` to `new` (the first unit on a cell
@@ -114,6 +115,17 @@ impl Claims {
         self.intents.get(&entity).copied()
     }
 
+    /// Asks the stopped unit `stopped` to step off its cell for the moving unit `by` (it does so
+    /// the next time movement runs, if it is still idle).
+    pub fn ask_to_make_way(&mut self, stopped: Entity, by: Entity) {
+        self.make_way.insert(stopped, by);
+    }
+
+    /// Takes the request for `entity` to make way, if any: the unit that asked.
+    pub fn take_make_way(&mut self, entity: Entity) -> Option<Entity> {
+        self.make_way.remove(&entity)
+    }
+
     /// Forgets every claim and occupancy of `entity` (it despawned or stopped being a mover).
     pub fn forget_entity(&mut self, entity: Entity) {
         self.claimed.retain(|_, v| {
@@ -123,6 +135,7 @@ impl Claims {
         self.stopped.retain(|_, e| *e != entity);
         self.moving_at.retain(|_, e| *e != entity);
         self.intents.remove(&entity);
+        self.make_way.remove(&entity);
     }
 
     /// The search overlay for `entity` starting at `start`: a penalty on cells claimed by other

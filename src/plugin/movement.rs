@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, NavGrid, TurnPlan, cell_at, overlaps_blocked, walkable};
+use crate::core::{Cell, NavGrid, TurnPlan, cell_at, cell_center, overlaps_blocked, walkable};
 
 use super::claims::{Claims, Intent};
 use super::components::{Path, PathGoal, PathRequest, PathStatus};
@@ -63,6 +63,12 @@ const GHOST_FOR: f32 = 3.0;
 /// through).
 const MAX_STUCK_REPATHS: u32 = 2;
 
+/// How far (in steps) an idle unit looks for a free cell when asked to make way.
+const MAKE_WAY_REACH: i32 = 6;
+
+/// Priority of the short searches of units making way or stepping aside (ahead of orders).
+const MAKE_WAY_PRIORITY: i32 = 10;
+
 /// How many corridor cells ahead of the last one passed a unit's cell is looked for.
 const TRACK_AHEAD: usize = 8;
 
@@ -107,15 +113,21 @@ pub struct PathProgress {
     /// The order to resume after stepping aside for another unit, and the cell stepped aside to.
     resume: Option<(PathRequest, Cell)>,
     repaths: u32,
-    /// Repaths since the unit last got a tile away from `anchor` (capped: in a crowd, repeated
+    /// Repaths since the unit last got a tile closer to its goal (capped: in a crowd, repeated
     /// repaths flip between routes instead of getting anywhere).
     stuck_repaths: u32,
-    /// Seconds spent waiting since the unit was last a tile away from `anchor`.
+    /// Seconds spent waiting since the unit last got a tile closer to its goal.
     blocked: f32,
-    /// Where the unit was when it last made progress (or started walking through units).
+    /// Where the unit started waiting (or walking through units).
     anchor: Vec2,
+    /// The goal of the path it follows and the closest it has been to it.
+    goal: Option<Cell>,
+    closest: f32,
     /// Walking through other units (after being kept in place too long).
     ghosting: bool,
+    /// The cell it is stepping to, off its own, for a moving unit: no [`Arrived`] when it gets
+    /// there.
+    making_way: Option<Cell>,
     /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
     yields: u32,
 }
@@ -231,15 +243,22 @@ pub(crate) fn move_units(
             progress.cell_index = 1;
             progress.plan = None;
             progress.speed_factor = 1.0;
-            progress.state = if path.waypoints.len() > 1 {
-                MoveState::Moving
-            } else {
+            // A one-waypoint path (the unit is there already) arrives below, with its message.
+            progress.state = if path.waypoints.is_empty() {
                 MoveState::Arrived
+            } else {
+                MoveState::Moving
             };
-            // A new order given while the unit stepped aside replaces the one it would resume.
-            if progress.resume.as_ref().is_some_and(|(_, aside)| {
-                !request.is_some_and(|r| r.goal == PathGoal::Cell(*aside))
-            }) {
+            // A new order given while the unit stepped aside or made way replaces those.
+            let heading_to = |cell: Cell| request.is_some_and(|r| r.goal == PathGoal::Cell(cell));
+            if progress.making_way.is_some_and(|c| !heading_to(c)) {
+                progress.making_way = None;
+            }
+            if progress
+                .resume
+                .as_ref()
+                .is_some_and(|(_, aside)| !heading_to(*aside))
+            {
                 progress.resume = None;
             }
             if progress.heading == Vec2::ZERO {
@@ -261,6 +280,21 @@ pub(crate) fn move_units(
                     claims.set_moving_at(entity, progress.moving_cell.take(), None);
                     claims.set_stopped(entity, progress.stopped_cell, Some(here));
                     progress.stopped_cell = Some(here);
+                }
+                // Asked to make way: step onto the nearest cell nobody stands on or claims (off
+                // the asking unit's claimed cells) and stay there.
+                if claims.take_make_way(entity).is_some()
+                    && *status != PathStatus::Queued
+                    && let Some(free) = nearest_cell(grid, here, MAKE_WAY_REACH, |c| {
+                        claims.stopped_at(c).is_none()
+                            && claims.moving_at(c).is_none()
+                            && claims.claimants(c).is_empty()
+                    })
+                {
+                    progress.making_way = Some(free);
+                    commands
+                        .entity(entity)
+                        .insert(PathRequest::to_cell(free).with_priority(MAKE_WAY_PRIORITY));
                 }
                 continue;
             }
@@ -293,11 +327,23 @@ pub(crate) fn move_units(
         // Getting a tile away from where it started waiting is what clears `blocked`.
         let moved = pos.distance(progress.anchor);
         let next_cell = cells.get(progress.cell_index).copied();
+        let goal_cell = *cells.last().expect("paths are never empty");
+        // Progress is getting closer to the goal than ever before on this order: walking back
+        // and forth between two routes in a crowd is not.
+        let to_goal = pos.distance(cell_center(goal_cell));
+        if progress.goal != Some(goal_cell) {
+            progress.goal = Some(goal_cell);
+            progress.closest = to_goal;
+        }
+        let closer = to_goal < progress.closest - 1.0;
+        if closer {
+            progress.closest = to_goal;
+        }
         let next_taken = next_cell.is_some_and(|c| {
             claims.stopped_at(c).is_some_and(|e| e != entity)
                 || claims.moving_at(c).is_some_and(|e| e != entity)
         });
-        if moved >= 1.0 && !progress.ghosting || moved >= GHOST_FOR && !next_taken {
+        if closer && !progress.ghosting || moved >= GHOST_FOR && !next_taken {
             progress.anchor = pos;
             progress.blocked = 0.0;
             progress.stuck_repaths = 0;
@@ -327,7 +373,6 @@ pub(crate) fn move_units(
 
         // Units in the way: the next cell of the path, if it is not ours already. A request
         // already in the queue is not sent again: the unit waits for its answer.
-        let goal_cell = *cells.last().expect("paths are never empty");
         let pending = *status != PathStatus::Found;
         let waited = match progress.state {
             MoveState::Waiting(w) => w,
@@ -377,7 +422,15 @@ pub(crate) fn move_units(
             if claims.stopped_at(next).is_some_and(|e| e != entity) {
                 // A stopped unit holds the next cell: repath around it (searches treat stopped
                 // units as blocked), or, if it holds the goal, stop on the nearest free cell.
+                // If going around was tried already (or the next cell is the only way, so the
+                // repath came back through it), ask the unit to make way, as RTS units do.
                 progress.state = MoveState::Waiting(waited + dt);
+                if progress.stuck_repaths > 0
+                    && next != goal_cell
+                    && let Some(idle) = claims.stopped_at(next)
+                {
+                    claims.ask_to_make_way(idle, entity);
+                }
                 // Wait a moment first (it may be about to move), and between repaths.
                 if !pending
                     && waited + dt > mover.wait_time
@@ -428,9 +481,9 @@ pub(crate) fn move_units(
                                 };
                                 progress.resume = Some((original, side));
                                 progress.yields += 1;
-                                commands
-                                    .entity(entity)
-                                    .insert(PathRequest::to_cell(side).with_priority(10));
+                                commands.entity(entity).insert(
+                                    PathRequest::to_cell(side).with_priority(MAKE_WAY_PRIORITY),
+                                );
                                 progress.state = MoveState::Waiting(dt);
                             }
                         } else if waited > 3.0 * mover.wait_time
@@ -554,9 +607,13 @@ fn stop_here(
         .resume
         .take()
         .filter(|(_, aside)| request.is_some_and(|r| r.goal == PathGoal::Cell(*aside)));
+    let made_way = progress
+        .making_way
+        .take()
+        .is_some_and(|c| request.is_some_and(|r| r.goal == PathGoal::Cell(c)));
     if let Some((resume, _)) = stepped_aside {
         commands.entity(entity).insert(resume);
-    } else {
+    } else if !made_way {
         progress.yields = 0;
         arrived.write(Arrived { entity, cell });
         commands.trigger(Arrived { entity, cell });
