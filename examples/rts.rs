@@ -7,8 +7,10 @@
 //! cargo run --release --features demo --example rts -- --screenshot docs/rts.png
 //! ```
 //!
-//! `--turning-radius R` gives units a turning radius of R tiles (default 0: turn in place).
-//! `RTS_DEBUG=1` lists, in headless mode, the units that did not arrive.
+//! `--turning-radius R` gives units a turning radius of R tiles (default 0.5; 0 turns in place).
+//! Headless debugging: `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap,
+//! `RTS_MAP=1` prints the map with them, `RTS_TRACE=12,40` prints those entities' state each
+//! frame.
 //!
 //! Controls: drag with the left mouse button to select blue units, right-click to order them,
 //! `W` toggles a wall under the cursor, `F1`-`F5` toggle the debug layers. Red units are given
@@ -296,7 +298,7 @@ fn spawn_positions(grid: &NavGrid, n: usize, left: bool, rng: &mut Rng) -> Vec<C
     cells
 }
 
-/// `--turning-radius R` (tiles, as f32 bits); 0 (the default) turns in place like infantry.
+/// `--turning-radius R` (tiles, as f32 bits; set from the command line, default 0.5).
 static TURNING_RADIUS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 fn mover() -> Mover {
@@ -338,7 +340,7 @@ fn parse_args() -> Args {
         screenshot: value("--screenshot"),
         turning_radius: value("--turning-radius")
             .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0),
+            .unwrap_or(0.5),
     }
 }
 
@@ -405,6 +407,7 @@ fn headless(args: &Args) -> std::process::ExitCode {
     let final_order_frame = args.frames / 3;
     let mut frame_ms = Vec::new();
     let mut wall_overlaps = 0u64;
+    let debug = std::env::var_os("RTS_DEBUG").is_some();
     // RTS_TRACE=3,17: print those entity indices' state every frame.
     let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
         .ok()
@@ -464,11 +467,14 @@ fn headless(args: &Args) -> std::process::ExitCode {
                 }
             }
         }
-        let mut q = world.query::<(&Transform, &Mover)>();
-        for (tf, m) in q.iter(world) {
+        let mut q = world.query::<(Entity, &Transform, &Mover, &PathProgress)>();
+        for (e, tf, m, p) in q.iter(world) {
             let g = (tf.translation.truncate() - origin()) / TILE;
             // Touching a wall is fine; overlapping it by more than a hair is not.
             if overlaps_blocked(&grid, g, m.radius - 1e-3) {
+                if debug {
+                    eprintln!("frame {frame}: {e} overlaps a wall at {g}: {p:?}");
+                }
                 wall_overlaps += 1;
             }
         }

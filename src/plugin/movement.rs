@@ -107,6 +107,8 @@ pub struct PathProgress {
     /// Current speed factor (below 1 in tight turns).
     pub speed_factor: f32,
     plan: Option<(TurnPlan, f32)>,
+    /// The plan goes to the center of the unit's cell, not to the waypoint.
+    detour: bool,
     claimed: VecDeque<Cell>,
     stopped_cell: Option<Cell>,
     moving_cell: Option<Cell>,
@@ -196,10 +198,16 @@ fn plan_turn(
     if mover.turning_radius > 0.0 {
         for (scale, speed) in [(1.0, 1.0), (0.5, 0.7), (0.25, 0.5)] {
             if let Some(plan) = TurnPlan::new(pos, heading, target, mover.turning_radius * scale) {
-                let clear = plan
-                    .sample_points(0.05)
-                    .all(|p| !overlaps_blocked(grid, p, mover.radius));
-                if clear {
+                // The arc, sampled finely with a margin for the distance between samples, then
+                // the line, exactly.
+                let arc = plan.arc_length();
+                let n = (arc / 0.02).ceil() as u32;
+                let arc_clear = arc < 1e-3
+                    || (0..=n).all(|k| {
+                        let p = plan.sample(arc * k as f32 / n as f32).0;
+                        !overlaps_blocked(grid, p, mover.radius + 0.01)
+                    });
+                if arc_clear && walkable(grid, plan.tangent, plan.target, mover.radius) {
                     let speed = if plan.sweep.abs() < 0.05 { 1.0 } else { speed };
                     return (plan, speed);
                 }
@@ -242,6 +250,7 @@ pub(crate) fn move_units(
             progress.waypoint = 1;
             progress.cell_index = 1;
             progress.plan = None;
+            progress.detour = false;
             progress.speed_factor = 1.0;
             // A one-waypoint path (the unit is there already) arrives below, with its message.
             progress.state = if path.waypoints.is_empty() {
@@ -510,18 +519,31 @@ pub(crate) fn move_units(
         while distance > 0.0 && progress.waypoint < waypoint_count {
             let target = waypoint(progress.waypoint);
             if progress.plan.is_none() {
-                // A segment that an edit made unwalkable: repath instead of walking into a wall.
-                if !walkable(grid, pos, target, 0.0)
-                    && !pending
-                    && let Some(req) = request
-                {
-                    commands.entity(entity).insert(req.clone());
-                    progress.state = MoveState::Waiting(0.0);
-                    break;
+                // Off its path (after an arc, making way, or a new path found elsewhere) the
+                // straight line to the waypoint may clip a wall: step to the center of its own
+                // cell first (always safe), and repath if even that line is blocked (or an edit
+                // blocked the path's own segment).
+                let on_path =
+                    progress.waypoint > 0 && pos.distance(waypoint(progress.waypoint - 1)) < 1e-3;
+                let radius = if on_path { 0.0 } else { mover.radius };
+                if !walkable(grid, pos, target, radius) {
+                    let center = cell_center(cell_at(pos));
+                    if pos.distance(center) > 1e-3 {
+                        progress.detour = true;
+                        progress.speed_factor = 1.0;
+                        progress.plan = Some((TurnPlan::in_place(pos, center), 0.0));
+                    } else {
+                        if !pending && let Some(req) = request {
+                            commands.entity(entity).insert(req.clone());
+                            progress.state = MoveState::Waiting(0.0);
+                        }
+                        break;
+                    }
+                } else {
+                    let (plan, speed) = plan_turn(grid, mover, pos, heading, target);
+                    progress.speed_factor = speed;
+                    progress.plan = Some((plan, 0.0));
                 }
-                let (plan, speed) = plan_turn(grid, mover, pos, heading, target);
-                progress.speed_factor = speed;
-                progress.plan = Some((plan, 0.0));
             }
             let (plan, travelled) = progress.plan.as_mut().expect("planned");
             let step = (distance * progress.speed_factor).min(plan.length() - *travelled);
@@ -534,7 +556,9 @@ pub(crate) fn move_units(
             distance -= step.max(1e-6) / progress.speed_factor.max(1e-3);
             if *travelled >= plan.length() - 1e-4 {
                 progress.plan = None;
-                progress.waypoint += 1;
+                if !std::mem::take(&mut progress.detour) {
+                    progress.waypoint += 1;
+                }
             }
         }
         progress.heading = heading;
@@ -595,6 +619,7 @@ fn stop_here(
 ) {
     progress.state = MoveState::Arrived;
     progress.plan = None;
+    progress.detour = false;
     progress.blocked = 0.0;
     progress.ghosting = false;
     progress.stuck_repaths = 0;
