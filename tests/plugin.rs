@@ -14,15 +14,18 @@ struct Log {
     messages: Vec<PathOutcome>,
     events: Vec<PathOutcome>,
     max_started: u32,
+    max_searching: usize,
 }
 
 fn record(
     mut log: ResMut<Log>,
     mut reader: MessageReader<PathOutcome>,
     stats: Res<TilepathFrameStats>,
+    queue: Res<PathQueue>,
 ) {
     log.messages.extend(reader.read().copied());
     log.max_started = log.max_started.max(stats.started);
+    log.max_searching = log.max_searching.max(queue.searching());
 }
 
 fn app(settings: TilepathSettings, grid: NavGrid) -> App {
@@ -116,6 +119,9 @@ fn thousand_requests_get_exactly_one_outcome_and_starts_are_capped() {
         log.max_started
     );
     assert!(log.max_started > 0);
+    // Inline searches in progress at once: at most `max_inline_searches` (2 by default), each
+    // holding scratch memory the size of the grid.
+    assert!(log.max_searching <= 2, "{} searching", log.max_searching);
     let per = outcomes_per_entity(log);
     for u in &units {
         assert_eq!(per.get(u).map(|v| v.len()), Some(1), "unit {u:?}");

@@ -50,6 +50,11 @@ pub struct Smoother {
     forward_result: Option<Vec<Vec2>>,
     /// Dearest terrain on the path, taken when a merge pass starts (merges may not cross dearer).
     max_terrain: u8,
+    /// Pull: the cell index to test next, counting down from the furthest (0: not started).
+    scan: usize,
+    /// Merge: candidate points for the bend at `at`, shortest first, and how many were tried
+    /// (`None`: not computed yet).
+    candidates: Option<(Vec<(f32, Vec2)>, usize)>,
 }
 
 impl Smoother {
@@ -67,6 +72,8 @@ impl Smoother {
                 .unwrap_or_default(),
             forward_result: None,
             max_terrain: 0,
+            scan: 0,
+            candidates: None,
         }
     }
 
@@ -98,8 +105,8 @@ impl Smoother {
         traverse(a, b, |c| terrain(c) <= limit) && walkable(grid, a, b, self.radius)
     }
 
-    /// Does at most `max_units` units of work (one unit: choose one waypoint, or try to merge
-    /// one bend); returns the waypoints when done.
+    /// Does at most `max_units` units of work (one unit: at most one or two straight-line checks
+    /// of at most 64 cells); returns the waypoints when done.
     pub fn step(&mut self, grid: &NavGrid, max_units: u32) -> Option<Vec<Vec2>> {
         let n = self.cells.len();
         if n <= 1 {
@@ -109,14 +116,18 @@ impl Smoother {
         for _ in 0..max_units {
             match self.phase {
                 Phase::Pull => {
+                    // From the furthest cell in reach down to the next one, one check a unit.
                     let check = self.at;
-                    let mut best = check + 1;
-                    for next in (check + 2..=last.min(check + LOOKAHEAD)).rev() {
-                        if self.visible(grid, check, next) {
-                            best = next;
-                            break;
-                        }
+                    if self.scan == 0 {
+                        self.scan = last.min(check + LOOKAHEAD);
                     }
+                    let next = self.scan;
+                    if next > check + 1 && !self.visible(grid, check, next) {
+                        self.scan -= 1;
+                        continue;
+                    }
+                    let best = next;
+                    self.scan = 0;
                     self.at = best;
                     self.out.push(cell_center(self.cell(best)));
                     if best == last {
@@ -153,8 +164,25 @@ impl Smoother {
                         self.out = vec![cell_center(self.cell(0))];
                         continue;
                     }
-                    if !merge_bend(grid, &mut self.out, self.at, self.radius, self.max_terrain) {
-                        self.at += 1;
+                    // One candidate point for the bend at `at` a unit.
+                    let (candidates, tried) = self.candidates.get_or_insert_with(|| {
+                        (bend_candidates(&self.out, self.at, self.radius), 0)
+                    });
+                    match candidates.get(*tried) {
+                        Some(&(_, x)) => {
+                            *tried += 1;
+                            let (p, n) = (self.out[self.at - 1], self.out[self.at + 2]);
+                            let ok = |a, b| clear(grid, a, b, self.radius, self.max_terrain);
+                            if ok(p, x) && ok(x, n) {
+                                self.out[self.at] = x;
+                                self.out.remove(self.at + 1);
+                                self.candidates = None;
+                            }
+                        }
+                        None => {
+                            self.candidates = None;
+                            self.at += 1;
+                        }
                     }
                 }
             }
@@ -163,24 +191,20 @@ impl Smoother {
     }
 }
 
-/// Replaces the two bends at `points[i]` and `points[i + 1]` by one where a point beside the wall
-/// corner they wrap around sees both neighbours (string pulling between cell centers needs two
-/// waypoints to go round a corner, a unit needs one). Never lengthens the path.
-fn merge_bend(
-    grid: &NavGrid,
-    points: &mut Vec<Vec2>,
-    i: usize,
-    radius: f32,
-    max_terrain: u8,
-) -> bool {
-    let ok = |a: Vec2, b: Vec2| {
-        traverse(a, b, |c| grid.terrain(c).unwrap_or(0) <= max_terrain)
-            && walkable(grid, a, b, radius)
-    };
+/// Whether a unit of `radius` can walk straight from `a` to `b` without crossing terrain dearer
+/// than `max_terrain`.
+fn clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, max_terrain: u8) -> bool {
+    traverse(a, b, |c| grid.terrain(c).unwrap_or(0) <= max_terrain) && walkable(grid, a, b, radius)
+}
+
+/// Candidates to replace the two bends at `points[i]` and `points[i + 1]` by one point beside the
+/// wall corner they wrap around (string pulling between cell centers needs two waypoints to go
+/// round a corner, a unit needs one): points beside the lattice corners around the two bends
+/// that would not lengthen the path, shortest first. The first that sees both neighbours wins.
+fn bend_candidates(points: &[Vec2], i: usize, radius: f32) -> Vec<(f32, Vec2)> {
     let off = radius + 1e-3;
     let (p, w1, w2, n) = (points[i - 1], points[i], points[i + 1], points[i + 2]);
     let old = p.distance(w1) + w1.distance(w2) + w2.distance(n);
-    // Candidate points beside the lattice corners around the two bends, tried shortest first.
     let mut candidates: Vec<(f32, Vec2)> = Vec::with_capacity(48);
     for base in [w1.floor(), w2.floor(), ((w1 + w2) * 0.5).floor()] {
         for corner in [Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ONE] {
@@ -199,15 +223,7 @@ fn merge_bend(
         }
     }
     candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let best = candidates.into_iter().find(|&(_, x)| ok(p, x) && ok(x, n));
-    match best {
-        Some((_, x)) => {
-            points[i] = x;
-            points.remove(i + 1);
-            true
-        }
-        None => false,
-    }
+    candidates
 }
 
 /// Length of a polyline.

@@ -220,6 +220,12 @@ impl PathQueue {
         self.inline.len() + self.in_flight + self.to_smooth.len()
     }
 
+    /// Searches running: inline searches in progress, or searches on workers (smoothing not
+    /// included).
+    pub fn searching(&self) -> usize {
+        self.inline.len() + self.in_flight
+    }
+
     /// Requests without an outcome delivered yet.
     pub fn pending_len(&self) -> usize {
         self.pending.len() + self.ready.len()
@@ -449,15 +455,14 @@ pub(crate) fn service_queue(
     mut stats: ResMut<TilepathFrameStats>,
     settings: Res<TilepathSettings>,
     claims: Res<Claims>,
-    maps: Query<&NavMap>,
-    units: Query<(&Transform, Option<&Mover>)>,
-    mut statuses: Query<&mut PathStatus>,
+    maps: Query<&'static NavMap>,
+    units: Query<(&'static Transform, Option<&'static Mover>)>,
+    mut statuses: Query<&'static mut PathStatus>,
 ) {
     let t0 = Instant::now();
     let c0 = CpuClock::now();
     let budget = settings.time_budget.saturating_sub(stats.main_thread);
     let queue = &mut *queue;
-    let frame = queue.frame;
 
     // Drop waiting jobs that were cancelled, replaced or despawned.
     if queue.stale_waiting {
@@ -468,88 +473,21 @@ pub(crate) fn service_queue(
         queue.stale_waiting = false;
     }
 
-    // Pick the jobs to start.
-    let capacity = match settings.workers {
-        WorkerMode::Inline => settings
-            .searches_per_frame
-            .saturating_sub(queue.inline.len()),
+    // Start searches: as many as there are free slots (inline searches in progress, or worker
+    // searches in flight), at most `searches_per_frame` per frame.
+    let max_inline = settings.max_inline_searches.max(1);
+    let slots = match settings.workers {
+        WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len()),
         WorkerMode::Async { max_in_flight } => max_in_flight.saturating_sub(queue.in_flight),
-    }
-    .min(settings.searches_per_frame);
-    let ageing = settings.ageing_frames.max(1) as u64;
-    let aged = |j: &Job| j.priority as i64 + ((frame - j.enqueued) / ageing) as i64;
-    let take = capacity.min(queue.waiting.len());
-    if take > 0 {
-        if take < queue.waiting.len() {
-            queue.waiting.select_nth_unstable_by(take - 1, |a, b| {
-                aged(b).cmp(&aged(a)).then(a.ticket.cmp(&b.ticket))
-            });
-        }
-        let mut starting: Vec<Job> = queue.waiting.drain(..take).collect();
-        starting.sort_by(|a, b| aged(b).cmp(&aged(a)).then(a.ticket.cmp(&b.ticket)));
-        for job in starting {
-            stats.started += 1;
-            let Ok(map) = maps.get(job.map) else {
-                queue.fail(job.entity, job.ticket, PathFailure::NoMap);
-                continue;
-            };
-            let Ok((transform, mover)) = units.get(job.entity) else {
-                continue;
-            };
-            let Some(start) = unit_cell(map, transform) else {
-                queue.fail(job.entity, job.ticket, PathFailure::StartOutOfBounds);
-                continue;
-            };
-            let radius = mover.map_or(0.0, |m| m.radius);
-            let overlay = overlay_for(&claims, &settings, map, job.entity, start);
-            if let Ok(mut s) = statuses.get_mut(job.entity) {
-                *s = PathStatus::Searching;
-            }
-            match settings.workers {
-                WorkerMode::Inline => {
-                    let mut search = queue.pool.pop().unwrap_or_default();
-                    let begun = begin(
-                        &mut search,
-                        map.grid(),
-                        start,
-                        &job,
-                        &settings.search,
-                        &overlay,
-                    );
-                    match begun {
-                        Ok(()) => queue.inline.push(InlineJob {
-                            job,
-                            search,
-                            radius,
-                            overlay,
-                            start,
-                        }),
-                        Err(e) => {
-                            queue.fail(job.entity, job.ticket, failure_of(e));
-                            queue.pool.push(search);
-                        }
-                    }
-                }
-                WorkerMode::Async { .. } => {
-                    let snapshot = map.snapshot();
-                    let sender = queue.sender.clone();
-                    let config = settings.search;
-                    let smoothing = settings.smoothing;
-                    queue.in_flight += 1;
-                    AsyncComputeTaskPool::get()
-                        .spawn(async move {
-                            let result = run_job(
-                                &snapshot, start, &job, &config, &overlay, smoothing, radius,
-                            );
-                            // The receiver lives as long as the plugin's queue; if it is gone the
-                            // app is shutting down and the result has nowhere to go.
-                            let _ = sender.send(result);
-                        })
-                        .detach();
-                }
-            }
-        }
-    }
+    };
+    let mut starter = Starter {
+        settings: &settings,
+        claims: &claims,
+        maps: &maps,
+        units: &units,
+        statuses: &mut statuses,
+    };
+    starter.start(queue, &mut stats, slots);
 
     // Advance inline searches round-robin in slices, and smooth finished ones a few waypoints at
     // a time, until a budget runs out.
@@ -573,6 +511,15 @@ pub(crate) fn service_queue(
                 done.smoothed = points;
                 queue.results.push(done.into_result());
             }
+            continue;
+        }
+        // A slot freed up: start the next waiting search, within this frame's start limit.
+        if settings.workers == WorkerMode::Inline
+            && queue.inline.len() < max_inline
+            && !queue.waiting.is_empty()
+            && (stats.started as usize) < settings.searches_per_frame
+        {
+            starter.start(queue, &mut stats, max_inline - queue.inline.len());
             continue;
         }
         if queue.inline.is_empty() || expansions_left == 0 {
@@ -652,6 +599,105 @@ pub(crate) fn service_queue(
     stats.main_thread_cpu += c0.elapsed();
     stats.phases[1] += t0.elapsed();
     stats.main_thread += t0.elapsed();
+}
+
+/// Starts waiting searches (the service system's borrowed parameters).
+struct Starter<'a, 'w, 's, 'sw, 'ss> {
+    settings: &'a TilepathSettings,
+    claims: &'a Claims,
+    maps: &'a Query<'w, 's, &'static NavMap>,
+    units: &'a Query<'w, 's, (&'static Transform, Option<&'static Mover>)>,
+    statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
+}
+
+impl Starter<'_, '_, '_, '_, '_> {
+    /// Starts up to `slots` searches (never more than `searches_per_frame` in a frame): highest
+    /// aged priority first, FIFO among equals. Inline searches begin here; worker searches are
+    /// spawned on the `AsyncComputeTaskPool`.
+    fn start(&mut self, queue: &mut PathQueue, stats: &mut TilepathFrameStats, slots: usize) {
+        let settings = self.settings;
+        let frame = queue.frame;
+        let capacity = slots.min(
+            settings
+                .searches_per_frame
+                .saturating_sub(stats.started as usize),
+        );
+        let ageing = settings.ageing_frames.max(1) as u64;
+        let aged = |j: &Job| j.priority as i64 + ((frame - j.enqueued) / ageing) as i64;
+        let take = capacity.min(queue.waiting.len());
+        if take == 0 {
+            return;
+        }
+        if take < queue.waiting.len() {
+            queue.waiting.select_nth_unstable_by(take - 1, |a, b| {
+                aged(b).cmp(&aged(a)).then(a.ticket.cmp(&b.ticket))
+            });
+        }
+        let mut starting: Vec<Job> = queue.waiting.drain(..take).collect();
+        starting.sort_by(|a, b| aged(b).cmp(&aged(a)).then(a.ticket.cmp(&b.ticket)));
+        for job in starting {
+            stats.started += 1;
+            let Ok(map) = self.maps.get(job.map) else {
+                queue.fail(job.entity, job.ticket, PathFailure::NoMap);
+                continue;
+            };
+            let Ok((transform, mover)) = self.units.get(job.entity) else {
+                continue;
+            };
+            let Some(start) = unit_cell(map, transform) else {
+                queue.fail(job.entity, job.ticket, PathFailure::StartOutOfBounds);
+                continue;
+            };
+            let radius = mover.map_or(0.0, |m| m.radius);
+            let overlay = overlay_for(self.claims, settings, map, job.entity, start);
+            if let Ok(mut s) = self.statuses.get_mut(job.entity) {
+                *s = PathStatus::Searching;
+            }
+            match settings.workers {
+                WorkerMode::Inline => {
+                    let mut search = queue.pool.pop().unwrap_or_default();
+                    let begun = begin(
+                        &mut search,
+                        map.grid(),
+                        start,
+                        &job,
+                        &settings.search,
+                        &overlay,
+                    );
+                    match begun {
+                        Ok(()) => queue.inline.push(InlineJob {
+                            job,
+                            search,
+                            radius,
+                            overlay,
+                            start,
+                        }),
+                        Err(e) => {
+                            queue.fail(job.entity, job.ticket, failure_of(e));
+                            queue.pool.push(search);
+                        }
+                    }
+                }
+                WorkerMode::Async { .. } => {
+                    let snapshot = map.snapshot();
+                    let sender = queue.sender.clone();
+                    let config = settings.search;
+                    let smoothing = settings.smoothing;
+                    queue.in_flight += 1;
+                    AsyncComputeTaskPool::get()
+                        .spawn(async move {
+                            let result = run_job(
+                                &snapshot, start, &job, &config, &overlay, smoothing, radius,
+                            );
+                            // The receiver lives as long as the plugin's queue; if it is gone the
+                            // app is shutting down and the result has nowhere to go.
+                            let _ = sender.send(result);
+                        })
+                        .detach();
+                }
+            }
+        }
+    }
 }
 
 /// An inline search that finished, waiting to be smoothed.
