@@ -352,7 +352,7 @@ pub(crate) fn move_units(
             claims.stopped_at(c).is_some_and(|e| e != entity)
                 || claims.moving_at(c).is_some_and(|e| e != entity)
         });
-        if closer && !progress.ghosting || moved >= GHOST_FOR && !next_taken {
+        if closer && !progress.ghosting || progress.ghosting && moved >= GHOST_FOR && !next_taken {
             progress.anchor = pos;
             progress.blocked = 0.0;
             progress.stuck_repaths = 0;
