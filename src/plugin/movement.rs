@@ -124,6 +124,10 @@ pub struct PathProgress {
     anchor: Vec2,
     /// The goal of the path it follows and the closest it has been to it.
     goal: Option<Cell>,
+    /// The path's last waypoint (grid space) and the next corridor cell, kept so the path is
+    /// read only when something changes.
+    end: Vec2,
+    next: Option<Cell>,
     closest: f32,
     /// Walking through other units (after being kept in place too long).
     ghosting: bool,
@@ -323,27 +327,40 @@ pub(crate) fn move_units(
 
         // Passed cells: the unit's cell, found a little ahead in its corridor, and every cell
         // before it. (Off the corridor, e.g. in a turn's arc, nothing is passed.)
+        // (Only when the unit entered another cell or got a new path: with thousands of units,
+        // reading each one's path every frame is what costs, in cache misses.)
         let here = cell_at(pos);
-        let from = progress.cell_index.saturating_sub(1);
-        if let Some(k) = cells
-            .iter()
-            .skip(from)
-            .take(TRACK_AHEAD + 1)
-            .position(|&c| c == here)
-        {
-            progress.cell_index = from + k + 1;
+        let index_before = progress.cell_index;
+        if path.is_changed() || progress.moving_cell != Some(here) {
+            let from = progress.cell_index.saturating_sub(1);
+            if let Some(k) = cells
+                .iter()
+                .skip(from)
+                .take(TRACK_AHEAD + 1)
+                .position(|&c| c == here)
+            {
+                progress.cell_index = from + k + 1;
+            }
         }
+        let retrack = path.is_changed() || progress.cell_index != index_before;
+        if path.is_changed() {
+            let goal_cell = *cells.last().expect("paths are never empty");
+            progress.end = waypoint(waypoint_count - 1);
+            if progress.goal != Some(goal_cell) {
+                progress.goal = Some(goal_cell);
+                progress.closest = pos.distance(cell_center(goal_cell));
+            }
+        }
+        if retrack {
+            progress.next = cells.get(progress.cell_index).copied();
+        }
+        let next_cell = progress.next;
+        let goal_cell = progress.goal.expect("set with the path");
         // Getting a tile away from where it started waiting is what clears `blocked`.
         let moved = pos.distance(progress.anchor);
-        let next_cell = cells.get(progress.cell_index).copied();
-        let goal_cell = *cells.last().expect("paths are never empty");
         // Progress is getting closer to the goal than ever before on this order: walking back
         // and forth between two routes in a crowd is not.
         let to_goal = pos.distance(cell_center(goal_cell));
-        if progress.goal != Some(goal_cell) {
-            progress.goal = Some(goal_cell);
-            progress.closest = to_goal;
-        }
         let closer = to_goal < progress.closest - 1.0;
         if closer {
             progress.closest = to_goal;
@@ -359,20 +376,22 @@ pub(crate) fn move_units(
             progress.ghosting = false;
         }
         // Claims: the current and next few cells, never the ones left behind.
-        let lo = progress.cell_index.saturating_sub(1);
-        let hi = (progress.cell_index + mover.claim_ahead).min(cells.len());
-        while progress
-            .claimed
-            .front()
-            .is_some_and(|c| !cells[lo..hi].contains(c))
-        {
-            let c = progress.claimed.pop_front().expect("non-empty");
-            claims.release(c, entity);
-        }
-        for &c in &cells[lo..hi] {
-            if !progress.claimed.contains(&c) {
-                claims.claim(c, entity);
-                progress.claimed.push_back(c);
+        if retrack {
+            let lo = progress.cell_index.saturating_sub(1);
+            let hi = (progress.cell_index + mover.claim_ahead).min(cells.len());
+            while progress
+                .claimed
+                .front()
+                .is_some_and(|c| !cells[lo..hi].contains(c))
+            {
+                let c = progress.claimed.pop_front().expect("non-empty");
+                claims.release(c, entity);
+            }
+            for &c in &cells[lo..hi] {
+                if !progress.claimed.contains(&c) {
+                    claims.claim(c, entity);
+                    progress.claimed.push_back(c);
+                }
             }
         }
         if progress.moving_cell != Some(here) {
@@ -517,8 +536,8 @@ pub(crate) fn move_units(
         let mut distance = mover.speed * dt;
         let mut heading = progress.heading;
         while distance > 0.0 && progress.waypoint < waypoint_count {
-            let target = waypoint(progress.waypoint);
             if progress.plan.is_none() {
+                let target = waypoint(progress.waypoint);
                 // Off its path (after an arc, making way, or a new path found elsewhere) the
                 // straight line to the waypoint may clip a wall: step to the center of its own
                 // cell first (always safe), and repath if even that line is blocked (or an edit
@@ -565,7 +584,7 @@ pub(crate) fn move_units(
         transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
         transform.rotation = Quat::from_rotation_z(heading.y.atan2(heading.x));
 
-        let end = waypoint(waypoint_count - 1);
+        let end = progress.end;
         if progress.waypoint >= waypoint_count || pos.distance(end) <= mover.arrival_tolerance {
             let cell = cell_at(pos);
             // Another unit got here first: take the nearest free cell instead of stacking.
