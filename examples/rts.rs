@@ -16,7 +16,7 @@
 //! `W` toggles a wall under the cursor, `F1`-`F5` toggle the debug layers. Red units are given
 //! orders by a simple script.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
@@ -214,27 +214,7 @@ fn spread_goals(grid: &NavGrid, target: Cell, n: usize) -> Vec<Cell> {
             None => return Vec::new(),
         }
     };
-    let mut out = Vec::with_capacity(n);
-    let mut seen = HashSet::from([start]);
-    let mut queue = VecDeque::from([start]);
-    while let Some(c) = queue.pop_front() {
-        if out.len() >= n {
-            break;
-        }
-        out.push(c);
-        for d in [
-            Cell::new(1, 0),
-            Cell::new(-1, 0),
-            Cell::new(0, 1),
-            Cell::new(0, -1),
-        ] {
-            let nc = c + d;
-            if grid.is_walkable(nc) && seen.insert(nc) {
-                queue.push_back(nc);
-            }
-        }
-    }
-    out
+    grid.cells_outward(start, u32::MAX).take(n).collect()
 }
 
 /// Orders `units` (entity, grid position) to spread around `target`: each unit, nearest first,

@@ -397,6 +397,31 @@ impl NavGrid {
             .flat_map(move |y| (0..self.width as i32).map(move |x| Cell::new(x, y)))
     }
 
+    /// `from`, then the walkable cells reachable from it in 4-connected steps, nearest (in steps)
+    /// first, out to `max_steps` steps. Picking free cells near a point (spreading a group's
+    /// goals, stepping aside) walks this until a cell suits.
+    pub fn cells_outward(&self, from: Cell, max_steps: u32) -> impl Iterator<Item = Cell> + '_ {
+        let mut seen = std::collections::HashSet::from([from]);
+        let mut queue = std::collections::VecDeque::from([(from, 0u32)]);
+        std::iter::from_fn(move || {
+            let (c, d) = queue.pop_front()?;
+            if d < max_steps {
+                for n in [
+                    Cell::new(1, 0),
+                    Cell::new(-1, 0),
+                    Cell::new(0, 1),
+                    Cell::new(0, -1),
+                ] {
+                    let nc = c + n;
+                    if self.is_walkable(nc) && seen.insert(nc) {
+                        queue.push_back((nc, d + 1));
+                    }
+                }
+            }
+            Some(c)
+        })
+    }
+
     /// Whether a single step from `from` to the neighbouring cell `to` is allowed by the move rules.
     pub fn can_step(&self, from: Cell, to: Cell) -> bool {
         let d = to - from;

@@ -36,12 +36,12 @@ pub fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
     for w in points.windows(2) {
         let (a, b) = (w[0], w[1]);
         let len = a.distance(b);
+        let ends = [cell_at(a), cell_at(b)];
         traverse(a, b, |c| {
             // Cells the segment only touches at a corner (or within rounding of one) are not
             // walked through.
             let inside = clip(a, b, c, 0.0).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
-            let endpoint = c == cell_at(a) || c == cell_at(b);
-            if (inside > 1e-3 || endpoint) && out.last() != Some(&c) {
+            if (inside > 1e-3 || ends.contains(&c)) && out.last() != Some(&c) {
                 out.push(c);
             }
             true
@@ -168,18 +168,21 @@ fn crosses_interior(a: Vec2, b: Vec2, cell: Cell) -> bool {
         || (d == Vec2::ZERO && a.cmpgt(lo).all() && a.cmplt(lo + Vec2::ONE).all())
 }
 
-fn segment_box_gap_sq(a: Vec2, b: Vec2, lo: Vec2, hi: Vec2) -> f32 {
+/// Squared distance from the point `p` to the segment `a`-`b`.
+fn point_segment_distance_sq(p: Vec2, a: Vec2, b: Vec2) -> f32 {
     let d = b - a;
-    let point_box = |p: Vec2| (p.clamp(lo, hi) - p).length_squared();
-    let point_seg = |p: Vec2| {
-        let len2 = d.length_squared();
-        let t = if len2 > 0.0 {
-            ((p - a).dot(d) / len2).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        (a + d * t - p).length_squared()
+    let len2 = d.length_squared();
+    let t = if len2 > 0.0 {
+        ((p - a).dot(d) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
     };
+    (a + d * t - p).length_squared()
+}
+
+fn segment_box_gap_sq(a: Vec2, b: Vec2, lo: Vec2, hi: Vec2) -> f32 {
+    let point_box = |p: Vec2| (p.clamp(lo, hi) - p).length_squared();
+    let point_seg = |p: Vec2| point_segment_distance_sq(p, a, b);
     point_box(a)
         .min(point_box(b))
         .min(point_seg(lo))
@@ -238,20 +241,12 @@ pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
 /// two diagonally touching cells are both blocked.
 fn squeezes_through_corner(grid: &NavGrid, a: Vec2, b: Vec2, cell: Cell) -> bool {
     const EPS2: f32 = 1e-6;
-    let d = b - a;
-    let len2 = d.length_squared();
     [(0, 0), (1, 0), (0, 1), (1, 1)]
         .into_iter()
         .any(|(dx, dy)| {
             let q = cell + IVec2::new(dx, dy);
-            let p = q.as_vec2();
-            let t = if len2 > 0.0 {
-                ((p - a).dot(d) / len2).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
             let blocked = |x: i32, y: i32| !grid.is_walkable(q + IVec2::new(x, y));
-            (a + d * t).distance_squared(p) < EPS2
+            point_segment_distance_sq(q.as_vec2(), a, b) < EPS2
                 && (blocked(-1, -1) && blocked(0, 0) || blocked(-1, 0) && blocked(0, -1))
         })
 }

@@ -580,6 +580,7 @@ impl AStar {
         let multi = a.multi_goal;
         let mut expansions = a.expansions;
         let max_expansions = a.max_expansions;
+        let turn_penalty = a.config.turn_penalty as u64;
         let result = loop {
             if left == 0 {
                 break None;
@@ -609,7 +610,6 @@ impl AStar {
             let g = nodes[i].g;
             // Direction into `i` (0 at the start), for the turn penalty.
             let came_from = i as isize - nodes[i].parent as isize;
-            let turn_penalty = a.config.turn_penalty as u64;
             let x = (i % stride) as u32 - 1;
             let y = (i / stride) as u32 - 1;
             // A macro rather than a closure: the closure was not inlined (measured: a quarter of

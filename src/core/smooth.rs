@@ -102,7 +102,7 @@ impl Smoother {
             .max()
             .unwrap_or(0);
         let (a, b) = (cell_center(self.cell(from)), cell_center(self.cell(to)));
-        traverse(a, b, |c| terrain(c) <= limit) && walkable(grid, a, b, self.radius)
+        clear(grid, a, b, self.radius, limit)
     }
 
     /// Does at most `max_units` units of work (one unit: at most one or two straight-line checks
@@ -126,11 +126,10 @@ impl Smoother {
                         self.scan -= 1;
                         continue;
                     }
-                    let best = next;
                     self.scan = 0;
-                    self.at = best;
-                    self.out.push(cell_center(self.cell(best)));
-                    if best == last {
+                    self.at = next;
+                    self.out.push(cell_center(self.cell(next)));
+                    if next == last {
                         self.phase = Phase::Merge;
                         self.at = 1;
                         self.max_terrain = self

@@ -52,8 +52,8 @@ const CLOSE_ENOUGH: i32 = 16;
 /// bridge would otherwise take turns stepping aside forever).
 const MAX_YIELDS: u32 = 3;
 
-/// Seconds a unit may spend waiting without getting a tile away from where it started waiting;
-/// after that it walks through other units (never walls) until it is [`GHOST_FOR`] tiles on.
+/// Seconds a unit may spend waiting without getting a tile closer to its goal; after that it
+/// walks through other units (never walls) until it is [`GHOST_FOR`] tiles on.
 const GHOST_AFTER: f32 = 2.0;
 
 /// Tiles a unit walks through other units once it has been kept in place for [`GHOST_AFTER`].
@@ -64,7 +64,7 @@ const GHOST_FOR: f32 = 3.0;
 const MAX_STUCK_REPATHS: u32 = 2;
 
 /// How far (in steps) an idle unit looks for a free cell when asked to make way.
-const MAKE_WAY_REACH: i32 = 6;
+const MAKE_WAY_REACH: u32 = 6;
 
 /// Priority of the short searches of units making way or stepping aside (ahead of orders).
 const MAKE_WAY_PRIORITY: i32 = 10;
@@ -114,7 +114,6 @@ pub struct PathProgress {
     moving_cell: Option<Cell>,
     /// The order to resume after stepping aside for another unit, and the cell stepped aside to.
     resume: Option<(PathRequest, Cell)>,
-    repaths: u32,
     /// Repaths since the unit last got a tile closer to its goal (capped: in a crowd, repeated
     /// repaths flip between routes instead of getting anywhere).
     stuck_repaths: u32,
@@ -124,11 +123,13 @@ pub struct PathProgress {
     anchor: Vec2,
     /// The goal of the path it follows and the closest it has been to it.
     goal: Option<Cell>,
+    closest: f32,
     /// The path's last waypoint (grid space) and the next corridor cell, kept so the path is
     /// read only when something changes.
     end: Vec2,
     next: Option<Cell>,
-    closest: f32,
+    /// What it last told [`Claims`] of where it is and goes (written only when it changes).
+    intent: Option<Intent>,
     /// Walking through other units (after being kept in place too long).
     ghosting: bool,
     /// The cell it is stepping to, off its own, for a moving unit: no [`Arrived`] when it gets
@@ -154,42 +155,34 @@ pub struct Arrived {
     pub cell: Cell,
 }
 
+/// Tells `claims` where the unit is and goes, if that changed since it last did.
+fn publish_intent(
+    claims: &mut Claims,
+    entity: Entity,
+    progress: &mut PathProgress,
+    intent: Option<Intent>,
+) {
+    if progress.intent != intent {
+        progress.intent = intent;
+        claims.set_intent(entity, intent);
+    }
+}
+
 fn release_all(claims: &mut Claims, entity: Entity, progress: &mut PathProgress) {
     for c in progress.claimed.drain(..) {
         claims.release(c, entity);
     }
 }
 
-/// The nearest walkable cell around `from` (breadth-first, within `max_steps`) that `ok` accepts.
+/// The nearest walkable cell around `from`, other than `from` (breadth-first, within
+/// `max_steps`), that `ok` accepts.
 fn nearest_cell(
     grid: &NavGrid,
     from: Cell,
-    max_steps: i32,
+    max_steps: u32,
     ok: impl Fn(Cell) -> bool,
 ) -> Option<Cell> {
-    let mut seen = std::collections::HashSet::new();
-    let mut queue = VecDeque::from([(from, 0)]);
-    seen.insert(from);
-    while let Some((c, d)) = queue.pop_front() {
-        if c != from && ok(c) {
-            return Some(c);
-        }
-        if d >= max_steps {
-            continue;
-        }
-        for n in [
-            Cell::new(1, 0),
-            Cell::new(-1, 0),
-            Cell::new(0, 1),
-            Cell::new(0, -1),
-        ] {
-            let nc = c + n;
-            if grid.is_walkable(nc) && seen.insert(nc) {
-                queue.push_back((nc, d + 1));
-            }
-        }
-    }
-    None
+    grid.cells_outward(from, max_steps).skip(1).find(|&c| ok(c))
 }
 
 fn plan_turn(
@@ -263,14 +256,13 @@ pub(crate) fn move_units(
                 MoveState::Moving
             };
             // A new order given while the unit stepped aside or made way replaces those.
-            let heading_to = |cell: Cell| request.is_some_and(|r| r.goal == PathGoal::Cell(cell));
-            if progress.making_way.is_some_and(|c| !heading_to(c)) {
+            if progress.making_way.is_some_and(|c| !heading_to(request, c)) {
                 progress.making_way = None;
             }
             if progress
                 .resume
                 .as_ref()
-                .is_some_and(|(_, aside)| !heading_to(*aside))
+                .is_some_and(|(_, aside)| !heading_to(request, *aside))
             {
                 progress.resume = None;
             }
@@ -287,7 +279,7 @@ pub(crate) fn move_units(
         }
         match progress.state {
             MoveState::Idle | MoveState::Arrived => {
-                claims.set_intent(entity, None);
+                publish_intent(&mut claims, entity, progress, None);
                 let here = cell_at(pos);
                 if progress.stopped_cell != Some(here) {
                     claims.set_moving_at(entity, progress.moving_cell.take(), None);
@@ -356,7 +348,7 @@ pub(crate) fn move_units(
         }
         let next_cell = progress.next;
         let goal_cell = progress.goal.expect("set with the path");
-        // Getting a tile away from where it started waiting is what clears `blocked`.
+        // How far a unit walking through others has got.
         let moved = pos.distance(progress.anchor);
         // Progress is getting closer to the goal than ever before on this order: walking back
         // and forth between two routes in a crowd is not.
@@ -412,8 +404,10 @@ pub(crate) fn move_units(
             }
             progress.blocked += dt;
         }
-        claims.set_intent(
+        publish_intent(
+            &mut claims,
             entity,
+            progress,
             Some(Intent {
                 here,
                 next: next_cell,
@@ -467,10 +461,7 @@ pub(crate) fn move_units(
                 {
                     let mut req = req.clone();
                     if next == goal_cell {
-                        let free = nearest_cell(grid, goal_cell, 12, |c| {
-                            claims.stopped_at(c).is_none() && claims.claimants(c).is_empty()
-                        });
-                        match free {
+                        match free_cell_near(grid, &claims, goal_cell) {
                             Some(free) => redirect(progress, &mut req, free),
                             None => {
                                 progress.state = MoveState::Arrived;
@@ -478,7 +469,6 @@ pub(crate) fn move_units(
                             }
                         }
                     }
-                    progress.repaths += 1;
                     progress.stuck_repaths += 1;
                     progress.state = MoveState::Waiting(dt);
                     commands.entity(entity).insert(req);
@@ -518,7 +508,6 @@ pub(crate) fn move_units(
                             && progress.stuck_repaths < MAX_STUCK_REPATHS
                             && let Some(req) = request
                         {
-                            progress.repaths += 1;
                             progress.stuck_repaths += 1;
                             commands.entity(entity).insert(req.clone());
                             progress.state = MoveState::Waiting(dt);
@@ -591,9 +580,7 @@ pub(crate) fn move_units(
             if claims.stopped_at(cell).is_some_and(|e| e != entity)
                 && !pending
                 && let Some(req) = request
-                && let Some(free) = nearest_cell(grid, cell, 12, |c| {
-                    claims.stopped_at(c).is_none() && claims.claimants(c).is_empty()
-                })
+                && let Some(free) = free_cell_near(grid, &claims, cell)
             {
                 let mut req = req.clone();
                 redirect(progress, &mut req, free);
@@ -605,7 +592,7 @@ pub(crate) fn move_units(
                 &mut claims,
                 entity,
                 progress,
-                cell_at(pos),
+                cell,
                 request,
                 &mut arrived,
                 &mut commands,
@@ -614,11 +601,24 @@ pub(crate) fn move_units(
     }
 }
 
+/// Whether `request` is an order to go to `cell` (a step-aside or make-way trip).
+fn heading_to(request: Option<&PathRequest>, cell: Cell) -> bool {
+    request.is_some_and(|r| r.goal == PathGoal::Cell(cell))
+}
+
+/// The nearest cell around `cell` that no unit stands on or claims: where a unit whose goal is
+/// taken goes instead.
+fn free_cell_near(grid: &NavGrid, claims: &Claims, cell: Cell) -> Option<Cell> {
+    nearest_cell(grid, cell, 12, |c| {
+        claims.stopped_at(c).is_none() && claims.claimants(c).is_empty()
+    })
+}
+
 /// Sends `request` to `free` instead of its goal (taken by a stopped unit); a unit stepping aside
 /// keeps the order it will resume.
 fn redirect(progress: &mut PathProgress, request: &mut PathRequest, free: Cell) {
     if let Some((_, aside)) = progress.resume.as_mut()
-        && request.goal == PathGoal::Cell(*aside)
+        && heading_to(Some(request), *aside)
     {
         *aside = free;
     }
@@ -643,18 +643,18 @@ fn stop_here(
     progress.ghosting = false;
     progress.stuck_repaths = 0;
     release_all(claims, entity, progress);
-    claims.set_intent(entity, None);
+    publish_intent(claims, entity, progress, None);
     claims.set_moving_at(entity, progress.moving_cell.take(), None);
     claims.set_stopped(entity, progress.stopped_cell, Some(cell));
     progress.stopped_cell = Some(cell);
     let stepped_aside = progress
         .resume
         .take()
-        .filter(|(_, aside)| request.is_some_and(|r| r.goal == PathGoal::Cell(*aside)));
+        .filter(|(_, aside)| heading_to(request, *aside));
     let made_way = progress
         .making_way
         .take()
-        .is_some_and(|c| request.is_some_and(|r| r.goal == PathGoal::Cell(c)));
+        .is_some_and(|c| heading_to(request, c));
     if let Some((resume, _)) = stepped_aside {
         commands.entity(entity).insert(resume);
     } else if !made_way {
@@ -673,6 +673,7 @@ pub(crate) fn release_departed(
     for entity in removed.read() {
         if let Ok(mut p) = progress.get_mut(entity) {
             release_all(&mut claims, entity, &mut p);
+            p.intent = None; // forgotten below
         }
         // Despawned: its cells are found by scanning (rare).
         claims.forget_entity(entity);

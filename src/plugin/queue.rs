@@ -553,8 +553,7 @@ pub(crate) fn service_queue(
         stats.expansions += done_exp;
         match step {
             SearchStep::Pending => k += 1,
-            SearchStep::Failed(PathError::NoPath) if soften(&job.overlay).is_some() => {
-                let soft = soften(&job.overlay).expect("checked");
+            SearchStep::Failed(PathError::NoPath) if let Some(soft) = soften(&job.overlay) => {
                 let config = settings.search;
                 if begin(&mut job.search, grid, job.start, &job.job, &config, &soft).is_err() {
                     k += 1;
@@ -836,18 +835,14 @@ pub(crate) fn receive_results(
         match result {
             Ok(p) => {
                 let ticket = queue.pending.remove(&job.entity).expect("checked current");
-                let (waypoints, corridor) = if smoothed.is_empty() {
-                    let centers: Vec<Vec2> = p.cells.iter().map(|&c| cell_center(c)).collect();
-                    (
-                        p.cells.iter().map(|&c| map.cell_to_world(c)).collect(),
-                        polyline_cells(&centers),
-                    )
+                // Grid-space waypoints: the smoothed ones, or the cells' centers.
+                let points = if smoothed.is_empty() {
+                    p.cells.iter().map(|&c| cell_center(c)).collect()
                 } else {
-                    (
-                        smoothed.iter().map(|&g| map.grid_to_world(g)).collect(),
-                        polyline_cells(&smoothed),
-                    )
+                    smoothed
                 };
+                let waypoints = points.iter().map(|&g| map.grid_to_world(g)).collect();
+                let corridor = polyline_cells(&points);
                 queue.ready.push(Ready {
                     entity: job.entity,
                     ticket: job.ticket,
@@ -957,7 +952,15 @@ pub(crate) fn repath_on_change(
         if map.changed_cells().is_empty() {
             continue;
         }
-        let changed: std::collections::HashSet<Cell> = map.take_changed().into_iter().collect();
+        // The changed cells and their neighbours: a unit's body may overlap a neighbour of the
+        // corridor cell it walks through.
+        let near_changed: std::collections::HashSet<Cell> = map
+            .take_changed()
+            .into_iter()
+            .flat_map(|c| {
+                (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| c + Cell::new(dx, dy)))
+            })
+            .collect();
         let grid = map.grid();
         for (entity, path, request, progress) in &units {
             if path.map != map_entity || queue.is_pending(entity) {
@@ -966,11 +969,9 @@ pub(crate) fn repath_on_change(
             // The cells still ahead of the unit's body: its corridor and their neighbours.
             let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
             let rest = &path.corridor[from.min(path.corridor.len())..];
-            let crosses = rest.iter().any(|&c| {
-                !grid.is_walkable(c)
-                    || (-1..=1)
-                        .any(|dy| (-1..=1).any(|dx| changed.contains(&(c + Cell::new(dx, dy)))))
-            });
+            let crosses = rest
+                .iter()
+                .any(|c| !grid.is_walkable(*c) || near_changed.contains(c));
             if crosses {
                 commands.entity(entity).insert(request.clone());
             }
