@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::core::{
     AStar, Cell, CellOverlay, GoalPolicy, NavGrid, Path as CorePath, PathError, SearchConfig,
-    SearchStep, Smoother, cell_center, polyline_cells, smooth_path, with_scratch,
+    SearchStep, Smoother, cell_center, polyline_cells, with_scratch,
 };
 
 use super::claims::Claims;
@@ -738,6 +738,55 @@ fn begin(
     }
 }
 
+/// How long a worker search runs before it yields its thread (see [`Cooperative`]).
+const WORKER_YIELD_EVERY: Duration = Duration::from_micros(200);
+
+/// Makes a long computation on a worker thread give way now and then (`yield_now` every
+/// [`WORKER_YIELD_EVERY`]), so the frame's threads, woken while it runs, wait for a core at most
+/// that long instead of the scheduler's full time slice. Measured on 2 cores (`perf sched`):
+/// without it the main thread and Bevy's compute thread waited 2-4 ms for the core a worker
+/// search held, in most frames where a search was spawned.
+struct Cooperative {
+    since: Instant,
+}
+
+impl Cooperative {
+    fn new() -> Self {
+        Cooperative {
+            since: Instant::now(),
+        }
+    }
+
+    fn pause_point(&mut self) {
+        if self.since.elapsed() >= WORKER_YIELD_EVERY {
+            std::thread::yield_now();
+            self.since = Instant::now();
+        }
+    }
+
+    /// Steps `search` to its end in slices, yielding between them.
+    fn finish(&mut self, search: &mut AStar, grid: &NavGrid) -> Result<CorePath, PathError> {
+        loop {
+            match search.step(grid, 256) {
+                SearchStep::Pending => self.pause_point(),
+                SearchStep::Found(p) => return Ok(p),
+                SearchStep::Failed(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Smooths `cells` a few line checks at a time, yielding between them.
+    fn smooth(&mut self, grid: &NavGrid, cells: &[Cell], radius: f32) -> Vec<Vec2> {
+        let mut smoother = Smoother::new(cells, radius);
+        loop {
+            if let Some(points) = smoother.step(grid, 4) {
+                return points;
+            }
+            self.pause_point();
+        }
+    }
+}
+
 /// A whole search on a worker thread, with that thread's reusable scratch.
 fn run_job(
     grid: &Arc<NavGrid>,
@@ -748,18 +797,19 @@ fn run_job(
     smoothing: bool,
     radius: f32,
 ) -> JobResult {
+    let mut co = Cooperative::new();
     let result = with_scratch(|search| {
         begin(search, grid, start, job, config, overlay)?;
-        match crate::core::finish(search, grid) {
+        match co.finish(search, grid) {
             Err(PathError::NoPath) if let Some(soft) = soften(overlay) => {
                 begin(search, grid, start, job, config, &soft)?;
-                crate::core::finish(search, grid)
+                co.finish(search, grid)
             }
             other => other,
         }
     });
     let smoothed = match (&result, smoothing) {
-        (Ok(p), true) => smooth_path(grid, &p.cells, radius),
+        (Ok(p), true) => co.smooth(grid, &p.cells, radius),
         _ => Vec::new(),
     };
     JobResult {

@@ -13,7 +13,8 @@ pub enum WorkerMode {
     /// budgets and continues unfinished ones next frame.
     Inline,
     /// On Bevy's `AsyncComputeTaskPool`, against an immutable snapshot of the grid; results come
-    /// back over a channel drained every frame.
+    /// back over a channel drained every frame. A worker search yields its thread every 200 us,
+    /// so on machines with few cores the frame's own threads never wait long for a core.
     Async {
         /// At most this many searches in flight at once.
         max_in_flight: usize,
