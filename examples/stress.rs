@@ -11,6 +11,10 @@
 //! `W = 0` searches inline; `W > 0` on the async compute pool with up to W searches in flight.
 //! With `--move`, every unit also gets a `Mover` and the run goes on for `--move-frames` frames
 //! (default 300) while they walk with claims; a `move` line reports the movement systems' time.
+//! With `--calibrate`, every frame also times a fixed piece of plain arithmetic on the main
+//! thread that takes the budget on a quiet core, and a `calibration` line reports how long it
+//! took: the machine's own noise (preemption, hypervisor steal), measured side by side with the
+//! plugin's frames.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -131,6 +135,29 @@ fn percentile(v: &[f64], p: f64) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Spins `iterations` rounds of a linear congruential generator (plain arithmetic, no memory).
+fn spin(iterations: u64) -> u64 {
+    let mut x = std::hint::black_box(1u64);
+    for _ in 0..iterations {
+        x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+    }
+    x
+}
+
+/// Iterations of [`spin`] that take `budget` of wall time: the median of 21 timed trials.
+fn spin_iterations_for(budget: Duration) -> u64 {
+    let probe = 100_000;
+    let mut times: Vec<f64> = (0..21)
+        .map(|_| {
+            let t = Instant::now();
+            spin(probe);
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    (probe as f64 * budget.as_secs_f64() / times[10]) as u64
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let units: u32 = arg(&args, "--units", 2000);
@@ -140,6 +167,7 @@ fn main() {
     let seed: u64 = arg(&args, "--seed", 1);
     let move_frames: u32 = arg(&args, "--move-frames", 300);
     let moving = args.iter().any(|a| a == "--move");
+    let calibrate = args.iter().any(|a| a == "--calibrate");
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let grid = generate(size, &mut rng);
 
@@ -208,6 +236,12 @@ fn main() {
     let mut frame_ms = Vec::new();
     let mut phases = Vec::new();
     let mut cpu_ms = Vec::new();
+    let mut calibration_ms = Vec::new();
+    let spin_for_budget = if calibrate {
+        spin_iterations_for(Duration::from_micros(budget_us))
+    } else {
+        0
+    };
     let mut frames_to_drain = 0;
     let max_frames = 200_000;
     let mut frame = 0;
@@ -219,6 +253,11 @@ fn main() {
         frame_ms.push(stats.last_main_thread.as_secs_f64() * 1000.0);
         phases.push(stats.last_phases);
         cpu_ms.push(stats.last_main_thread_cpu.as_secs_f64() * 1000.0);
+        if calibrate {
+            let t = Instant::now();
+            spin(spin_for_budget);
+            calibration_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
         let drained = app.world().resource::<PathQueue>().pending_len() == 0;
         if drained && frames_to_drain == 0 {
             frames_to_drain = frame;
@@ -270,6 +309,20 @@ fn main() {
         cpu.iter().cloned().fold(0.0, f64::max),
         percentile(cpu, 0.99)
     );
+    let budget_ms = budget_us as f64 / 1000.0;
+    let over = |v: &[f64]| v.iter().filter(|&&m| m > budget_ms * 1.1).count();
+    if calibrate {
+        let c = &calibration_ms[..drain.len()];
+        let median = percentile(c, 0.5);
+        println!(
+            "calibration frames={} median_ms={median:.3} p99_ms={:.3} max_ms={:.3} over_median_10pct={} (plugin: over_budget_10pct={})",
+            c.len(),
+            percentile(c, 0.99),
+            c.iter().cloned().fold(0.0, f64::max),
+            c.iter().filter(|&&m| m > median * 1.1).count(),
+            over(drain),
+        );
+    }
     // With --move, units also repath on their own: every request (ticket) still has one outcome.
     let requests = tally.per_ticket.len() as u32;
     println!(
@@ -279,6 +332,6 @@ fn main() {
         tally.cancelled,
         drain.iter().cloned().fold(0.0, f64::max),
         percentile(drain, 0.99),
-        budget_us as f64 / 1000.0,
+        budget_ms,
     );
 }

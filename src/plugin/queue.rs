@@ -461,7 +461,13 @@ pub(crate) fn service_queue(
 ) {
     let t0 = Instant::now();
     let c0 = CpuClock::now();
-    let budget = settings.time_budget.saturating_sub(stats.main_thread);
+    // Room is left for the receive phase (as long as it took last frame, at most a quarter of the
+    // budget), so the frame as a whole stays within the budget.
+    let reserve = stats.last_phases[2].min(settings.time_budget / 4);
+    let budget = settings
+        .time_budget
+        .saturating_sub(stats.main_thread)
+        .saturating_sub(reserve);
     let queue = &mut *queue;
 
     // Drop waiting jobs that were cancelled, replaced or despawned.
@@ -494,9 +500,13 @@ pub(crate) fn service_queue(
     let mut expansions_left = settings.expansion_budget as u64;
     const SLICE: u32 = 256;
     let mut k = 0;
+    // A step begins only if one as long as the longest so far this frame still fits.
+    let (mut longest, mut last) = (Duration::ZERO, t0.elapsed());
     loop {
         let elapsed = t0.elapsed();
-        if elapsed >= budget {
+        longest = longest.max(elapsed - last);
+        last = elapsed;
+        if elapsed + longest >= budget {
             break;
         }
         if let Some(next) = queue.to_smooth.last_mut() {
