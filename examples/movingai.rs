@@ -2,8 +2,12 @@
 //! the lengths against the optimal ones.
 //!
 //! ```text
-//! cargo run --release --example movingai -- <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth]
+//! cargo run --release --example movingai -- <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth] [--hierarchical N]
 //! ```
+//!
+//! With `--hierarchical N`: every query also runs through a [`RegionMap`] of N x N clusters; a
+//! `hierarchical` line compares its time, expansions and path length with the flat search's
+//! (queries of at least 100 tiles reported apart), and counts invalid paths.
 //!
 //! With `--per-query`: one line per query, `<row-index> <length> <expansions> <microseconds>`.
 //! Always, as the last line:
@@ -15,7 +19,7 @@ use std::time::Instant;
 
 use bevy_tilepath::core::movingai::{parse_map, parse_scen};
 use bevy_tilepath::core::{AStar, Heuristic, MoveRules, SearchConfig, SearchStep, count_turns};
-use bevy_tilepath::core::{polyline_length, smooth_path};
+use bevy_tilepath::core::{RegionMap, find_path_hierarchical, polyline_length, smooth_path};
 
 fn main() -> ExitCode {
     match run() {
@@ -33,19 +37,24 @@ fn run() -> Result<(), String> {
     let mut per_query = false;
     let mut smooth = false;
     let mut mode = "astar".to_string();
+    let mut cluster: Option<u32> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--per-query" => per_query = true,
             "--smooth" => smooth = true,
             "--mode" => mode = it.next().ok_or("--mode needs a value")?.clone(),
+            "--hierarchical" => {
+                let v = it.next().ok_or("--hierarchical needs a cluster size")?;
+                cluster = Some(v.parse().map_err(|_| format!("bad cluster size {v:?}"))?);
+            }
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s => positional.push(s.to_string()),
         }
     }
     let [map_path, scen_path] = positional.as_slice() else {
         return Err(
-            "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth]"
+            "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth] [--hierarchical N]"
                 .into(),
         );
     };
@@ -71,6 +80,12 @@ fn run() -> Result<(), String> {
         parse_map(&map_text, MoveRules::default()).map_err(|e| format!("{map_path}: {e}"))?;
     let scens = parse_scen(&scen_text).map_err(|e| format!("{scen_path}: {e}"))?;
 
+    let regions = cluster.map(|c| {
+        let t = Instant::now();
+        let r = RegionMap::build(&grid, c);
+        (r, t.elapsed().as_secs_f64() * 1e3)
+    });
+    let mut hier = Hier::default();
     let mut search = AStar::new();
     let mut times = Vec::with_capacity(scens.len());
     let mut mismatches = 0;
@@ -114,6 +129,29 @@ fn run() -> Result<(), String> {
                 smoothed_longer += 1;
             }
         }
+        if let (Some((regions, _)), SearchStep::Found(p)) = (&regions, &result) {
+            let t1 = Instant::now();
+            let h = find_path_hierarchical(&grid, regions, s.start, s.goal, &config);
+            let dt1 = t1.elapsed().as_secs_f64() * 1e6;
+            match h {
+                Ok(h)
+                    if h.cells.first() == Some(&s.start)
+                        && h.cells.last() == Some(&s.goal)
+                        && h.cells.windows(2).all(|w| grid.can_step(w[0], w[1])) =>
+                {
+                    let long = usize::from(p.length >= 100.0);
+                    hier.queries[long] += 1;
+                    hier.flat_us[long] += dt * 1e6;
+                    hier.hier_us[long] += dt1;
+                    hier.flat_exp[long] += p.expansions as u64;
+                    hier.hier_exp[long] += h.expansions as u64;
+                    let excess = h.length / p.length.max(1e-9) - 1.0;
+                    hier.excess_sum[long] += excess;
+                    hier.excess_max = hier.excess_max.max(excess);
+                }
+                _ => hier.invalid += 1,
+            }
+        }
         if per_query {
             println!("{row} {length:.6} {expansions} {:.1}", dt * 1e6);
         }
@@ -148,6 +186,42 @@ fn run() -> Result<(), String> {
             " raw_turns={raw_turns} smoothed_turns={smooth_turns} smoothed_longer={smoothed_longer}"
         );
     }
+    if let Some((regions, build_ms)) = &regions {
+        let part = |k: usize| {
+            let q = hier.queries[k].max(1) as f64;
+            format!(
+                "queries={} flat_mean_us={:.1} hier_mean_us={:.1} flat_exp={:.0} hier_exp={:.0} mean_excess_pct={:.2}",
+                hier.queries[k],
+                hier.flat_us[k] / q,
+                hier.hier_us[k] / q,
+                hier.flat_exp[k] as f64 / q,
+                hier.hier_exp[k] as f64 / q,
+                hier.excess_sum[k] / q * 100.0,
+            )
+        };
+        println!(
+            "hierarchical cluster={} nodes={} build_ms={build_ms:.1} invalid={} max_excess_pct={:.2} | short: {} | long (>= 100 tiles): {}",
+            regions.cluster_size(),
+            regions.node_count(),
+            hier.invalid,
+            hier.excess_max * 100.0,
+            part(0),
+            part(1),
+        );
+    }
     println!("{line}");
     Ok(())
+}
+
+/// Flat vs hierarchical figures, for short (0) and long (1) queries.
+#[derive(Default)]
+struct Hier {
+    queries: [u64; 2],
+    flat_us: [f64; 2],
+    hier_us: [f64; 2],
+    flat_exp: [u64; 2],
+    hier_exp: [u64; 2],
+    excess_sum: [f64; 2],
+    excess_max: f64,
+    invalid: u64,
 }

@@ -448,3 +448,60 @@ fn turn_penalty_trades_length_for_fewer_turns() {
         assert!(grid.can_step(w[0], w[1]));
     }
 }
+
+fn walls_strategy() -> impl Strategy<Value = NavGrid> {
+    (8u32..40, 8u32..40, rules_strategy()).prop_flat_map(|(w, h, rules)| {
+        proptest::collection::vec(
+            prop_oneof![3 => Just(0u8), 8 => Just(1u8), 1 => 2u8..6],
+            (w * h) as usize,
+        )
+        .prop_map(move |terrain| NavGrid::from_terrain(w, h, rules, &terrain).unwrap())
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Hierarchical search finds a path exactly when a flat search does (it falls back to one
+    /// when the region map has no route), the path is legal, ends where asked, and is never
+    /// cheaper than the optimum.
+    #[test]
+    fn hierarchical_is_complete_and_legal(grid in walls_strategy(), cluster in 4u32..9, sx in 0i32..40, sy in 0i32..40, gx in 0i32..40, gy in 0i32..40) {
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        let regions = RegionMap::build(&grid, cluster);
+        let config = SearchConfig::default();
+        let flat = find_path(&grid, start, goal, &config);
+        let hier = find_path_hierarchical(&grid, &regions, start, goal, &config);
+        match (&flat, &hier) {
+            (Ok(f), Ok(h)) => {
+                prop_assert_eq!(h.cells.first(), Some(&start));
+                prop_assert_eq!(h.cells.last(), Some(&f.goal));
+                prop_assert!(h.cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
+                prop_assert!(h.cost >= f.cost);
+                let summed: u64 = h.cells.windows(2).map(|w| grid.step_cost(w[0], w[1]).unwrap()).sum();
+                prop_assert_eq!(summed, h.cost);
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a, b),
+            _ => prop_assert!(false, "flat {:?} vs hierarchical {:?}", flat.as_ref().map(|p| p.cost), hier.as_ref().map(|p| p.cost)),
+        }
+    }
+}
+
+#[test]
+fn a_stale_region_map_gives_no_path() {
+    let mut grid = NavGrid::new(64, 64).unwrap();
+    let regions = RegionMap::build(&grid, 16);
+    assert!(regions.is_current(&grid));
+    let (a, b) = (Cell::new(1, 1), Cell::new(62, 62));
+    assert!(find_path_hierarchical(&grid, &regions, a, b, &SearchConfig::default()).is_ok());
+    grid.set_walkable(Cell::new(30, 30), false).unwrap();
+    assert!(!regions.is_current(&grid));
+    assert_eq!(
+        find_path_hierarchical(&grid, &regions, a, b, &SearchConfig::default()),
+        Err(PathError::NoPath)
+    );
+    let rebuilt = RegionMap::build(&grid, 16);
+    let p = find_path_hierarchical(&grid, &rebuilt, a, b, &SearchConfig::default()).unwrap();
+    assert!(!p.cells.contains(&Cell::new(30, 30)));
+}

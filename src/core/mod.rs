@@ -2,11 +2,13 @@
 //!
 //! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands.
 //! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`].
+//! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`].
 //! - [`movingai`]: the MovingAI benchmark file formats.
 
 mod cost;
 mod grid;
 mod heuristic;
+mod hierarchy;
 mod islands;
 mod line;
 pub mod movingai;
@@ -18,6 +20,7 @@ mod turn;
 pub use cost::CostModel;
 pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
 pub use heuristic::Heuristic;
+pub use hierarchy::{RegionMap, find_path_hierarchical};
 pub use line::{
     cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
 };

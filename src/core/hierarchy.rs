@@ -1,0 +1,363 @@
+//! Hierarchical search for long paths: a region map searched first, then short local searches.
+//!
+//! Lester ("two-tier search for long paths") and Pinter ("keep each A* search local; for far
+//! goals use a region map searched first") both suggest it. The region map here is built
+//! automatically, in the manner of HPA* (Botea, Müller and Schaeffer, 2004): the grid is cut into
+//! square clusters; where two neighbouring clusters touch along a run of walkable cells, the run
+//! gets a transition (one in its middle, or one at each end if it is long); transitions of one
+//! cluster are linked by their exact cost inside the cluster. A long query connects its start and
+//! goal to the transitions of their clusters, searches that small graph, and refines each leg with
+//! an ordinary A* search a cluster or two long.
+//!
+//! Paths are valid and connect start and goal, but are not guaranteed shortest: they pass through
+//! the chosen transition cells (see the README for the measured excess on the MovingAI maps).
+//! The map must be rebuilt when the grid changes ([`RegionMap::is_current`]).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use super::grid::{Cell, NavGrid};
+use super::heuristic::{Heuristic, WEIGHT_ONE};
+use super::path::{Path, PathError};
+use super::search::{SearchConfig, find_path, resolve_ends};
+
+/// Runs of touching walkable cells at least this long get a transition at each end.
+const LONG_RUN: i32 = 6;
+
+/// The eight neighbour offsets.
+const NEIGHBOURS: [(i32, i32); 8] = [
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (1, -1),
+    (-1, 1),
+    (-1, -1),
+];
+
+/// An automatically built region map of a [`NavGrid`]: clusters, their transitions, and the
+/// costs between transitions (see the [module docs](self)).
+///
+/// ```
+/// use bevy_tilepath::core::{Cell, NavGrid, RegionMap, SearchConfig, find_path_hierarchical};
+///
+/// let mut grid = NavGrid::new(64, 64).unwrap();
+/// for y in 0..60 {
+///     grid.set_walkable(Cell::new(32, y), false).unwrap();
+/// }
+/// let regions = RegionMap::build(&grid, 16);
+/// let config = SearchConfig::default();
+/// let path = find_path_hierarchical(&grid, &regions, Cell::new(2, 2), Cell::new(60, 2), &config)
+///     .unwrap();
+/// assert_eq!(path.cells.first(), Some(&Cell::new(2, 2)));
+/// assert_eq!(path.cells.last(), Some(&Cell::new(60, 2)));
+/// assert!(path.cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
+/// ```
+#[derive(Clone, Debug)]
+pub struct RegionMap {
+    cluster: i32,
+    clusters_x: i32,
+    version: u64,
+    /// Transition cells.
+    nodes: Vec<Cell>,
+    /// Outgoing edges of each node: (node, cost).
+    edges: Vec<Vec<(u32, u64)>>,
+    /// Nodes of each cluster.
+    per_cluster: Vec<Vec<u32>>,
+}
+
+impl RegionMap {
+    /// Builds the region map of `grid` with square clusters `cluster_size` cells wide (at least
+    /// 4; 16 suits most maps).
+    pub fn build(grid: &NavGrid, cluster_size: u32) -> Self {
+        let c = cluster_size.max(4) as i32;
+        let (w, h) = (grid.width() as i32, grid.height() as i32);
+        let clusters_x = (w + c - 1) / c;
+        let clusters_y = (h + c - 1) / c;
+        let mut map = RegionMap {
+            cluster: c,
+            clusters_x,
+            version: grid.version(),
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            per_cluster: vec![Vec::new(); (clusters_x * clusters_y) as usize],
+        };
+        let mut by_cell = HashMap::new();
+        // Transitions along every border between two clusters side by side or one above the other.
+        for cy in 0..clusters_y {
+            for cx in 0..clusters_x {
+                let (x0, y0) = (cx * c, cy * c);
+                if cx + 1 < clusters_x {
+                    let x = x0 + c - 1;
+                    let ys = y0..(y0 + c).min(h);
+                    let pairs: Vec<(Cell, Cell)> =
+                        ys.map(|y| (Cell::new(x, y), Cell::new(x + 1, y))).collect();
+                    map.add_transitions(grid, &pairs, &mut by_cell);
+                }
+                if cy + 1 < clusters_y {
+                    let y = y0 + c - 1;
+                    let xs = x0..(x0 + c).min(w);
+                    let pairs: Vec<(Cell, Cell)> =
+                        xs.map(|x| (Cell::new(x, y), Cell::new(x, y + 1))).collect();
+                    map.add_transitions(grid, &pairs, &mut by_cell);
+                }
+            }
+        }
+        // Costs between the transitions of each cluster, found inside the cluster.
+        for k in 0..map.per_cluster.len() {
+            let members = map.per_cluster[k].clone();
+            for &a in &members {
+                let costs = map.costs_in_cluster(grid, map.nodes[a as usize], None, false);
+                for &b in &members {
+                    if a != b
+                        && let Some(&cost) = costs.get(&map.nodes[b as usize])
+                    {
+                        map.edges[a as usize].push((b, cost));
+                    }
+                }
+            }
+        }
+        map
+    }
+
+    /// Whether the map was built from `grid` as it is now (a grid edit makes it stale).
+    pub fn is_current(&self, grid: &NavGrid) -> bool {
+        self.version == grid.version()
+    }
+
+    /// Number of transition cells.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Side of a cluster in cells.
+    pub fn cluster_size(&self) -> u32 {
+        self.cluster as u32
+    }
+
+    fn cluster_of(&self, cell: Cell) -> usize {
+        ((cell.y / self.cluster) * self.clusters_x + cell.x / self.cluster) as usize
+    }
+
+    fn node(&mut self, cell: Cell, by_cell: &mut HashMap<Cell, u32>) -> u32 {
+        *by_cell.entry(cell).or_insert_with(|| {
+            let id = self.nodes.len() as u32;
+            self.nodes.push(cell);
+            self.edges.push(Vec::new());
+            let k = ((cell.y / self.cluster) * self.clusters_x + cell.x / self.cluster) as usize;
+            self.per_cluster[k].push(id);
+            id
+        })
+    }
+
+    /// Splits a border (pairs of facing cells, in order) into runs where both sides are walkable
+    /// and links one or two facing pairs per run.
+    fn add_transitions(
+        &mut self,
+        grid: &NavGrid,
+        pairs: &[(Cell, Cell)],
+        by_cell: &mut HashMap<Cell, u32>,
+    ) {
+        let open = |&(a, b): &(Cell, Cell)| grid.can_step(a, b) && grid.can_step(b, a);
+        let mut i = 0;
+        while i < pairs.len() {
+            if !open(&pairs[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < pairs.len() && open(&pairs[i]) {
+                i += 1;
+            }
+            let run = &pairs[start..i];
+            let picks: &[usize] = if (run.len() as i32) < LONG_RUN {
+                &[run.len() / 2]
+            } else {
+                &[0, run.len() - 1]
+            };
+            for &p in picks {
+                let (a, b) = run[p];
+                let (na, nb) = (self.node(a, by_cell), self.node(b, by_cell));
+                let ab = grid.step_cost(a, b).expect("open pair");
+                let ba = grid.step_cost(b, a).expect("open pair");
+                self.edges[na as usize].push((nb, ab));
+                self.edges[nb as usize].push((na, ba));
+            }
+        }
+    }
+
+    /// Dijkstra from `from` without leaving its cluster: cost from `from` to every transition of
+    /// the cluster and to `extra`, if given and inside (with `reverse`: the costs *to* `from`).
+    fn costs_in_cluster(
+        &self,
+        grid: &NavGrid,
+        from: Cell,
+        extra: Option<Cell>,
+        reverse: bool,
+    ) -> HashMap<Cell, u64> {
+        let c = self.cluster;
+        let origin = Cell::new(from.x / c * c, from.y / c * c);
+        let inside = |p: Cell| {
+            p.x >= origin.x && p.y >= origin.y && p.x < origin.x + c && p.y < origin.y + c
+        };
+        let local = |p: Cell| ((p.y - origin.y) * c + (p.x - origin.x)) as usize;
+        let mut dist = vec![u64::MAX; (c * c) as usize];
+        let mut heap = BinaryHeap::new();
+        dist[local(from)] = 0;
+        heap.push(Reverse((0u64, from.x, from.y)));
+        let k = self.cluster_of(from);
+        let mut wanted: usize = self.per_cluster[k].len() + usize::from(extra.is_some());
+        let mut out = HashMap::new();
+        while let Some(Reverse((d, x, y))) = heap.pop() {
+            let cell = Cell::new(x, y);
+            if d > dist[local(cell)] {
+                continue;
+            }
+            if extra == Some(cell)
+                || self.per_cluster[k]
+                    .iter()
+                    .any(|&n| self.nodes[n as usize] == cell)
+            {
+                out.insert(cell, d);
+                wanted -= 1;
+                if wanted == 0 {
+                    break;
+                }
+            }
+            for (dx, dy) in NEIGHBOURS {
+                let next = Cell::new(x + dx, y + dy);
+                if !inside(next) {
+                    continue;
+                }
+                let step = if reverse {
+                    grid.step_cost(next, cell)
+                } else {
+                    grid.step_cost(cell, next)
+                };
+                if let Some(step) = step {
+                    let nd = d + step;
+                    if nd < dist[local(next)] {
+                        dist[local(next)] = nd;
+                        heap.push(Reverse((nd, next.x, next.y)));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The sub-destinations from `start` to `goal`: `start`, the transition cells of the
+    /// cheapest route through the region map, and `goal`. `None` when the region map has no
+    /// route (the goal may still be reachable through a way the clusters' borders miss, such as
+    /// a diagonal squeeze at a cluster corner: search the whole grid then).
+    pub fn route(&self, grid: &NavGrid, start: Cell, goal: Cell) -> Option<Vec<Cell>> {
+        let n = self.nodes.len();
+        let (s, g) = (n as u32, n as u32 + 1);
+        let cell_of = |id: u32| match id {
+            id if id == s => start,
+            id if id == g => goal,
+            id => self.nodes[id as usize],
+        };
+        // Temporary edges: start to its cluster's transitions (and straight to the goal when they
+        // share a cluster), the goal's cluster's transitions to the goal.
+        let from_start = self.costs_in_cluster(grid, start, Some(goal), false);
+        let mut start_edges: Vec<(u32, u64)> = self.per_cluster[self.cluster_of(start)]
+            .iter()
+            .filter_map(|&m| from_start.get(&self.nodes[m as usize]).map(|&d| (m, d)))
+            .collect();
+        if let Some(&d) = from_start.get(&goal) {
+            start_edges.push((g, d));
+        }
+        let to_goal = self.costs_in_cluster(grid, goal, None, true);
+        let into_goal: HashMap<u32, u64> = self.per_cluster[self.cluster_of(goal)]
+            .iter()
+            .filter_map(|&m| to_goal.get(&self.nodes[m as usize]).map(|&d| (m, d)))
+            .collect();
+
+        let rules = grid.rules();
+        let min_terrain = grid.min_terrain() as u64;
+        let h = |cell: Cell| {
+            let d = (cell - goal).abs();
+            Heuristic::Octile.estimate(d.x as u32, d.y as u32, rules.costs, min_terrain, WEIGHT_ONE)
+        };
+        // Best cost so far and parent of every node (start and goal last).
+        let mut best = vec![(u64::MAX, u32::MAX); n + 2];
+        let mut heap = BinaryHeap::new();
+        best[s as usize] = (0, s);
+        heap.push(Reverse((h(start), 0u64, s)));
+        while let Some(Reverse((_, d, id))) = heap.pop() {
+            if d > best[id as usize].0 {
+                continue;
+            }
+            if id == g {
+                let mut route = vec![goal];
+                let mut at = g;
+                while at != s {
+                    at = best[at as usize].1;
+                    route.push(cell_of(at));
+                }
+                route.reverse();
+                route.dedup();
+                return Some(route);
+            }
+            let edges: &[(u32, u64)] = if id == s {
+                &start_edges
+            } else {
+                &self.edges[id as usize]
+            };
+            let to_goal = into_goal.get(&id).map(|&c| (g, c));
+            for &(next, cost) in edges.iter().chain(to_goal.iter()) {
+                let nd = d + cost;
+                if nd < best[next as usize].0 {
+                    best[next as usize] = (nd, id);
+                    heap.push(Reverse((nd + h(cell_of(next)), nd, next)));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A path from `start` to `goal` through the region map: the route's legs are searched one by
+/// one with [`find_path`] and joined. Falls back to one search of the whole grid when start and
+/// goal are at most two clusters apart (short paths gain nothing) or the region map has no route. The result's `expansions` count every
+/// search made, so it compares with a flat search's.
+///
+/// Errors are those of [`find_path`]; a stale map (see [`RegionMap::is_current`]) gives
+/// [`PathError::NoPath`] rather than a path through cells that changed.
+pub fn find_path_hierarchical(
+    grid: &NavGrid,
+    regions: &RegionMap,
+    start: Cell,
+    goal: Cell,
+    config: &SearchConfig,
+) -> Result<Path, PathError> {
+    if !regions.is_current(grid) {
+        return Err(PathError::NoPath);
+    }
+    let (_, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
+    let apart = (goal - start).abs().max_element();
+    if apart <= 2 * regions.cluster || regions.cluster_of(start) == regions.cluster_of(goal) {
+        return find_path(grid, start, goal, config);
+    }
+    let Some(route) = regions.route(grid, start, goal) else {
+        return find_path(grid, start, goal, config);
+    };
+    let mut path = Path {
+        cells: vec![start],
+        cost: 0,
+        length: 0.0,
+        expansions: 0,
+        goal,
+        goal_index: None,
+    };
+    for leg in route.windows(2) {
+        let part = find_path(grid, leg[0], leg[1], config)?;
+        path.cells.extend_from_slice(&part.cells[1..]);
+        path.cost += part.cost;
+        path.length += part.length;
+        path.expansions += part.expansions;
+    }
+    Ok(path)
+}
