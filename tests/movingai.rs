@@ -2,10 +2,11 @@
 //! length (maps: Sturtevant, "Benchmarks for Grid-Based Pathfinding", 2012; see
 //! `assets/movingai/README.md`).
 
-use bevy_tilepath::core::movingai::{parse_map, parse_scen};
-use bevy_tilepath::core::{AStar, MoveRules, SearchConfig, SearchStep, find_path};
+use bevy_tilepath::core::movingai::{Scenario, parse_map, parse_scen};
+use bevy_tilepath::core::{AStar, MoveRules, NavGrid, SearchConfig, SearchStep, find_path};
 
-fn check(map: &str, scen: &str, min_queries: usize) {
+/// The grid of `assets/movingai/maps/<map>` and the queries of its scenario file.
+fn load(map: &str) -> (NavGrid, Vec<Scenario>) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/movingai");
     let grid = parse_map(
         &std::fs::read_to_string(format!("{dir}/maps/{map}")).unwrap(),
@@ -13,7 +14,13 @@ fn check(map: &str, scen: &str, min_queries: usize) {
     )
     .unwrap();
     let scens =
-        parse_scen(&std::fs::read_to_string(format!("{dir}/scenarios/{scen}")).unwrap()).unwrap();
+        parse_scen(&std::fs::read_to_string(format!("{dir}/scenarios/{map}.scen")).unwrap())
+            .unwrap();
+    (grid, scens)
+}
+
+fn check(map: &str, min_queries: usize) {
+    let (grid, scens) = load(map);
     assert!(scens.len() >= min_queries);
     for (row, s) in scens.iter().enumerate() {
         let path = find_path(&grid, s.start, s.goal, &SearchConfig::default())
@@ -37,31 +44,22 @@ fn check(map: &str, scen: &str, min_queries: usize) {
 
 #[test]
 fn arena_is_optimal() {
-    check("dao/arena.map", "dao/arena.map.scen", 160);
+    check("dao/arena.map", 160);
 }
 
 #[test]
 fn den312d_is_optimal() {
-    check("dao/den312d.map", "dao/den312d.map.scen", 320);
+    check("dao/den312d.map", 320);
 }
 
 #[test]
 fn arena2_is_optimal() {
-    check("dao/arena2.map", "dao/arena2.map.scen", 929);
+    check("dao/arena2.map", 929);
 }
 
 #[test]
 fn resumed_search_matches_one_shot() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/movingai");
-    let grid = parse_map(
-        &std::fs::read_to_string(format!("{dir}/maps/dao/den312d.map")).unwrap(),
-        MoveRules::default(),
-    )
-    .unwrap();
-    let scens = parse_scen(
-        &std::fs::read_to_string(format!("{dir}/scenarios/dao/den312d.map.scen")).unwrap(),
-    )
-    .unwrap();
+    let (grid, scens) = load("dao/den312d.map");
     let mut search = AStar::new();
     for s in scens.iter().step_by(7) {
         let one_shot = find_path(&grid, s.start, s.goal, &SearchConfig::default()).unwrap();
@@ -111,16 +109,7 @@ fn malformed_files_name_the_line() {
 #[test]
 fn arena2_hierarchical_paths_are_legal_and_near_optimal() {
     use bevy_tilepath::core::{RegionMap, find_path_hierarchical};
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/movingai");
-    let grid = parse_map(
-        &std::fs::read_to_string(format!("{dir}/maps/dao/arena2.map")).unwrap(),
-        MoveRules::default(),
-    )
-    .unwrap();
-    let scens = parse_scen(
-        &std::fs::read_to_string(format!("{dir}/scenarios/dao/arena2.map.scen")).unwrap(),
-    )
-    .unwrap();
+    let (grid, scens) = load("dao/arena2.map");
     let regions = RegionMap::build(&grid, 16);
     let (mut excess, mut long) = (0.0, 0);
     for (row, s) in scens.iter().enumerate() {
