@@ -135,6 +135,10 @@ fn percentile(v: &[f64], p: f64) -> f64 {
         .unwrap_or(0.0)
 }
 
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
+}
+
 /// Spins `iterations` rounds of a linear congruential generator (plain arithmetic, no memory).
 fn spin(iterations: u64) -> u64 {
     let mut x = std::hint::black_box(1u64);
@@ -284,7 +288,7 @@ fn main() {
             mt.len(),
             mt.iter().sum::<f64>() / mt.len().max(1) as f64,
             percentile(&mt, 0.99),
-            mt.iter().cloned().fold(0.0, f64::max),
+            max(&mt),
         );
     }
     let tally = app.world().resource::<Tally>();
@@ -306,11 +310,10 @@ fn main() {
     let cpu = &cpu_ms[..drain.len()];
     println!(
         "cpu max_frame_cpu_ms={:.3} p99_frame_cpu_ms={:.3} (thread CPU time of the same systems: wall time minus preemption)",
-        cpu.iter().cloned().fold(0.0, f64::max),
+        max(cpu),
         percentile(cpu, 0.99)
     );
     let budget_ms = budget_us as f64 / 1000.0;
-    let over = |v: &[f64]| v.iter().filter(|&&m| m > budget_ms * 1.1).count();
     if calibrate {
         let c = &calibration_ms[..drain.len()];
         let median = percentile(c, 0.5);
@@ -318,9 +321,9 @@ fn main() {
             "calibration frames={} median_ms={median:.3} p99_ms={:.3} max_ms={:.3} over_median_10pct={} (plugin: over_budget_10pct={})",
             c.len(),
             percentile(c, 0.99),
-            c.iter().cloned().fold(0.0, f64::max),
+            max(c),
             c.iter().filter(|&&m| m > median * 1.1).count(),
-            over(drain),
+            drain.iter().filter(|&&m| m > budget_ms * 1.1).count(),
         );
     }
     // With --move, units also repath on their own: every request (ticket) still has one outcome.
@@ -330,7 +333,7 @@ fn main() {
         tally.found,
         tally.failed,
         tally.cancelled,
-        drain.iter().cloned().fold(0.0, f64::max),
+        max(drain),
         percentile(drain, 0.99),
         budget_ms,
     );

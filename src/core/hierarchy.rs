@@ -18,23 +18,12 @@ use std::collections::{BinaryHeap, HashMap};
 
 use super::grid::{Cell, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
+use super::islands::RING;
 use super::path::{Path, PathError};
 use super::search::{SearchConfig, find_path, resolve_ends};
 
 /// Runs of touching walkable cells at least this long get a transition at each end.
 const LONG_RUN: i32 = 6;
-
-/// The eight neighbour offsets.
-const NEIGHBOURS: [(i32, i32); 8] = [
-    (1, 0),
-    (-1, 0),
-    (0, 1),
-    (0, -1),
-    (1, 1),
-    (1, -1),
-    (-1, 1),
-    (-1, -1),
-];
 
 /// An automatically built region map of a [`NavGrid`]: clusters, their transitions, and the
 /// costs between transitions (see the [module docs](self)).
@@ -141,11 +130,11 @@ impl RegionMap {
     }
 
     fn node(&mut self, cell: Cell, by_cell: &mut HashMap<Cell, u32>) -> u32 {
+        let k = self.cluster_of(cell);
         *by_cell.entry(cell).or_insert_with(|| {
             let id = self.nodes.len() as u32;
             self.nodes.push(cell);
             self.edges.push(Vec::new());
-            let k = ((cell.y / self.cluster) * self.clusters_x + cell.x / self.cluster) as usize;
             self.per_cluster[k].push(id);
             id
         })
@@ -225,7 +214,7 @@ impl RegionMap {
                     break;
                 }
             }
-            for (dx, dy) in NEIGHBOURS {
+            for (dx, dy) in RING {
                 let next = Cell::new(x + dx, y + dy);
                 if !inside(next) {
                     continue;

@@ -12,7 +12,8 @@ pub(crate) struct Islands {
     live: usize,
 }
 
-const RING: [(i32, i32); 8] = [
+/// The eight neighbour offsets, in order around a cell.
+pub(super) const RING: [(i32, i32); 8] = [
     (0, -1),
     (1, -1),
     (1, 0),

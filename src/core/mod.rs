@@ -27,7 +27,7 @@ pub use line::{
 pub use path::{Path, PathError, count_turns};
 pub use search::{
     AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, check_nearest, find_nearest,
-    find_path, finish, nearest_on_island, resolve_ends, with_scratch,
+    find_path, finish, finish_in_slices, nearest_on_island, resolve_ends, with_scratch,
 };
-pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path};
+pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path, smooth_path_in_steps};
 pub use turn::TurnPlan;

@@ -907,9 +907,20 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
 
 /// Steps `search` until it ends.
 pub fn finish(search: &mut AStar, grid: &NavGrid) -> Result<Path, PathError> {
+    finish_in_slices(search, grid, u32::MAX, || {})
+}
+
+/// Steps `search` until it ends, `slice` heap pops at a time, calling `between` after every
+/// slice that did not end it (a worker thread can give way there).
+pub fn finish_in_slices(
+    search: &mut AStar,
+    grid: &NavGrid,
+    slice: u32,
+    mut between: impl FnMut(),
+) -> Result<Path, PathError> {
     loop {
-        match search.step(grid, u32::MAX) {
-            SearchStep::Pending => continue,
+        match search.step(grid, slice) {
+            SearchStep::Pending => between(),
             SearchStep::Found(p) => return Ok(p),
             SearchStep::Failed(e) => return Err(e),
         }

@@ -12,11 +12,24 @@ const LOOKAHEAD: usize = 64;
 /// Smooths a path of cells into grid-space waypoints for a unit of `radius`, all at once (see
 /// [`Smoother`] for the method and for smoothing a little at a time).
 pub fn smooth_path(grid: &NavGrid, cells: &[Cell], radius: f32) -> Vec<Vec2> {
+    smooth_path_in_steps(grid, cells, radius, u32::MAX, || {})
+}
+
+/// [`smooth_path`], `units` units of work at a time (see [`Smoother::step`]), calling `between`
+/// after every step that did not finish (a worker thread can give way there).
+pub fn smooth_path_in_steps(
+    grid: &NavGrid,
+    cells: &[Cell],
+    radius: f32,
+    units: u32,
+    mut between: impl FnMut(),
+) -> Vec<Vec2> {
     let mut s = Smoother::new(cells, radius);
     loop {
-        if let Some(points) = s.step(grid, u32::MAX) {
+        if let Some(points) = s.step(grid, units) {
             return points;
         }
+        between();
     }
 }
 

@@ -14,7 +14,8 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::core::{
     AStar, Cell, CellOverlay, GoalPolicy, NavGrid, Path as CorePath, PathError, SearchConfig,
-    SearchStep, Smoother, cell_center, polyline_cells, with_scratch,
+    SearchStep, Smoother, cell_center, finish_in_slices, polyline_cells, smooth_path_in_steps,
+    with_scratch,
 };
 
 use super::claims::Claims;
@@ -767,32 +768,11 @@ impl Cooperative {
         }
     }
 
+    /// Called between slices of work: yields the thread once `WORKER_YIELD_EVERY` has passed.
     fn pause_point(&mut self) {
         if self.since.elapsed() >= WORKER_YIELD_EVERY {
             std::thread::yield_now();
             self.since = Instant::now();
-        }
-    }
-
-    /// Steps `search` to its end in slices, yielding between them.
-    fn finish(&mut self, search: &mut AStar, grid: &NavGrid) -> Result<CorePath, PathError> {
-        loop {
-            match search.step(grid, 256) {
-                SearchStep::Pending => self.pause_point(),
-                SearchStep::Found(p) => return Ok(p),
-                SearchStep::Failed(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Smooths `cells` a few line checks at a time, yielding between them.
-    fn smooth(&mut self, grid: &NavGrid, cells: &[Cell], radius: f32) -> Vec<Vec2> {
-        let mut smoother = Smoother::new(cells, radius);
-        loop {
-            if let Some(points) = smoother.step(grid, 4) {
-                return points;
-            }
-            self.pause_point();
         }
     }
 }
@@ -807,19 +787,20 @@ fn run_job(
     smoothing: bool,
     radius: f32,
 ) -> JobResult {
+    // Searches in 256-pop slices and smoothing 4 line checks at a time, giving way between them.
     let mut co = Cooperative::new();
     let result = with_scratch(|search| {
         begin(search, grid, start, job, config, overlay)?;
-        match co.finish(search, grid) {
+        match finish_in_slices(search, grid, 256, || co.pause_point()) {
             Err(PathError::NoPath) if let Some(soft) = soften(overlay) => {
                 begin(search, grid, start, job, config, &soft)?;
-                co.finish(search, grid)
+                finish_in_slices(search, grid, 256, || co.pause_point())
             }
             other => other,
         }
     });
     let smoothed = match (&result, smoothing) {
-        (Ok(p), true) => co.smooth(grid, &p.cells, radius),
+        (Ok(p), true) => smooth_path_in_steps(grid, &p.cells, radius, 4, || co.pause_point()),
         _ => Vec::new(),
     };
     JobResult {
