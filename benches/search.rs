@@ -4,20 +4,14 @@
 //!
 //! `cargo bench --bench search`. Maps: Sturtevant, "Benchmarks for Grid-Based Pathfinding", 2012.
 
-use bevy_tilepath::core::movingai::{Scenario, parse_map, parse_scen};
+use bevy_tilepath::core::movingai::{Scenario, read_map, read_scen};
 use bevy_tilepath::core::{AStar, Cell, MoveRules, NavGrid, SearchConfig, SearchStep};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn load(map: &str) -> (NavGrid, Vec<Scenario>) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/movingai");
-    let grid = parse_map(
-        &std::fs::read_to_string(format!("{dir}/maps/{map}")).unwrap(),
-        MoveRules::default(),
-    )
-    .unwrap();
-    let scens =
-        parse_scen(&std::fs::read_to_string(format!("{dir}/scenarios/{map}.scen")).unwrap())
-            .unwrap();
+    let grid = read_map(format!("{dir}/maps/{map}"), MoveRules::default()).unwrap();
+    let scens = read_scen(format!("{dir}/scenarios/{map}.scen")).unwrap();
     // Every fourth query keeps one iteration short while covering all buckets.
     (grid, scens.into_iter().step_by(4).collect())
 }

@@ -7,7 +7,7 @@ use bevy_tilepath::prelude::*;
 
 fn main() {
     App::new()
-        .add_plugins((MinimalPlugins, TilepathPlugin::default()))
+        .add_plugins((MinimalPlugins, TilepathPlugins::default()))
         .add_systems(Startup, setup)
         .add_observer(print_outcome)
         .run();
@@ -30,7 +30,11 @@ fn setup(mut commands: Commands) {
 }
 
 /// Observers see every request's single outcome.
-fn print_outcome(outcome: On<PathOutcome>, paths: Query<&Path>, mut exit: MessageWriter<AppExit>) {
+fn print_outcome(
+    outcome: On<PathOutcome>,
+    paths: Query<&NavPath>,
+    mut exit: MessageWriter<AppExit>,
+) {
     match outcome.kind {
         OutcomeKind::Found { length } => {
             let path = paths.get(outcome.entity).expect("found paths are inserted");

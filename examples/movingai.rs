@@ -14,10 +14,13 @@
 //! `summary map=<name> queries=<n> mismatches=<m> mean_us=<f> p99_us=<f> expansions_per_s=<f>`
 //! (`--smooth` appends `raw_turns=<n> smoothed_turns=<n> smoothed_longer=<n>`).
 
+#[path = "common/mod.rs"]
+mod common;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bevy_tilepath::core::movingai::{parse_map, parse_scen};
+use bevy_tilepath::core::movingai::{read_map, read_scen};
 use bevy_tilepath::core::{AStar, Heuristic, MoveRules, SearchConfig, SearchStep, count_turns};
 use bevy_tilepath::core::{RegionMap, find_path_hierarchical, polyline_length, smooth_path};
 
@@ -32,24 +35,21 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    use lexopt::prelude::*;
     let mut positional = Vec::new();
     let mut per_query = false;
     let mut smooth = false;
     let mut mode = "astar".to_string();
     let mut cluster: Option<u32> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--per-query" => per_query = true,
-            "--smooth" => smooth = true,
-            "--mode" => mode = it.next().ok_or("--mode needs a value")?.clone(),
-            "--hierarchical" => {
-                let v = it.next().ok_or("--hierarchical needs a cluster size")?;
-                cluster = Some(v.parse().map_err(|_| format!("bad cluster size {v:?}"))?);
-            }
-            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
-            s => positional.push(s.to_string()),
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("per-query") => per_query = true,
+            Long("smooth") => smooth = true,
+            Long("mode") => mode = common::value(&mut parser, "--mode")?,
+            Long("hierarchical") => cluster = Some(common::value(&mut parser, "--hierarchical")?),
+            Value(v) => positional.push(v.to_string_lossy().into_owned()),
+            other => return Err(common::unexpected(other)),
         }
     }
     let [map_path, scen_path] = positional.as_slice() else {
@@ -74,11 +74,8 @@ fn run() -> Result<(), String> {
             ));
         }
     };
-    let map_text = std::fs::read_to_string(map_path).map_err(|e| format!("{map_path}: {e}"))?;
-    let scen_text = std::fs::read_to_string(scen_path).map_err(|e| format!("{scen_path}: {e}"))?;
-    let grid =
-        parse_map(&map_text, MoveRules::default()).map_err(|e| format!("{map_path}: {e}"))?;
-    let scens = parse_scen(&scen_text).map_err(|e| format!("{scen_path}: {e}"))?;
+    let grid = read_map(map_path, MoveRules::default()).map_err(|e| e.to_string())?;
+    let scens = read_scen(scen_path).map_err(|e| e.to_string())?;
 
     let regions = cluster.map(|c| {
         let t = Instant::now();

@@ -16,6 +16,9 @@
 //! took: the machine's own noise (preemption, hypervisor steal), measured side by side with the
 //! plugin's frames.
 
+#[path = "common/mod.rs"]
+mod common;
+
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -23,22 +26,8 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, NavGrid};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PathQueue, TilepathFrameStats};
-
-/// A small deterministic generator (xorshift64*), so runs are repeatable without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next() % n as u64) as u32
-    }
-}
+use bevy_tilepath::{PendingRequests, TilepathFrameStats};
+use common::Rng;
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
 fn generate(size: u32, rng: &mut Rng) -> NavGrid {
@@ -119,14 +108,6 @@ fn move_end(mut t: ResMut<MoveTimer>) {
     }
 }
 
-fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("bad value for {name}")))
-        .unwrap_or(default)
-}
-
 fn percentile(v: &[f64], p: f64) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -162,17 +143,77 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--move] [--move-frames N] [--calibrate] [--verbose]";
+
+/// The command line.
+struct Args {
+    units: u32,
+    size: u32,
+    budget_us: u64,
+    workers: usize,
+    seed: u64,
+    move_frames: u32,
+    moving: bool,
+    calibrate: bool,
+    verbose: bool,
+}
+
+impl Args {
+    fn parse() -> Result<Args, String> {
+        use lexopt::prelude::*;
+        let mut a = Args {
+            units: 2000,
+            size: 512,
+            budget_us: 2000,
+            workers: 0,
+            seed: 1,
+            move_frames: 300,
+            moving: false,
+            calibrate: false,
+            verbose: false,
+        };
+        let mut parser = lexopt::Parser::from_env();
+        while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+            match arg {
+                Long("units") => a.units = common::value(&mut parser, "--units")?,
+                Long("map-size") => a.size = common::value(&mut parser, "--map-size")?,
+                Long("budget-us") => a.budget_us = common::value(&mut parser, "--budget-us")?,
+                Long("workers") => a.workers = common::value(&mut parser, "--workers")?,
+                Long("seed") => a.seed = common::value(&mut parser, "--seed")?,
+                Long("move-frames") => a.move_frames = common::value(&mut parser, "--move-frames")?,
+                Long("move") => a.moving = true,
+                Long("calibrate") => a.calibrate = true,
+                Long("verbose") => a.verbose = true,
+                other => return Err(common::unexpected(other)),
+            }
+        }
+        if a.size < 8 {
+            return Err(format!("--map-size {} is below 8", a.size));
+        }
+        Ok(a)
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let units: u32 = arg(&args, "--units", 2000);
-    let size: u32 = arg(&args, "--map-size", 512);
-    let budget_us: u64 = arg(&args, "--budget-us", 2000);
-    let workers: usize = arg(&args, "--workers", 0);
-    let seed: u64 = arg(&args, "--seed", 1);
-    let move_frames: u32 = arg(&args, "--move-frames", 300);
-    let moving = args.iter().any(|a| a == "--move");
-    let calibrate = args.iter().any(|a| a == "--calibrate");
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let args = match Args::parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    let Args {
+        units,
+        size,
+        budget_us,
+        workers,
+        seed,
+        move_frames,
+        moving,
+        calibrate,
+        verbose,
+    } = args;
+    let mut rng = Rng::new(seed);
     let grid = generate(size, &mut rng);
 
     let settings = TilepathSettings {
@@ -194,7 +235,7 @@ fn main() {
             1.0 / 60.0,
         )))
         .insert_resource(settings)
-        .add_plugins(TilepathPlugin::default())
+        .add_plugins(TilepathPlugins::default())
         .init_resource::<Tally>()
         .init_resource::<MoveTimer>()
         .add_systems(
@@ -254,15 +295,15 @@ fn main() {
         app.update();
         frame += 1;
         let stats = app.world().resource::<TilepathFrameStats>();
-        frame_ms.push(stats.last_main_thread.as_secs_f64() * 1000.0);
-        phases.push(stats.last_phases);
-        cpu_ms.push(stats.last_main_thread_cpu.as_secs_f64() * 1000.0);
+        frame_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
+        phases.push(stats.phases);
+        cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
         if calibrate {
             let t = Instant::now();
             spin(spin_for_budget);
             calibration_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         }
-        let drained = app.world().resource::<PathQueue>().pending_len() == 0;
+        let drained = app.world().resource::<PendingRequests>().is_empty();
         if drained && frames_to_drain == 0 {
             frames_to_drain = frame;
         }
@@ -297,7 +338,7 @@ fn main() {
     assert_eq!(duplicates, 0, "some request had more than one outcome");
     // Frames until drained only: later frames have no pathfinding work.
     let drain = &frame_ms[..frames_to_drain.max(1).min(frame_ms.len())];
-    if args.iter().any(|a| a == "--verbose") {
+    if verbose {
         let (worst, ms) = drain
             .iter()
             .enumerate()

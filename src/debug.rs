@@ -2,17 +2,23 @@
 //! selected units, claimed cells and the cells the last inline searches expanded, plus a text line
 //! of queue statistics. `F1`-`F5` toggle the layers.
 
+use bevy::gizmos::config::GizmoConfigStore;
 use bevy::prelude::*;
 
 use crate::core::Cell;
-use crate::{Claims, NavMap, Path, PathProgress, TilepathFrameStats, TilepathSettings};
+use crate::plugin::schedule::TilepathSchedule;
+use crate::{
+    Claims, NavMap, NavPath, PathProgress, TilepathFrameStats, TilepathSettings, TilepathSystems,
+};
 
 /// Mark units whose paths the overlay draws.
-#[derive(Component, Clone, Copy, Debug, Default)]
+#[derive(Component, Clone, Copy, Debug, Default, Reflect)]
+#[reflect(Component)]
 pub struct DebugSelected;
 
 /// Which layers are shown (toggle with `F1`-`F5`).
-#[derive(Resource, Clone, Debug)]
+#[derive(Resource, Clone, Debug, Reflect)]
+#[reflect(Resource)]
 pub struct DebugLayers {
     /// `F1`: blocked cells.
     pub blocked: bool,
@@ -38,18 +44,37 @@ impl Default for DebugLayers {
     }
 }
 
-/// Adds the overlay. Needs a camera and, for the text, a UI-capable app.
-pub struct TilepathDebugPlugin;
+/// Adds the overlay, drawn in the plugin group's schedule after its work (part of
+/// [`TilepathPlugins`](crate::TilepathPlugins) with the `debug` feature). It needs Bevy's gizmos
+/// and keyboard input (`DefaultPlugins`); in an app without them (a headless server, a test) it
+/// logs that and does nothing.
+#[derive(Default)]
+pub struct TilepathDebugPlugin {
+    /// The schedule of the plugin group.
+    pub schedule: TilepathSchedule,
+}
 
 impl Plugin for TilepathDebugPlugin {
     fn build(&self, app: &mut App) {
+        self.schedule.configure(app);
         app.init_resource::<DebugLayers>()
-            .add_systems(Startup, spawn_stats_text)
-            .add_systems(
-                Update,
-                (toggle_layers, draw_overlay, update_stats_text)
-                    .after(crate::TilepathSystems::Last),
-            );
+            .register_type::<DebugLayers>()
+            .register_type::<DebugSelected>();
+    }
+
+    fn finish(&self, app: &mut App) {
+        // Checked once every plugin is built, so the order plugins were added in does not matter.
+        let world = app.world();
+        if !world.contains_resource::<GizmoConfigStore>()
+            || !world.contains_resource::<ButtonInput<KeyCode>>()
+        {
+            info!("bevy_tilepath: no gizmos or keyboard input in this app; debug overlay off");
+            return;
+        }
+        app.add_systems(Startup, spawn_stats_text).add_systems(
+            self.schedule.0,
+            (toggle_layers, draw_overlay, update_stats_text).in_set(TilepathSystems::Last),
+        );
     }
 }
 
@@ -111,27 +136,29 @@ fn cell_rect(gizmos: &mut Gizmos, map: &NavMap, cell: Cell, color: Color) {
 fn draw_overlay(
     mut gizmos: Gizmos,
     layers: Res<DebugLayers>,
-    maps: Query<&NavMap>,
-    selected: Query<(&Path, Option<&PathProgress>), With<DebugSelected>>,
+    maps: Query<(Entity, &NavMap)>,
+    selected: Query<(&NavPath, Option<&PathProgress>), With<DebugSelected>>,
     claims: Res<Claims>,
     stats: Res<TilepathFrameStats>,
 ) {
-    let Some(map) = maps.iter().next() else {
-        return;
-    };
-    if layers.blocked {
-        let grid = map.grid();
-        for cell in grid.cells().filter(|&c| !grid.is_walkable(c)) {
-            cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.2, 0.2, 0.6));
+    for (map_entity, map) in &maps {
+        if layers.blocked {
+            let grid = map.grid();
+            for cell in grid.cells().filter(|&c| !grid.is_walkable(c)) {
+                cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.2, 0.2, 0.6));
+            }
         }
-    }
-    if layers.claims {
-        for (cell, _) in claims.iter_claimed() {
-            cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.8, 0.1, 0.8));
+        if layers.claims {
+            for (cell, _) in claims.iter_claimed(map_entity) {
+                cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.8, 0.1, 0.8));
+            }
         }
     }
     if layers.expanded {
-        for (_, cells) in &stats.recent_expanded {
+        for (map_entity, cells) in &stats.recent_expanded {
+            let Ok((_, map)) = maps.get(*map_entity) else {
+                continue;
+            };
             for &cell in cells {
                 cell_rect(&mut gizmos, map, cell, Color::srgba(0.6, 0.3, 1.0, 0.35));
             }
@@ -139,6 +166,9 @@ fn draw_overlay(
     }
     if layers.paths {
         for (path, progress) in &selected {
+            let Ok((_, map)) = maps.get(path.map) else {
+                continue;
+            };
             let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
             gizmos.linestrip_2d(
                 path.cells[from.min(path.cells.len())..]
@@ -172,10 +202,10 @@ fn update_stats_text(
             t.0 = format!(
                 "queue {}  in flight {}  outcomes/frame {}  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats]",
                 stats.queue_len,
-                stats.in_flight,
-                stats.last_finished,
-                stats.last_main_thread.as_secs_f64() * 1000.0,
-                stats.last_latency_frames,
+                stats.searching + stats.smoothing,
+                stats.finished,
+                stats.main_thread.as_secs_f64() * 1000.0,
+                stats.latency_frames,
             );
         }
     }

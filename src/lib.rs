@@ -3,7 +3,8 @@
 //! ## Layers
 //!
 //! - [`core`]: the grid, A* / Dijkstra, smoothing and turning geometry. Plain Rust, no ECS.
-//! - [`plugin`]: components, the time-sliced queue, workers, movement and claims.
+//! - [`plugin`]: the plugin group, components, the time-sliced queue, workers, movement and
+//!   claims.
 //! - `tilemap` (feature `tilemap`): build and sync the grid from bevy_ecs_tilemap.
 //! - `debug` (feature `debug`): gizmo overlay.
 //!
@@ -28,22 +29,26 @@ pub mod plugin;
 #[cfg(feature = "tilemap")]
 pub mod tilemap;
 
-pub use plugin::TilepathPlugin;
-pub use plugin::TilepathSystems;
-pub use plugin::claims::Claims;
-pub use plugin::components::{Path, PathFailure, PathGoal, PathRequest, PathStatus};
-pub use plugin::diagnostics::TilepathDiagnostics;
+pub use plugin::TilepathPlugins;
+pub use plugin::agent::NavAgent;
+pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
+pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
 pub use plugin::map::NavMap;
-pub use plugin::movement::{Arrived, MoveState, Mover, PathProgress};
-pub use plugin::outcomes::{OutcomeKind, PathOutcome};
-pub use plugin::queue::{PathQueue, TilepathFrameStats};
-pub use plugin::settings::{TilepathSettings, WorkerMode};
+pub use plugin::movement::{Arrived, Errand, MoveState, MovementPlugin, Mover, PathProgress};
+pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome};
+pub use plugin::queue::{PathQueue, PathQueuePlugin};
+pub use plugin::request::{
+    PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,
+};
+pub use plugin::schedule::{TilepathSchedule, TilepathSystems};
+pub use plugin::settings::{CrowdSettings, TilepathSettings, WorkerMode};
 
 /// The types most users need.
 pub mod prelude {
     pub use crate::core::{Cell, GoalPolicy, NavGrid};
     pub use crate::{
-        Arrived, Mover, NavMap, OutcomeKind, Path, PathFailure, PathGoal, PathOutcome, PathRequest,
-        PathStatus, TilepathPlugin, TilepathSettings, TilepathSystems, WorkerMode,
+        Arrived, MoveState, Mover, NavAgent, NavMap, NavPath, OutcomeKind, PathFailure, PathGoal,
+        PathOrigin, PathOutcome, PathRequest, PathStatus, TilepathPlugins, TilepathSettings,
+        TilepathSystems, WorkerMode,
     };
 }

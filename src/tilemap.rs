@@ -8,12 +8,14 @@ use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
 
 use crate::core::{BLOCKED, Cell, MoveRules, NORMAL, NavGrid};
+use crate::plugin::schedule::TilepathSchedule;
 use crate::{NavMap, TilepathSystems};
 
 /// Walkability and terrain cost of a tile: `NavTile(0)` is blocked, `NavTile(1)` normal ground,
 /// higher values are slower terrain (a step onto the tile costs that many times more). Tiles
 /// without it count as normal ground; empty tile slots are blocked.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component)]
 pub struct NavTile(pub u8);
 
 impl NavTile {
@@ -25,20 +27,31 @@ impl NavTile {
 
 /// Move rules for the grid built from a tilemap (add this component to the tilemap entity before
 /// its first frame; default rules otherwise).
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
+#[reflect(Component)]
 pub struct TilemapNavRules(pub MoveRules);
 
-/// Builds a [`NavMap`] on every square tilemap and keeps it in sync with its tiles.
-pub struct TilemapNavPlugin;
+/// Builds a [`NavMap`] on every square tilemap and keeps it in sync with its tiles, in the
+/// schedule of the plugin group (part of [`TilepathPlugins`](crate::TilepathPlugins) with the
+/// `tilemap` feature).
+#[derive(Default)]
+pub struct TilemapNavPlugin {
+    /// The schedule of the plugin group.
+    pub schedule: TilepathSchedule,
+}
 
 impl Plugin for TilemapNavPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<TileIndex>().add_systems(
-            Update,
-            (build_nav_maps, sync_nav_tiles)
-                .chain()
-                .in_set(TilepathSystems::First),
-        );
+        let schedule = self.schedule.configure(app);
+        app.init_resource::<TileIndex>()
+            .register_type::<NavTile>()
+            .register_type::<TilemapNavRules>()
+            .add_systems(
+                schedule,
+                (build_nav_maps, sync_nav_tiles)
+                    .chain()
+                    .in_set(TilepathSystems::First),
+            );
     }
 }
 

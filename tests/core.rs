@@ -368,6 +368,45 @@ fn limit_weight_and_overlay() {
         grid.is_walkable(Cell::new(0, 10)),
         "overlays do not touch the grid"
     );
+    // Nearest-of searches take the overlay too: the nearer goal behind the row costs the detour
+    // through the gap, so the farther one on this side wins.
+    let goals = [Cell::new(0, 12), Cell::new(0, 8)];
+    search
+        .begin_nearest(&grid, Cell::new(0, 5), &goals, &SearchConfig::default())
+        .unwrap();
+    let SearchStep::Found(p) = search.step(&grid, u32::MAX) else {
+        panic!()
+    };
+    assert_eq!(p.goal, Cell::new(0, 8));
+    let goals = [Cell::new(0, 12), Cell::new(0, 1)];
+    search
+        .begin_nearest_with_overlay(
+            &grid,
+            Cell::new(0, 9),
+            &goals,
+            &SearchConfig::default(),
+            &overlay,
+        )
+        .unwrap();
+    let SearchStep::Found(p) = search.step(&grid, u32::MAX) else {
+        panic!()
+    };
+    assert_eq!(
+        p.goal,
+        Cell::new(0, 1),
+        "the goal behind the blocked row is dearer"
+    );
+    search
+        .begin_nearest(&grid, Cell::new(0, 9), &goals, &SearchConfig::default())
+        .unwrap();
+    let SearchStep::Found(p) = search.step(&grid, u32::MAX) else {
+        panic!()
+    };
+    assert_eq!(
+        p.goal,
+        Cell::new(0, 12),
+        "without the overlay it is the nearer one"
+    );
 }
 
 #[test]

@@ -51,7 +51,7 @@ fn app(grid: NavGrid) -> App {
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
             1.0 / 60.0,
         )))
-        .add_plugins(TilepathPlugin::default());
+        .add_plugins(TilepathPlugins::default());
     app.world_mut()
         .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::ONE));
     app.update();
@@ -59,11 +59,16 @@ fn app(grid: NavGrid) -> App {
 }
 
 fn unit(app: &mut App, cell: Cell, goal: Cell, mover: Mover) -> Entity {
+    unit_sized(app, cell, goal, mover, NavAgent::default())
+}
+
+fn unit_sized(app: &mut App, cell: Cell, goal: Cell, mover: Mover, agent: NavAgent) -> Entity {
     let p = cell.as_vec2() + 0.5;
     app.world_mut()
         .spawn((
             Transform::from_xyz(p.x, p.y, 0.0),
             mover,
+            agent,
             PathRequest::to_cell(goal),
         ))
         .id()
@@ -105,27 +110,33 @@ fn units_never_enter_blocked_cells_and_release_their_claims() {
     let grid = rooms();
     let mut app = app(grid.clone());
     let movers = [
-        Mover::default(),
-        Mover {
-            turning_radius: 1.0,
-            ..Default::default()
-        },
-        Mover {
-            radius: 0.45,
-            turning_radius: 0.5,
-            speed: 7.0,
-            ..Default::default()
-        },
+        (Mover::default(), NavAgent::default()),
+        (
+            Mover {
+                turning_radius: 1.0,
+                ..Default::default()
+            },
+            NavAgent::default(),
+        ),
+        (
+            Mover {
+                turning_radius: 0.5,
+                speed: 7.0,
+                ..Default::default()
+            },
+            NavAgent { radius: 0.45 },
+        ),
     ];
     let units: Vec<Entity> = movers
         .iter()
         .enumerate()
-        .map(|(i, m)| {
-            unit(
+        .map(|(i, (m, a))| {
+            unit_sized(
                 &mut app,
                 Cell::new(2, 2 + 3 * i as i32),
                 Cell::new(37, 27 - i as i32),
                 m.clone(),
+                *a,
             )
         })
         .collect();
@@ -135,15 +146,15 @@ fn units_never_enter_blocked_cells_and_release_their_claims() {
         for (i, &e) in units.iter().enumerate() {
             let p = pos(&app, e);
             assert!(
-                !overlaps_blocked(&grid, p, movers[i].radius - 1e-3),
+                !overlaps_blocked(&grid, p, movers[i].1.radius - 1e-3),
                 "unit {i} overlaps a wall at {p}"
             );
             // Claims: only cells of the path from the current one on, at most claim_ahead + 1.
             let progress = app.world().get::<PathProgress>(e).unwrap();
             let claimed: Vec<Cell> = progress.claimed().collect();
             max_claims = max_claims.max(claimed.len());
-            assert!(claimed.len() <= movers[i].claim_ahead + 1);
-            if let Some(path) = app.world().get::<Path>(e) {
+            assert!(claimed.len() <= movers[i].0.claim_ahead + 1);
+            if let Some(path) = app.world().get::<NavPath>(e) {
                 let from = progress.cell_index.saturating_sub(1);
                 for c in &claimed {
                     assert!(path.corridor[from..].contains(c), "claims a cell it left");

@@ -2,20 +2,15 @@
 //! length (maps: Sturtevant, "Benchmarks for Grid-Based Pathfinding", 2012; see
 //! `assets/movingai/README.md`).
 
-use bevy_tilepath::core::movingai::{Scenario, parse_map, parse_scen};
+use bevy_tilepath::core::movingai::{Scenario, parse_map, parse_scen, read_map, read_scen};
 use bevy_tilepath::core::{AStar, MoveRules, NavGrid, SearchConfig, SearchStep, find_path};
+use proptest::prelude::*;
 
 /// The grid of `assets/movingai/maps/<map>` and the queries of its scenario file.
 fn load(map: &str) -> (NavGrid, Vec<Scenario>) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/movingai");
-    let grid = parse_map(
-        &std::fs::read_to_string(format!("{dir}/maps/{map}")).unwrap(),
-        MoveRules::default(),
-    )
-    .unwrap();
-    let scens =
-        parse_scen(&std::fs::read_to_string(format!("{dir}/scenarios/{map}.scen")).unwrap())
-            .unwrap();
+    let grid = read_map(format!("{dir}/maps/{map}"), MoveRules::default()).unwrap();
+    let scens = read_scen(format!("{dir}/scenarios/{map}.scen")).unwrap();
     (grid, scens)
 }
 
@@ -136,4 +131,62 @@ fn arena2_hierarchical_paths_are_legal_and_near_optimal() {
     assert!(long > 500);
     let mean = excess / long as f64;
     assert!(mean < 0.06, "mean excess {mean}");
+}
+
+#[test]
+fn a_header_claiming_a_huge_map_is_an_error_not_an_abort() {
+    // Tried as a new user would: this aborted the process on a 10 PB allocation before.
+    let text = "type octile\nheight 99999999\nwidth 99999999\nmap\n....\n";
+    let e = parse_map(text, MoveRules::default()).unwrap_err();
+    assert_eq!(e.line, 4, "{e}");
+    // Within the grid's limit but with the rows missing: an error about the rows.
+    let text = "type octile\nheight 60000\nwidth 60000\nmap\n";
+    assert!(parse_map(text, MoveRules::default()).is_err());
+    assert!(read_map("/nonexistent/file.map", MoveRules::default()).is_err());
+}
+
+/// A real file's text with a few bytes replaced, inserted or removed.
+fn mutated(text: &'static str) -> impl Strategy<Value = Vec<u8>> {
+    let len = text.len();
+    proptest::collection::vec((0..len, any::<u8>(), 0u8..3), 1..8).prop_map(move |edits| {
+        let mut bytes = text.as_bytes().to_vec();
+        for (at, byte, kind) in edits {
+            let at = at.min(bytes.len().saturating_sub(1));
+            match kind {
+                0 => bytes[at] = byte,
+                1 => bytes.insert(at, byte),
+                _ => {
+                    bytes.remove(at);
+                }
+            }
+        }
+        bytes
+    })
+}
+
+const ARENA_MAP: &str = include_str!("../assets/movingai/maps/dao/arena.map");
+const ARENA_SCEN: &str = include_str!("../assets/movingai/scenarios/dao/arena.map.scen");
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    // Every input gives a value or an error, never a panic or an abort.
+    #[test]
+    fn random_bytes_never_panic_either_loader(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = parse_map(&text, MoveRules::default());
+        let _ = parse_scen(&text);
+        // With a plausible header in front, the map parser reaches its row checks.
+        let _ = parse_map(&format!("type octile\nheight 3\nwidth 4\nmap\n{text}"), MoveRules::default());
+        let _ = parse_scen(&format!("version 1\n{text}"));
+    }
+
+    #[test]
+    fn mutated_real_files_never_panic(map in mutated(ARENA_MAP), scen in mutated(ARENA_SCEN)) {
+        let map = String::from_utf8_lossy(&map);
+        if let Ok(grid) = parse_map(&map, MoveRules::default()) {
+            prop_assert!(grid.width() > 0 && grid.height() > 0);
+        }
+        let _ = parse_scen(&String::from_utf8_lossy(&scen));
+    }
 }

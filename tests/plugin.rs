@@ -7,7 +7,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PathQueue, TilepathFrameStats};
+use bevy_tilepath::{PathQueue, PendingRequests, TilepathFrameStats};
 
 #[derive(Resource, Default)]
 struct Log {
@@ -35,7 +35,7 @@ fn app(settings: TilepathSettings, grid: NavGrid) -> App {
             16,
         )))
         .insert_resource(settings)
-        .add_plugins(TilepathPlugin::default())
+        .add_plugins(TilepathPlugins::default())
         .init_resource::<Log>()
         .add_systems(
             Update,
@@ -73,7 +73,7 @@ fn unit_at(app: &mut App, cell: Cell, request: PathRequest) -> Entity {
 fn run_until_drained(app: &mut App, max_frames: usize) -> usize {
     for frame in 0..max_frames {
         app.update();
-        if app.world().resource::<PathQueue>().pending_len() == 0 {
+        if app.world().resource::<PendingRequests>().is_empty() {
             return frame + 1;
         }
         std::thread::sleep(Duration::from_micros(200));
@@ -128,7 +128,7 @@ fn thousand_requests_get_exactly_one_outcome_and_starts_are_capped() {
         let o = per[u][0];
         assert!(matches!(o.kind, OutcomeKind::Found { .. }), "{o:?}");
         assert_eq!(app.world().get::<PathStatus>(*u), Some(&PathStatus::Found));
-        let path = app.world().get::<Path>(*u).unwrap();
+        let path = app.world().get::<NavPath>(*u).unwrap();
         for w in path.cells.windows(2) {
             assert!(grid.can_step(w[0], w[1]));
         }
@@ -176,7 +176,7 @@ fn replace_remove_and_despawn_mid_search() {
     assert_eq!(r[0], OutcomeKind::Cancelled);
     assert!(matches!(r[1], OutcomeKind::Found { .. }));
     assert_eq!(
-        app.world().get::<Path>(replaced).unwrap().goal,
+        app.world().get::<NavPath>(replaced).unwrap().goal,
         Cell::new(5, 5)
     );
     assert_eq!(kinds(removed), vec![OutcomeKind::Cancelled]);
@@ -315,7 +315,7 @@ fn costs(workers: WorkerMode) -> Vec<u64> {
     run_until_drained(&mut app, 20_000);
     units
         .iter()
-        .map(|&u| app.world().get::<Path>(u).expect("found").cost)
+        .map(|&u| app.world().get::<NavPath>(u).expect("found").cost)
         .collect()
 }
 
@@ -362,7 +362,7 @@ fn grid_edit_during_worker_search_gives_a_valid_path_on_the_new_grid() {
         .grid()
         .clone();
     for u in units {
-        let path = app.world().get::<Path>(u).expect("found");
+        let path = app.world().get::<NavPath>(u).expect("found");
         assert!(
             path.cells.contains(&Cell::new(128, 255)),
             "path ignores the new wall"
@@ -370,5 +370,143 @@ fn grid_edit_during_worker_search_gives_a_valid_path_on_the_new_grid() {
         for w in path.cells.windows(2) {
             assert!(grid.can_step(w[0], w[1]));
         }
+    }
+}
+
+#[test]
+fn plugin_searches_leave_the_users_request_alone_and_say_who_asked() {
+    let mut app = app(TilepathSettings::default(), NavGrid::new(32, 8).unwrap());
+    app.update();
+    let order = PathRequest::to_cell(Cell::new(30, 4));
+    let u = unit_at(&mut app, Cell::new(1, 4), order.clone());
+    run_until_drained(&mut app, 100);
+    // A wall across the path (with a gap) makes the plugin search again on its own.
+    {
+        let mut q = app.world_mut().query::<&mut NavMap>();
+        let mut map = q.single_mut(app.world_mut()).unwrap();
+        for y in 0..7 {
+            map.set_walkable(Cell::new(15, y), false).unwrap();
+        }
+    }
+    run_until_drained(&mut app, 100);
+    let log = app.world().resource::<Log>();
+    let origins: Vec<PathOrigin> = log.messages.iter().map(|o| o.origin).collect();
+    assert_eq!(origins, vec![PathOrigin::User, PathOrigin::GridEdit]);
+    assert_eq!(log.events.len(), 2);
+    // The game's request is still the game's; the new path answers it, around the wall.
+    assert_eq!(app.world().get::<PathRequest>(u), Some(&order));
+    let path = app.world().get::<NavPath>(u).unwrap();
+    assert_eq!(path.origin, PathOrigin::GridEdit);
+    assert_eq!(path.request, order);
+    assert!(path.cells.contains(&Cell::new(15, 7)));
+    // A game that only wants its own outcomes filters them.
+    let mine: Vec<&PathOutcome> = log.messages.iter().filter(|o| o.origin.is_user()).collect();
+    assert_eq!(mine.len(), 1);
+}
+
+#[test]
+fn paths_without_the_movement_plugin_in_fixed_update() {
+    use bevy_tilepath::MovementPlugin;
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+            20,
+        )))
+        .add_plugins(
+            TilepathPlugins::in_schedule(FixedUpdate)
+                .build()
+                .disable::<MovementPlugin>(),
+        );
+    app.world_mut()
+        .spawn(NavMap::new(walls(), Vec2::ZERO, Vec2::ONE));
+    let u = unit_at(
+        &mut app,
+        Cell::new(2, 2),
+        PathRequest::to_cell(Cell::new(60, 60)),
+    );
+    for _ in 0..20 {
+        app.update();
+    }
+    let path = app
+        .world()
+        .get::<NavPath>(u)
+        .expect("a path without movement");
+    assert_eq!(path.goal, Cell::new(60, 60));
+    // Nobody moves the unit: it is where it was, and no mover state was added.
+    assert!(app.world().get::<bevy_tilepath::PathProgress>(u).is_none());
+    assert_eq!(
+        app.world().get::<Transform>(u).unwrap().translation,
+        Vec3::new(2.5, 2.5, 0.0)
+    );
+}
+
+#[test]
+fn claims_on_one_map_never_touch_another() {
+    let mut app = app(TilepathSettings::default(), NavGrid::new(16, 16).unwrap());
+    // A second map, far away in the world, with the same cells.
+    let other = app
+        .world_mut()
+        .spawn(NavMap::new(
+            NavGrid::new(16, 16).unwrap(),
+            Vec2::new(1000.0, 0.0),
+            Vec2::ONE,
+        ))
+        .id();
+    let first = app
+        .world_mut()
+        .query::<(Entity, &NavMap)>()
+        .iter(app.world())
+        .find(|(e, _)| *e != other)
+        .unwrap()
+        .0;
+    app.update();
+    let mover = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(1.5, 1.5, 0.0),
+            Mover::default(),
+            PathRequest::to_cell(Cell::new(14, 1)).on_map(first),
+        ))
+        .id();
+    let mut claimed_any = false;
+    for _ in 0..30 {
+        app.update();
+        let claims = app.world().resource::<bevy_tilepath::Claims>();
+        claimed_any |= claims.iter_claimed(first).next().is_some();
+        assert!(claims.iter_claimed(other).next().is_none());
+        // A searcher on the other map sees no penalty from the unit walking on the first.
+        let overlay = claims.overlay_for(other, Entity::PLACEHOLDER, Cell::new(3, 1), 8.0, 1, true);
+        assert!(overlay.is_empty(), "{overlay:?}");
+    }
+    assert!(claimed_any, "the mover claims cells on its own map");
+    assert!(app.world().get::<NavPath>(mover).is_some());
+}
+
+#[test]
+fn public_types_are_registered_for_reflection() {
+    let app = app(TilepathSettings::default(), NavGrid::new(4, 4).unwrap());
+    let registry = app.world().resource::<AppTypeRegistry>().read();
+    for (name, id) in [
+        ("PathRequest", std::any::TypeId::of::<PathRequest>()),
+        ("PathStatus", std::any::TypeId::of::<PathStatus>()),
+        ("NavPath", std::any::TypeId::of::<NavPath>()),
+        ("NavAgent", std::any::TypeId::of::<NavAgent>()),
+        ("Mover", std::any::TypeId::of::<Mover>()),
+        (
+            "PathProgress",
+            std::any::TypeId::of::<bevy_tilepath::PathProgress>(),
+        ),
+        (
+            "TilepathSettings",
+            std::any::TypeId::of::<TilepathSettings>(),
+        ),
+        (
+            "TilepathFrameStats",
+            std::any::TypeId::of::<TilepathFrameStats>(),
+        ),
+        ("PathOutcome", std::any::TypeId::of::<PathOutcome>()),
+        ("Arrived", std::any::TypeId::of::<Arrived>()),
+    ] {
+        assert!(registry.get(id).is_some(), "{name} is not registered");
     }
 }

@@ -1,12 +1,14 @@
 //! Fixed-point step costs.
 
+use bevy::reflect::Reflect;
+
 /// The fixed-point cost of a straight and a diagonal step.
 ///
 /// Costs are integers so that searches are exact and fast. [`CostModel::EXACT`] (the default)
 /// uses 65536 for a straight step and 92682 for a diagonal (sqrt 2 to 1 part in 10^6), so path
 /// costs agree with the MovingAI optimal lengths to their printed 6 significant digits;
 /// [`CostModel::LESTER`] is the 10 / 14 model of "A* Pathfinding for Beginners".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 pub struct CostModel {
     /// Cost of a straight (orthogonal) step onto [`NORMAL`](super::NORMAL) terrain.
     pub straight: u32,

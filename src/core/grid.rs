@@ -2,6 +2,7 @@
 //! island labels, stored in flat arrays with a blocked border so searches never bounds-check.
 
 use bevy::math::IVec2;
+use bevy::reflect::Reflect;
 
 use super::cost::CostModel;
 use super::islands::Islands;
@@ -18,7 +19,7 @@ pub const BLOCKED: u8 = 0;
 pub const NORMAL: u8 = 1;
 
 /// How units may move from cell to cell.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub enum Connectivity {
     /// Up, down, left and right only.
     Four,
@@ -28,7 +29,7 @@ pub enum Connectivity {
 }
 
 /// When a diagonal move past a wall corner is allowed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub enum CornerRule {
     /// A diagonal move needs both orthogonal neighbours free (the default, and the MovingAI
     /// benchmark rule; Lester's "no cutting corners").
@@ -40,7 +41,7 @@ pub enum CornerRule {
 }
 
 /// The move rules of a grid: connectivity, corner rule and step costs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub struct MoveRules {
     /// Four- or eight-way moves.
     pub connectivity: Connectivity,
@@ -135,12 +136,20 @@ impl NavGrid {
         Self::with_rules(width, height, MoveRules::default())
     }
 
-    /// An all-walkable grid of [`NORMAL`] terrain with the given move rules.
-    pub fn with_rules(width: u32, height: u32, rules: MoveRules) -> Result<Self, GridError> {
+    /// Whether a grid of `width` x `height` cells can exist: both at least 1, and the padded
+    /// array, (width + 2) x (height + 2), indexable by `u32`. Check untrusted sizes with this
+    /// before allocating anything for them.
+    pub fn check_size(width: u32, height: u32) -> Result<(), GridError> {
         let too_big = (width as u64 + 2) * (height as u64 + 2) >= u32::MAX as u64;
         if width == 0 || height == 0 || too_big {
             return Err(GridError::BadSize { width, height });
         }
+        Ok(())
+    }
+
+    /// An all-walkable grid of [`NORMAL`] terrain with the given move rules.
+    pub fn with_rules(width: u32, height: u32, rules: MoveRules) -> Result<Self, GridError> {
+        Self::check_size(width, height)?;
         let stride = width + 2;
         let len = (stride * (height + 2)) as usize;
         let mut terrain = vec![BLOCKED; len];

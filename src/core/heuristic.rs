@@ -1,9 +1,11 @@
 //! Heuristics: estimates of the remaining cost from a cell to the goal (the H of F = G + H).
 
+use bevy::reflect::Reflect;
+
 use super::cost::CostModel;
 
 /// The heuristic a search uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub enum Heuristic {
     /// Octile distance: the exact cost on an empty eight-way grid (the default). Admissible and
     /// consistent for eight-way moves, scaled by the cheapest terrain on the grid.

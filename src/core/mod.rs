@@ -26,8 +26,9 @@ pub use line::{
 };
 pub use path::{Path, PathError, count_turns};
 pub use search::{
-    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, check_nearest, find_nearest,
-    find_path, finish, finish_in_slices, nearest_on_island, resolve_ends, with_scratch,
+    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path,
+    nearest_on_island,
 };
+pub(crate) use search::{check_nearest, resolve_ends, with_scratch};
 pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path, smooth_path_in_steps};
 pub use turn::TurnPlan;

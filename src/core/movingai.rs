@@ -1,6 +1,8 @@
 //! The MovingAI grid benchmark formats (Sturtevant, "Benchmarks for Grid-Based Pathfinding",
 //! 2012): `.map` files and `.scen` scenario files.
 
+use std::path::Path;
+
 use super::grid::{BLOCKED, Cell, MoveRules, NORMAL, NavGrid};
 
 /// A malformed MovingAI file: the line (1-based) and what was wrong with it.
@@ -61,7 +63,11 @@ pub fn parse_map(text: &str, rules: MoveRules) -> Result<NavGrid, FormatError> {
     if header_end == 0 {
         return Err(err(1, "missing `map` line"));
     }
-    let mut terrain = Vec::with_capacity(width as usize * height as usize);
+    // The header is not trusted: sizes are checked against the grid's own limit, and nothing
+    // larger than the text itself (one character per cell) is allocated before rows are read.
+    NavGrid::check_size(width, height).map_err(|e| err(header_end, e.to_string()))?;
+    let cells = width as usize * height as usize;
+    let mut terrain = Vec::with_capacity(cells.min(text.len()));
     let mut rows = 0;
     for (n, line) in lines {
         if rows == height {
@@ -167,4 +173,59 @@ pub fn parse_scen(text: &str) -> Result<Vec<Scenario>, FormatError> {
         });
     }
     Ok(out)
+}
+
+/// A MovingAI file that could not be read or parsed, with its path.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file could not be read.
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The file is malformed.
+    Format {
+        /// The file.
+        path: String,
+        /// Where and what.
+        error: FormatError,
+    },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Io { path, error } => write!(f, "{path}: {error}"),
+            LoadError::Format { path, error } => write!(f, "{path}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+fn read(path: &Path) -> Result<String, LoadError> {
+    std::fs::read_to_string(path).map_err(|error| LoadError::Io {
+        path: path.display().to_string(),
+        error,
+    })
+}
+
+/// Reads and parses a `.map` file (see [`parse_map`]).
+pub fn read_map(path: impl AsRef<Path>, rules: MoveRules) -> Result<NavGrid, LoadError> {
+    let path = path.as_ref();
+    parse_map(&read(path)?, rules).map_err(|error| LoadError::Format {
+        path: path.display().to_string(),
+        error,
+    })
+}
+
+/// Reads and parses a `.scen` file (see [`parse_scen`]).
+pub fn read_scen(path: impl AsRef<Path>) -> Result<Vec<Scenario>, LoadError> {
+    let path = path.as_ref();
+    parse_scen(&read(path)?).map_err(|error| LoadError::Format {
+        path: path.display().to_string(),
+        error,
+    })
 }

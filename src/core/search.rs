@@ -2,6 +2,7 @@
 //! nothing is cleared between searches, a binary heap ordered by F with ties toward larger G, and
 //! a resumable [`AStar::step`] so one search can be spread over several frames.
 
+use bevy::reflect::Reflect;
 use std::cell::RefCell;
 
 use super::cost::CostModel;
@@ -10,7 +11,7 @@ use super::heuristic::{Heuristic, weight_fixed};
 use super::path::{Path, PathError};
 
 /// What to do when the goal is blocked or on another island than the start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub enum GoalPolicy {
     /// Fail with [`PathError::GoalBlocked`] or [`PathError::Unreachable`] (the default).
     #[default]
@@ -20,7 +21,7 @@ pub enum GoalPolicy {
 }
 
 /// How a search runs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 pub struct SearchConfig {
     /// The heuristic (default octile).
     pub heuristic: Heuristic,
@@ -373,6 +374,19 @@ impl AStar {
         goals: &[Cell],
         config: &SearchConfig,
     ) -> Result<(), PathError> {
+        self.begin_nearest_with_overlay(grid, start, goals, config, &[])
+    }
+
+    /// Like [`AStar::begin_nearest`], with per-search extra costs or blocks on some cells (as
+    /// [`AStar::begin_with_overlay`]; the start and the goal found first are never blocked).
+    pub fn begin_nearest_with_overlay(
+        &mut self,
+        grid: &NavGrid,
+        start: Cell,
+        goals: &[Cell],
+        config: &SearchConfig,
+        overlay: &[(Cell, CellOverlay)],
+    ) -> Result<(), PathError> {
         self.active = None;
         if goals.is_empty() {
             return Err(PathError::NoGoals);
@@ -382,6 +396,7 @@ impl AStar {
         self.goals.clear();
         self.goals.extend_from_slice(goals);
         self.overlay_list.clear();
+        self.overlay_list.extend_from_slice(overlay);
         self.next_generation(grid.terrain_raw().len());
         self.goal_marks.resize(self.nodes.len(), 0);
         let mark = self.generation;
@@ -764,7 +779,7 @@ fn check_start(grid: &NavGrid, start: Cell) -> Result<usize, PathError> {
 
 /// Checks a nearest-of-several-goals query without searching: the start must be valid and at
 /// least one goal on its island.
-pub fn check_nearest(grid: &NavGrid, start: Cell, goals: &[Cell]) -> Result<(), PathError> {
+pub(crate) fn check_nearest(grid: &NavGrid, start: Cell, goals: &[Cell]) -> Result<(), PathError> {
     if goals.is_empty() {
         return Err(PathError::NoGoals);
     }
@@ -782,7 +797,7 @@ pub fn check_nearest(grid: &NavGrid, start: Cell, goals: &[Cell]) -> Result<(), 
 
 /// Validates the ends of a query without searching and applies the goal policy: returns the
 /// start's padded index and the goal actually searched for.
-pub fn resolve_ends(
+pub(crate) fn resolve_ends(
     grid: &NavGrid,
     start: Cell,
     goal: Cell,
@@ -869,7 +884,7 @@ pub fn find_path(
 ) -> Result<Path, PathError> {
     with_scratch(|search| {
         search.begin(grid, start, goal, config)?;
-        finish(search, grid)
+        search.finish(grid)
     })
 }
 
@@ -891,13 +906,13 @@ pub fn find_nearest(
 ) -> Result<Path, PathError> {
     with_scratch(|search| {
         search.begin_nearest(grid, start, goals, config)?;
-        finish(search, grid)
+        search.finish(grid)
     })
 }
 
 /// Runs `f` with this thread's reusable search (a fresh one if it is already in use), so worker
 /// threads keep one scratch each across searches.
-pub fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
     SCRATCH.with(|s| match s.try_borrow_mut() {
         Ok(mut search) => f(&mut search),
         // Re-entered from inside a search callback: use a fresh scratch.
@@ -905,24 +920,26 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut AStar) -> R) -> R {
     })
 }
 
-/// Steps `search` until it ends.
-pub fn finish(search: &mut AStar, grid: &NavGrid) -> Result<Path, PathError> {
-    finish_in_slices(search, grid, u32::MAX, || {})
-}
+impl AStar {
+    /// Steps the search until it ends.
+    pub fn finish(&mut self, grid: &NavGrid) -> Result<Path, PathError> {
+        self.finish_in_slices(grid, u32::MAX, || {})
+    }
 
-/// Steps `search` until it ends, `slice` heap pops at a time, calling `between` after every
-/// slice that did not end it (a worker thread can give way there).
-pub fn finish_in_slices(
-    search: &mut AStar,
-    grid: &NavGrid,
-    slice: u32,
-    mut between: impl FnMut(),
-) -> Result<Path, PathError> {
-    loop {
-        match search.step(grid, slice) {
-            SearchStep::Pending => between(),
-            SearchStep::Found(p) => return Ok(p),
-            SearchStep::Failed(e) => return Err(e),
+    /// Steps the search until it ends, `slice` heap pops at a time, calling `between` after
+    /// every slice that did not end it (a worker thread can give way there).
+    pub fn finish_in_slices(
+        &mut self,
+        grid: &NavGrid,
+        slice: u32,
+        mut between: impl FnMut(),
+    ) -> Result<Path, PathError> {
+        loop {
+            match self.step(grid, slice) {
+                SearchStep::Pending => between(),
+                SearchStep::Found(p) => return Ok(p),
+                SearchStep::Failed(e) => return Err(e),
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
-//! Claimed and occupied cells (Lester's implementation notes 1 and 2): moving units claim the
-//! next few cells of their path so other units' searches avoid them a little (groups spread out,
-//! but single file through a pass still works); stopped units occupy their cell, which nearby
-//! searches treat as blocked.
+//! Claimed and occupied cells (Lester's implementation notes 1 and 2), per map: moving units
+//! claim the next few cells of their path so other units' searches avoid them a little (groups
+//! spread out, but single file through a pass still works); stopped units occupy their cell,
+//! which nearby searches treat as blocked.
 
 use std::collections::HashMap;
 
@@ -10,14 +10,25 @@ use bevy::prelude::*;
 
 use crate::core::{Cell, CellOverlay};
 
-/// Who claims and who occupies which cells (one map; the plugin keeps it up to date).
+/// The largest [`TilepathSettings::claim_radius`](crate::TilepathSettings::claim_radius) used:
+/// one search never scans more than a 129 x 129 window of claims.
+pub const MAX_CLAIM_RADIUS: f32 = 64.0;
+
+/// Who claims and who occupies which cells of each map (the movement plugin keeps it up to
+/// date; searches read it for their overlay). Read-only outside the plugin.
 #[derive(Resource, Default, Debug)]
 pub struct Claims {
+    maps: EntityHashMap<MapClaims>,
+    intents: EntityHashMap<Intent>,
+    make_way: EntityHashMap<Entity>,
+}
+
+/// The claims on one map.
+#[derive(Default, Debug)]
+struct MapClaims {
     claimed: HashMap<Cell, Vec<Entity>>,
     stopped: HashMap<Cell, Entity>,
     moving_at: HashMap<Cell, Entity>,
-    intents: EntityHashMap<Intent>,
-    make_way: EntityHashMap<Entity>,
 }
 
 /// Moves `entity`'s entry in a cell -> unit map from `old` to `new` (the first unit on a cell
@@ -34,7 +45,7 @@ fn relocate(map: &mut HashMap<Cell, Entity>, entity: Entity, old: Option<Cell>, 
 }
 
 /// Where a moving unit is and where it goes next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 pub struct Intent {
     /// The cell it stands on.
     pub here: Cell,
@@ -45,61 +56,86 @@ pub struct Intent {
 }
 
 impl Claims {
-    /// `entity` claims `cell`.
-    pub fn claim(&mut self, cell: Cell, entity: Entity) {
-        let v = self.claimed.entry(cell).or_default();
+    fn on(&self, map: Entity) -> Option<&MapClaims> {
+        self.maps.get(&map)
+    }
+
+    fn on_mut(&mut self, map: Entity) -> &mut MapClaims {
+        self.maps.entry(map).or_default()
+    }
+
+    /// `entity` claims `cell` of `map`.
+    pub(crate) fn claim(&mut self, map: Entity, cell: Cell, entity: Entity) {
+        let v = self.on_mut(map).claimed.entry(cell).or_default();
         if !v.contains(&entity) {
             v.push(entity);
         }
     }
 
-    /// `entity` releases its claim on `cell`.
-    pub fn release(&mut self, cell: Cell, entity: Entity) {
-        if let Some(v) = self.claimed.get_mut(&cell) {
+    /// `entity` releases its claim on `cell` of `map`.
+    pub(crate) fn release(&mut self, map: Entity, cell: Cell, entity: Entity) {
+        let claimed = &mut self.on_mut(map).claimed;
+        if let Some(v) = claimed.get_mut(&cell) {
             v.retain(|&e| e != entity);
             if v.is_empty() {
-                self.claimed.remove(&cell);
+                claimed.remove(&cell);
             }
         }
     }
 
-    /// Units claiming `cell`.
-    pub fn claimants(&self, cell: Cell) -> &[Entity] {
-        self.claimed.get(&cell).map_or(&[], |v| v.as_slice())
+    /// Units claiming `cell` of `map`.
+    pub fn claimants(&self, map: Entity, cell: Cell) -> &[Entity] {
+        self.on(map)
+            .and_then(|m| m.claimed.get(&cell))
+            .map_or(&[], |v| v.as_slice())
     }
 
-    /// Every claimed cell with its claimants.
-    pub fn iter_claimed(&self) -> impl Iterator<Item = (Cell, &[Entity])> {
-        self.claimed.iter().map(|(c, v)| (*c, v.as_slice()))
+    /// Every claimed cell of `map` with its claimants.
+    pub fn iter_claimed(&self, map: Entity) -> impl Iterator<Item = (Cell, &[Entity])> {
+        self.on(map)
+            .into_iter()
+            .flat_map(|m| m.claimed.iter().map(|(c, v)| (*c, v.as_slice())))
     }
 
-    /// Number of claimed cells.
+    /// Number of claimed cells on every map.
     pub fn claimed_len(&self) -> usize {
-        self.claimed.len()
+        self.maps.values().map(|m| m.claimed.len()).sum()
     }
 
-    /// `entity` stopped on `cell` (or `None`: it started moving).
-    pub fn set_stopped(&mut self, entity: Entity, old: Option<Cell>, new: Option<Cell>) {
-        relocate(&mut self.stopped, entity, old, new);
+    /// `entity` stopped on `new` of `map` (or `None`: it started moving).
+    pub(crate) fn set_stopped(
+        &mut self,
+        map: Entity,
+        entity: Entity,
+        old: Option<Cell>,
+        new: Option<Cell>,
+    ) {
+        relocate(&mut self.on_mut(map).stopped, entity, old, new);
     }
 
-    /// The stopped unit on `cell`, if any.
-    pub fn stopped_at(&self, cell: Cell) -> Option<Entity> {
-        self.stopped.get(&cell).copied()
+    /// The stopped unit on `cell` of `map`, if any.
+    pub fn stopped_at(&self, map: Entity, cell: Cell) -> Option<Entity> {
+        self.on(map).and_then(|m| m.stopped.get(&cell).copied())
     }
 
-    /// A moving `entity` moved from cell `old` into `new`.
-    pub fn set_moving_at(&mut self, entity: Entity, old: Option<Cell>, new: Option<Cell>) {
-        relocate(&mut self.moving_at, entity, old, new);
+    /// A moving `entity` moved from cell `old` into `new` of `map`.
+    pub(crate) fn set_moving_at(
+        &mut self,
+        map: Entity,
+        entity: Entity,
+        old: Option<Cell>,
+        new: Option<Cell>,
+    ) {
+        relocate(&mut self.on_mut(map).moving_at, entity, old, new);
     }
 
-    /// A moving unit standing on `cell`, if any.
-    pub fn moving_at(&self, cell: Cell) -> Option<Entity> {
-        self.moving_at.get(&cell).copied()
+    /// A moving unit standing on `cell` of `map`, if any.
+    pub fn moving_at(&self, map: Entity, cell: Cell) -> Option<Entity> {
+        self.on(map).and_then(|m| m.moving_at.get(&cell).copied())
     }
 
     /// Records where a moving unit is and where it goes next (`None`: it is not moving).
-    pub fn set_intent(&mut self, entity: Entity, intent: Option<Intent>) {
+    pub(crate) fn set_intent(&mut self, entity: Entity, intent: Option<Intent>) {
         match intent {
             Some(i) => {
                 self.intents.insert(entity, i);
@@ -117,49 +153,60 @@ impl Claims {
 
     /// Asks the stopped unit `stopped` to step off its cell for the moving unit `by` (it does so
     /// the next time movement runs, if it is still idle).
-    pub fn ask_to_make_way(&mut self, stopped: Entity, by: Entity) {
+    pub(crate) fn ask_to_make_way(&mut self, stopped: Entity, by: Entity) {
         self.make_way.insert(stopped, by);
     }
 
     /// Takes the request for `entity` to make way, if any: the unit that asked.
-    pub fn take_make_way(&mut self, entity: Entity) -> Option<Entity> {
+    pub(crate) fn take_make_way(&mut self, entity: Entity) -> Option<Entity> {
         self.make_way.remove(&entity)
     }
 
     /// Forgets every claim and occupancy of `entity` (it despawned or stopped being a mover).
-    pub fn forget_entity(&mut self, entity: Entity) {
-        self.claimed.retain(|_, v| {
-            v.retain(|&e| e != entity);
-            !v.is_empty()
-        });
-        self.stopped.retain(|_, e| *e != entity);
-        self.moving_at.retain(|_, e| *e != entity);
+    pub(crate) fn forget_entity(&mut self, entity: Entity) {
+        for m in self.maps.values_mut() {
+            m.claimed.retain(|_, v| {
+                v.retain(|&e| e != entity);
+                !v.is_empty()
+            });
+            m.stopped.retain(|_, e| *e != entity);
+            m.moving_at.retain(|_, e| *e != entity);
+        }
         self.intents.remove(&entity);
         self.make_way.remove(&entity);
     }
 
-    /// The search overlay for `entity` starting at `start`: a penalty on cells claimed by other
-    /// units and, if `block_stopped`, a block on cells of other stopped units, within `radius`
-    /// tiles (Chebyshev) of the start.
+    /// The search overlay for `entity` starting at `start` on `map`: `penalty` on cells claimed
+    /// by other units and, if `block_stopped`, a block on cells of other stopped units, within
+    /// `radius` tiles (Chebyshev, at most [`MAX_CLAIM_RADIUS`]) of the start.
     pub fn overlay_for(
         &self,
+        map: Entity,
         entity: Entity,
         start: Cell,
         radius: f32,
         penalty: u32,
         block_stopped: bool,
     ) -> Vec<(Cell, CellOverlay)> {
+        let mut out = Vec::new();
+        let Some(m) = self.on(map) else {
+            return out;
+        };
+        if radius > MAX_CLAIM_RADIUS {
+            warn_once!(
+                "bevy_tilepath: claim_radius {radius} is above the maximum {MAX_CLAIM_RADIUS}; using {MAX_CLAIM_RADIUS}"
+            );
+        }
         let r = if radius.is_finite() {
-            radius.clamp(0.0, 64.0) as i32
+            radius.clamp(0.0, MAX_CLAIM_RADIUS) as i32
         } else {
             0
         };
-        let mut out = Vec::new();
         let window = ((2 * r + 1) * (2 * r + 1)) as usize;
         let near = |c: Cell| (c - start).abs().max_element() <= r;
         if penalty > 0 {
-            if self.claimed.len() < window {
-                for (c, v) in &self.claimed {
+            if m.claimed.len() < window {
+                for (c, v) in &m.claimed {
                     if near(*c) && v.iter().any(|&e| e != entity) {
                         out.push((*c, CellOverlay::Penalty(penalty)));
                     }
@@ -168,7 +215,10 @@ impl Claims {
                 for dy in -r..=r {
                     for dx in -r..=r {
                         let c = start + Cell::new(dx, dy);
-                        if self.claimants(c).iter().any(|&e| e != entity) {
+                        if m.claimed
+                            .get(&c)
+                            .is_some_and(|v| v.iter().any(|&e| e != entity))
+                        {
                             out.push((c, CellOverlay::Penalty(penalty)));
                         }
                     }
@@ -176,7 +226,7 @@ impl Claims {
             }
         }
         if block_stopped {
-            for (c, &e) in &self.stopped {
+            for (c, &e) in &m.stopped {
                 if e != entity && near(*c) {
                     out.push((*c, CellOverlay::Blocked));
                 }

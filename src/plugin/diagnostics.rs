@@ -1,9 +1,141 @@
-//! Bevy diagnostics for the queue.
+//! What the plugin's main-thread work cost: [`TilepathFrameStats`] (the last frame's figures),
+//! the phase timer that fills them, and the Bevy diagnostics published from them.
+
+use std::ops::{Deref, DerefMut};
+use std::time::{Duration, Instant};
 
 use bevy::diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
 use bevy::prelude::*;
 
-use super::queue::TilepathFrameStats;
+use crate::core::Cell;
+
+use super::cpu_clock::CpuClock;
+use super::schedule::{TilepathSchedule, TilepathSystems};
+
+/// The last complete frame's figures of the plugin's main-thread work (read them for your own
+/// HUD; [`TilepathDiagnosticsPlugin`] also publishes them as Bevy diagnostics).
+#[derive(Resource, Clone, Debug, Default, Reflect)]
+#[reflect(Resource)]
+pub struct TilepathFrameStats {
+    /// Wall time spent in the plugin's queue systems (collect, service, receive).
+    pub main_thread: Duration,
+    /// CPU time those systems used (wall time minus the time their threads were preempted;
+    /// equal to wall time where thread CPU clocks are unavailable).
+    pub main_thread_cpu: Duration,
+    /// Wall time in each phase: collect, service, receive.
+    pub phases: [Duration; 3],
+    /// Searches started.
+    pub started: u32,
+    /// Outcomes delivered.
+    pub finished: u32,
+    /// Mean latency in frames of the outcomes delivered.
+    pub latency_frames: f64,
+    /// Node expansions done on the main thread.
+    pub expansions: u64,
+    /// Requests waiting to start at the end of the frame (made, validated or not).
+    pub queue_len: usize,
+    /// Searches running at the end of the frame (inline or on workers).
+    pub searching: usize,
+    /// Found paths being smoothed inline at the end of the frame.
+    pub smoothing: usize,
+    /// Cells expanded by the most recent inline searches with their maps, at most eight (debug
+    /// overlay; kept
+    /// only with [`TilepathSettings::record_expanded`](crate::TilepathSettings::record_expanded)).
+    pub recent_expanded: Vec<(Entity, Vec<Cell>)>,
+}
+
+/// The phases of the plugin's main-thread work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Collect = 0,
+    Service = 1,
+    Receive = 2,
+}
+
+/// This frame's figures so far (rolled into [`TilepathFrameStats`] at the end of the frame).
+#[derive(Resource, Clone, Debug, Default)]
+pub(crate) struct FrameTally {
+    pub(crate) main_thread: Duration,
+    pub(crate) main_thread_cpu: Duration,
+    pub(crate) phases: [Duration; 3],
+    pub(crate) started: u32,
+    pub(crate) finished: u32,
+    pub(crate) latency_sum: u64,
+    pub(crate) expansions: u64,
+}
+
+impl FrameTally {
+    /// This frame's figures as a snapshot, and a fresh tally.
+    fn roll_into(&mut self, stats: &mut TilepathFrameStats) {
+        let t = std::mem::take(self);
+        stats.main_thread = t.main_thread;
+        stats.main_thread_cpu = t.main_thread_cpu;
+        stats.phases = t.phases;
+        stats.started = t.started;
+        stats.finished = t.finished;
+        stats.latency_frames = if t.finished > 0 {
+            t.latency_sum as f64 / t.finished as f64
+        } else {
+            0.0
+        };
+        stats.expansions = t.expansions;
+    }
+}
+
+/// Times one phase of a system: wall and thread CPU time from its creation to its drop are
+/// added to the frame's tally. It derefs to the tally, so the system uses it as its tally.
+pub(crate) struct PhaseTimer<'w> {
+    tally: ResMut<'w, FrameTally>,
+    phase: Phase,
+    wall: Instant,
+    cpu: CpuClock,
+}
+
+impl<'w> PhaseTimer<'w> {
+    /// Starts timing `phase`.
+    pub(crate) fn start(tally: ResMut<'w, FrameTally>, phase: Phase) -> Self {
+        PhaseTimer {
+            tally,
+            phase,
+            wall: Instant::now(),
+            cpu: CpuClock::now(),
+        }
+    }
+
+    /// Wall time since the phase started.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.wall.elapsed()
+    }
+}
+
+impl Deref for PhaseTimer<'_> {
+    type Target = FrameTally;
+    fn deref(&self) -> &FrameTally {
+        &self.tally
+    }
+}
+
+impl DerefMut for PhaseTimer<'_> {
+    fn deref_mut(&mut self) -> &mut FrameTally {
+        &mut self.tally
+    }
+}
+
+impl Drop for PhaseTimer<'_> {
+    fn drop(&mut self) {
+        let wall = self.wall.elapsed();
+        let cpu = self.cpu.elapsed();
+        let tally = &mut *self.tally;
+        tally.main_thread_cpu += cpu;
+        tally.phases[self.phase as usize] += wall;
+        tally.main_thread += wall;
+    }
+}
+
+/// End of frame: this frame's tally becomes [`TilepathFrameStats`].
+pub(crate) fn roll_frame(mut tally: ResMut<FrameTally>, mut stats: ResMut<TilepathFrameStats>) {
+    tally.roll_into(&mut stats);
+}
 
 /// The diagnostic paths the plugin publishes.
 pub struct TilepathDiagnostics;
@@ -18,26 +150,41 @@ impl TilepathDiagnostics {
     pub const MAIN_THREAD_MS: DiagnosticPath = DiagnosticPath::const_new("tilepath/main_thread_ms");
     /// Mean frames from request to outcome.
     pub const LATENCY_FRAMES: DiagnosticPath = DiagnosticPath::const_new("tilepath/latency_frames");
+}
 
-    pub(crate) fn register(app: &mut App) {
-        app.register_diagnostic(Diagnostic::new(Self::QUEUE_LENGTH))
-            .register_diagnostic(Diagnostic::new(Self::SEARCHES_FINISHED))
-            .register_diagnostic(Diagnostic::new(Self::MAIN_THREAD_MS).with_suffix(" ms"))
-            .register_diagnostic(Diagnostic::new(Self::LATENCY_FRAMES));
+/// Publishes [`TilepathFrameStats`] as Bevy diagnostics ([`TilepathDiagnostics`]'s paths), for
+/// `LogDiagnosticsPlugin` or your HUD's `DiagnosticsStore`.
+#[derive(Default)]
+pub struct TilepathDiagnosticsPlugin {
+    /// The schedule of the plugin group.
+    pub schedule: TilepathSchedule,
+}
+
+impl Plugin for TilepathDiagnosticsPlugin {
+    fn build(&self, app: &mut App) {
+        let schedule = self.schedule.configure(app);
+        app.init_resource::<TilepathFrameStats>()
+            .register_diagnostic(Diagnostic::new(TilepathDiagnostics::QUEUE_LENGTH))
+            .register_diagnostic(Diagnostic::new(TilepathDiagnostics::SEARCHES_FINISHED))
+            .register_diagnostic(
+                Diagnostic::new(TilepathDiagnostics::MAIN_THREAD_MS).with_suffix(" ms"),
+            )
+            .register_diagnostic(Diagnostic::new(TilepathDiagnostics::LATENCY_FRAMES))
+            .add_systems(schedule, publish.in_set(TilepathSystems::Last));
     }
 }
 
-pub(crate) fn publish(mut diagnostics: Diagnostics, stats: Res<TilepathFrameStats>) {
+fn publish(mut diagnostics: Diagnostics, stats: Res<TilepathFrameStats>) {
     diagnostics.add_measurement(&TilepathDiagnostics::QUEUE_LENGTH, || {
         stats.queue_len as f64
     });
     diagnostics.add_measurement(&TilepathDiagnostics::SEARCHES_FINISHED, || {
-        stats.last_finished as f64
+        stats.finished as f64
     });
     diagnostics.add_measurement(&TilepathDiagnostics::MAIN_THREAD_MS, || {
-        stats.last_main_thread.as_secs_f64() * 1000.0
+        stats.main_thread.as_secs_f64() * 1000.0
     });
     diagnostics.add_measurement(&TilepathDiagnostics::LATENCY_FRAMES, || {
-        stats.last_latency_frames
+        stats.latency_frames
     });
 }

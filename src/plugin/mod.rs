@@ -1,110 +1,79 @@
-//! The Bevy layer: components, the time-sliced queue, workers, movement, claims, diagnostics.
+//! The Bevy layer: the plugin group and its members, components, the time-sliced queue,
+//! movement, claims and diagnostics.
+//!
+//! - [`request`]: [`PathRequest`](request::PathRequest), its status, origin and lifecycle.
+//! - [`outcomes`]: [`PathOutcome`](outcomes::PathOutcome) and the [`NavPath`](outcomes::NavPath)
+//!   component.
+//! - [`queue`]: validation, the start policy, inline slicing, workers, delivery, repath on edit.
+//! - [`movement`]: following paths, crowd decisions, claims upkeep.
+//! - [`map`], [`agent`], [`claims`], [`settings`], [`schedule`], [`diagnostics`].
 
+pub mod agent;
 pub mod claims;
-pub mod components;
+mod cpu_clock;
 pub mod diagnostics;
 pub mod map;
 pub mod movement;
 pub mod outcomes;
 pub mod queue;
+pub mod request;
+pub mod schedule;
 pub mod settings;
 
-use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy::app::PluginGroupBuilder;
+use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use claims::Claims;
-use diagnostics::TilepathDiagnostics;
-use movement::Arrived;
-use outcomes::PathOutcome;
-use queue::{PathQueue, TilepathFrameStats};
-use settings::TilepathSettings;
+use diagnostics::TilepathDiagnosticsPlugin;
+use movement::MovementPlugin;
+use queue::PathQueuePlugin;
+use schedule::TilepathSchedule;
 
-/// The order of the plugin's work within its schedule (default `Update`). Order your systems
-/// around these: e.g. insert [`PathRequest`](components::PathRequest)s before `Collect` to have
-/// them considered the same frame, read [`PathOutcome`]s after `Receive`.
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TilepathSystems {
-    /// Empty: runs first.
-    First,
-    /// Repath units whose path crosses edited cells; validate new requests and queue them.
-    Collect,
-    /// Start at most `searches_per_frame` searches; advance inline searches within budget.
-    Service,
-    /// Take finished searches (inline and from workers) and deliver outcomes.
-    Receive,
-    /// Move units along their paths; claims and occupancy.
-    Move,
-    /// Per-frame figures and diagnostics.
-    Last,
-}
-
-/// The plugin: add it with `app.add_plugins(TilepathPlugin::default())`.
+/// Everything bevy_tilepath does, as one plugin group running in one schedule (default
+/// `Update`): [`PathQueuePlugin`] (requests, the queue, workers), [`MovementPlugin`] (optional:
+/// leave it out to move units yourself), [`TilepathDiagnosticsPlugin`], and, with their cargo
+/// features, `TilemapNavPlugin` (`tilemap`) and `TilepathDebugPlugin` (`debug`).
 ///
-/// It inserts [`TilepathSettings`] with `init_resource` (yours wins if inserted first), the
-/// [`PathQueue`], [`Claims`], [`TilepathFrameStats`], the [`PathOutcome`] and [`Arrived`]
-/// messages, and the diagnostics in [`TilepathDiagnostics`].
-pub struct TilepathPlugin {
-    /// The schedule the systems run in.
-    pub schedule: InternedScheduleLabel,
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_tilepath::prelude::*;
+/// use bevy_tilepath::plugin::movement::MovementPlugin;
+///
+/// let mut app = App::new();
+/// app.add_plugins((
+///     MinimalPlugins,
+///     // Searches and movement in the fixed timestep, without the movement plugin.
+///     TilepathPlugins::in_schedule(FixedUpdate)
+///         .build()
+///         .disable::<MovementPlugin>(),
+/// ));
+/// ```
+#[derive(Default)]
+pub struct TilepathPlugins {
+    /// The schedule every member runs in.
+    pub schedule: TilepathSchedule,
 }
 
-impl Default for TilepathPlugin {
-    fn default() -> Self {
-        TilepathPlugin {
-            schedule: Update.intern(),
-        }
-    }
-}
-
-impl TilepathPlugin {
-    /// The plugin running in `schedule` (e.g. `FixedUpdate`).
+impl TilepathPlugins {
+    /// The group running in `schedule` (e.g. `FixedUpdate`).
     pub fn in_schedule(schedule: impl ScheduleLabel) -> Self {
-        TilepathPlugin {
-            schedule: schedule.intern(),
+        TilepathPlugins {
+            schedule: TilepathSchedule::new(schedule),
         }
     }
 }
 
-impl Plugin for TilepathPlugin {
-    fn build(&self, app: &mut App) {
-        app.init_resource::<TilepathSettings>()
-            .init_resource::<PathQueue>()
-            .init_resource::<Claims>()
-            .init_resource::<TilepathFrameStats>()
-            .add_message::<PathOutcome>()
-            .add_message::<Arrived>()
-            .configure_sets(
-                self.schedule,
-                (
-                    TilepathSystems::First,
-                    TilepathSystems::Collect,
-                    TilepathSystems::Service,
-                    TilepathSystems::Receive,
-                    TilepathSystems::Move,
-                    TilepathSystems::Last,
-                )
-                    .chain(),
-            )
-            .add_systems(
-                self.schedule,
-                (
-                    (
-                        queue::prepare_scratch,
-                        queue::repath_on_change,
-                        queue::collect_requests,
-                    )
-                        .chain()
-                        .in_set(TilepathSystems::Collect),
-                    queue::service_queue.in_set(TilepathSystems::Service),
-                    queue::receive_results.in_set(TilepathSystems::Receive),
-                    (movement::release_departed, movement::move_units)
-                        .chain()
-                        .in_set(TilepathSystems::Move),
-                    (diagnostics::publish, queue::end_frame)
-                        .chain()
-                        .in_set(TilepathSystems::Last),
-                ),
-            );
-        TilepathDiagnostics::register(app);
+impl PluginGroup for TilepathPlugins {
+    fn build(self) -> PluginGroupBuilder {
+        let schedule = self.schedule;
+        let group = PluginGroupBuilder::start::<Self>()
+            .add(PathQueuePlugin { schedule })
+            .add(MovementPlugin { schedule })
+            .add(TilepathDiagnosticsPlugin { schedule });
+        #[cfg(feature = "tilemap")]
+        let group = group.add(crate::tilemap::TilemapNavPlugin { schedule });
+        #[cfg(feature = "debug")]
+        let group = group.add(crate::debug::TilepathDebugPlugin { schedule });
+        group
     }
 }

@@ -1,13 +1,16 @@
-//! Outcomes of requests, delivered as a [`Message`] and as an [`EntityEvent`].
+//! What a request ends in: a [`PathOutcome`] (a [`Message`] and an [`EntityEvent`]) and, when a
+//! path was found, the unit's [`NavPath`] component.
 
 use bevy::prelude::*;
 
-use super::components::PathFailure;
+use crate::core::Cell;
+
+use super::request::{PathFailure, PathOrigin, PathRequest};
 
 /// How a request ended.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 pub enum OutcomeKind {
-    /// A path was found and is in the unit's [`Path`](crate::Path).
+    /// A path was found and is in the unit's [`NavPath`].
     Found {
         /// Length in tiles.
         length: f64,
@@ -18,16 +21,45 @@ pub enum OutcomeKind {
     Cancelled,
 }
 
-/// The one outcome of one [`PathRequest`](crate::PathRequest): read it with a
-/// `MessageReader<PathOutcome>` or observe it on the unit with `On<PathOutcome>`.
-#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq)]
+/// The one outcome of one request: read it with a `MessageReader<PathOutcome>` or observe it on
+/// the unit with `On<PathOutcome>`. Outcomes of the plugin's own searches (repaths after grid
+/// edits, units making way) come too; filter on [`PathOutcome::origin`] to see only yours.
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Reflect)]
 pub struct PathOutcome {
     /// The unit.
     pub entity: Entity,
     /// The request's ticket (unique, increasing).
     pub ticket: u64,
+    /// Who asked: [`PathOrigin::User`] for the game's [`PathRequest`](crate::PathRequest).
+    pub origin: PathOrigin,
     /// How it ended.
     pub kind: OutcomeKind,
     /// Frames between the request and this outcome.
     pub latency_frames: u32,
+}
+
+/// The path found for a unit: grid cells and smoothed world-space waypoints.
+#[derive(Component, Clone, Debug, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct NavPath {
+    /// The A* cells, start to goal.
+    pub cells: Vec<Cell>,
+    /// Smoothed waypoints in world space, start to goal (the cells' centers if smoothing is off).
+    pub waypoints: Vec<Vec2>,
+    /// The cells a unit's center passes through walking the waypoints, in order (8-connected;
+    /// what movement claims and checks for other units, and what grid edits are tested against).
+    pub corridor: Vec<Cell>,
+    /// Total fixed-point cost.
+    pub cost: u64,
+    /// Length of the cell path in tiles.
+    pub length: f64,
+    /// The goal reached (may differ from the one asked for under
+    /// [`GoalPolicy::NearestReachable`](crate::core::GoalPolicy::NearestReachable)).
+    pub goal: Cell,
+    /// The map it was found on.
+    pub map: Entity,
+    /// Who asked for it.
+    pub origin: PathOrigin,
+    /// The request it answers (searched again when an edit crosses the path).
+    pub request: PathRequest,
 }

@@ -1,4 +1,4 @@
-//! The plugin's settings resource.
+//! The plugin group's settings resource: queue, search and crowd tuning.
 
 use std::time::Duration;
 
@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use crate::core::SearchConfig;
 
 /// Where searches run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 pub enum WorkerMode {
     /// On the main thread, resumable: each frame advances searches within the expansion and time
     /// budgets and continues unfinished ones next frame.
@@ -21,9 +21,10 @@ pub enum WorkerMode {
     },
 }
 
-/// Settings of [`TilepathPlugin`](crate::TilepathPlugin). Added with `init_resource`, so values
-/// you insert before adding the plugin win.
-#[derive(Resource, Clone, Debug)]
+/// Settings of the [`TilepathPlugins`](crate::TilepathPlugins). Added with `init_resource`, so
+/// values you insert before adding the plugins win; change them at any time.
+#[derive(Resource, Clone, Debug, Reflect)]
+#[reflect(Resource)]
 pub struct TilepathSettings {
     /// Searches started per frame at most (Lester: "never search for more than a few units at a
     /// time").
@@ -48,15 +49,24 @@ pub struct TilepathSettings {
     /// Extra cost, in tiles, of stepping onto a cell claimed by another unit near the searcher
     /// (Lester's claimed nodes: groups spread out; claimed cells never become unwalkable).
     pub claim_penalty: f32,
-    /// Only claims of units within this many tiles of the searcher count (Lester: "only units
-    /// near the searcher").
+    /// Only claims of units within this many tiles (Chebyshev) of the searcher count (Lester:
+    /// "only units near the searcher"). At most [`MAX_CLAIM_RADIUS`](crate::MAX_CLAIM_RADIUS):
+    /// larger values are treated as that (and logged once), so one search never scans more than
+    /// a 129 x 129 window of claims.
     pub claim_radius: f32,
     /// Keep the cells expanded by recent inline searches in
     /// [`TilepathFrameStats::recent_expanded`](crate::TilepathFrameStats) (debug overlay; costs a
     /// scan of the grid per search).
     pub record_expanded: bool,
-    /// Cells of stopped units within [`TilepathSettings::claim_radius`] are treated as blocked.
+    /// Cells of stopped units within [`TilepathSettings::claim_radius`] are treated as blocked
+    /// (if that leaves no path, the search runs again with them as a heavy penalty instead:
+    /// [`TilepathSettings::stopped_unit_penalty`]).
     pub avoid_stopped_units: bool,
+    /// Cost, in tiles, of a stopped unit's cell in the second attempt described at
+    /// [`TilepathSettings::avoid_stopped_units`].
+    pub stopped_unit_penalty: f32,
+    /// How units in a crowd wait, make way, step aside and, as a last resort, walk through.
+    pub crowd: CrowdSettings,
 }
 
 impl Default for TilepathSettings {
@@ -73,7 +83,47 @@ impl Default for TilepathSettings {
             claim_penalty: 3.0,
             claim_radius: 8.0,
             avoid_stopped_units: true,
+            stopped_unit_penalty: 20.0,
             record_expanded: false,
+            crowd: CrowdSettings::default(),
+        }
+    }
+}
+
+/// Crowd tuning of the movement plugin (Lester's notes on units in the way). Times are seconds,
+/// distances tiles. Each unit's patience is its [`Mover::wait_time`](crate::Mover::wait_time).
+#[derive(Clone, Debug, PartialEq, Reflect)]
+pub struct CrowdSettings {
+    /// A unit kept by stopped units from the last cells of its path, for four times its wait
+    /// time, stops where it is if its goal is within this many tiles (Chebyshev): its group has
+    /// gathered around the goal and it is at the edge of the crowd.
+    pub close_enough: i32,
+    /// Times a unit steps aside for units meeting it head-on before it stops yielding (streams
+    /// meeting on a bridge would otherwise take turns stepping aside forever).
+    pub max_yields: u32,
+    /// Repaths a unit kept in place tries before it just waits.
+    pub max_stuck_repaths: u32,
+    /// Seconds a unit may wait without getting a tile closer to its goal before it walks
+    /// through other units (never through walls): the last resort against gridlock.
+    pub walk_through_after: f32,
+    /// Tiles a unit walks through other units once it starts to.
+    pub walk_through_for: f32,
+    /// How far (in steps) an idle unit asked to make way looks for a free cell.
+    pub make_way_reach: u32,
+    /// Priority of the short searches of units making way or stepping aside (ahead of orders).
+    pub errand_priority: i32,
+}
+
+impl Default for CrowdSettings {
+    fn default() -> Self {
+        CrowdSettings {
+            close_enough: 16,
+            max_yields: 3,
+            max_stuck_repaths: 2,
+            walk_through_after: 2.0,
+            walk_through_for: 3.0,
+            make_way_reach: 6,
+            errand_priority: 10,
         }
     }
 }

@@ -1,0 +1,260 @@
+//! The headless run: the same map (through the tilemap integration) and armies without a
+//! window, scripted orders, and a summary line; the process fails if a unit did not arrive.
+//!
+//! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap, `RTS_MAP=1` prints
+//! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use bevy::ecs::world::CommandQueue;
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::{Cell, NavGrid, cell_at, overlaps_blocked};
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{NavAgent, PathProgress};
+
+use crate::DemoConfig;
+use crate::common::Rng;
+use crate::map::{
+    MAP_H, MAP_W, Terrain, generate_map, nav_grid, spawn_positions, spawn_tilemap, to_grid,
+    to_world,
+};
+use crate::orders::{Team, mover, order_group, retry_failed};
+
+/// Frames between the scripted group orders, and units per group.
+const ORDER_EVERY: usize = 90;
+const GROUP: usize = 50;
+
+pub fn run(config: DemoConfig) -> ExitCode {
+    let terrain = generate_map(config.seed);
+    let grid = nav_grid(&terrain);
+    let frames = config.frames;
+    let mut rng = Rng::new(config.seed ^ 0xABCD);
+    let mut app = build_app(config.clone());
+    let mut queue = CommandQueue::default();
+    let mut commands = Commands::new(&mut queue, app.world());
+    spawn_tilemap(&mut commands, &terrain, None);
+    queue.apply(app.world_mut());
+    let units = spawn_units(&mut app, &grid, &config, &mut rng);
+    app.update();
+    // Scripted orders: groups of 50 cross the map (through the bridges and the wall gaps), then
+    // everyone is sent to a final rally point on the other side.
+    let final_order_frame = frames / 3;
+    let mut frame_ms = Vec::with_capacity(frames);
+    let mut wall_overlaps = 0u64;
+    let debug = std::env::var_os("RTS_DEBUG").is_some();
+    let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    for frame in 0..frames {
+        if frame % ORDER_EVERY == 0 && frame < final_order_frame || frame == final_order_frame {
+            give_orders(&mut app, &grid, &mut rng, frame, frame == final_order_frame);
+        }
+        let t = Instant::now();
+        app.update();
+        frame_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        if let Some(trace) = &trace {
+            print_trace(&mut app, trace, frame);
+        }
+        wall_overlaps += count_wall_overlaps(&mut app, &grid, frame, debug);
+    }
+    let (arrived, stuck) = count_arrivals(&mut app, debug);
+    if std::env::var_os("RTS_MAP").is_some() {
+        print_map(&mut app, &terrain);
+    }
+    let mut sorted = frame_ms.clone();
+    sorted.sort_by(f64::total_cmp);
+    let p99 = sorted[((sorted.len() as f64 * 0.99).ceil() as usize).saturating_sub(1)];
+    let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
+    println!(
+        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3}",
+    );
+    if stuck > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The app: no window, 60 Hz frames, inline searches bounded by expansions, not wall time, so
+/// the run is deterministic.
+fn build_app(config: DemoConfig) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .insert_resource(TilepathSettings {
+            workers: WorkerMode::Inline,
+            searches_per_frame: 16,
+            max_inline_searches: 4,
+            expansion_budget: 100_000,
+            time_budget: Duration::from_millis(100),
+            ..Default::default()
+        })
+        .insert_resource(config)
+        .add_plugins(TilepathPlugins::default())
+        .add_systems(Update, retry_failed.after(TilepathSystems::Receive));
+    app
+}
+
+/// Blue units in the left third, red in the right; returns how many.
+fn spawn_units(app: &mut App, grid: &NavGrid, config: &DemoConfig, rng: &mut Rng) -> usize {
+    let half = config.units / 2;
+    let mut n = 0;
+    for (team, left, count) in [
+        (Team::Blue, true, half),
+        (Team::Red, false, config.units - half),
+    ] {
+        for c in spawn_positions(grid, count, left, rng) {
+            let p = to_world(c.as_vec2() + 0.5);
+            app.world_mut().spawn((
+                team,
+                mover(config),
+                NavAgent { radius: 0.3 },
+                Transform::from_xyz(p.x, p.y, 1.0),
+            ));
+            n += 1;
+        }
+    }
+    n
+}
+
+/// The script: every [`ORDER_EVERY`] frames the next group of each army goes somewhere random;
+/// at the final order everyone goes to a rally point on the other side.
+fn give_orders(app: &mut App, grid: &NavGrid, rng: &mut Rng, frame: usize, last: bool) {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &Team, &Transform)>();
+    let all: Vec<(Entity, Team, Vec2)> = q
+        .iter(world)
+        .map(|(e, t, tf)| (e, *t, to_grid(tf.translation.truncate())))
+        .collect();
+    let mut queue = CommandQueue::default();
+    let mut commands = Commands::new(&mut queue, world);
+    for team in [Team::Blue, Team::Red] {
+        let members: Vec<(Entity, Vec2)> = all
+            .iter()
+            .filter(|u| u.1 == team)
+            .map(|u| (u.0, u.2))
+            .collect();
+        if last {
+            let blue = team == Team::Blue;
+            let x = if blue {
+                MAP_W as i32 * 5 / 6
+            } else {
+                MAP_W as i32 / 6
+            };
+            let target = Cell::new(x, MAP_H as i32 / 2 + if blue { 8 } else { -8 });
+            order_group(&mut commands, grid, &members, target);
+        } else {
+            let k = (frame / ORDER_EVERY) % 8;
+            let group: Vec<(Entity, Vec2)> = members
+                .iter()
+                .skip(k * GROUP)
+                .take(GROUP)
+                .copied()
+                .collect();
+            let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
+            order_group(&mut commands, grid, &group, target);
+        }
+    }
+    queue.apply(world);
+}
+
+/// Units whose body overlaps a wall by more than a hair this frame (touching is fine).
+fn count_wall_overlaps(app: &mut App, grid: &NavGrid, frame: usize, debug: bool) -> u64 {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &Transform, &NavAgent, &PathProgress)>();
+    let mut n = 0;
+    for (e, tf, agent, p) in q.iter(world) {
+        let g = to_grid(tf.translation.truncate());
+        if overlaps_blocked(grid, g, agent.radius - 1e-3) {
+            if debug {
+                eprintln!("frame {frame}: {e} overlaps a wall at {g}: {p:?}");
+            }
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Arrived and stuck units at the end (a unit counts as arrived only with its last request
+/// found); lists why the others did not.
+fn count_arrivals(app: &mut App, debug: bool) -> (usize, usize) {
+    let world = app.world_mut();
+    let mut q = world.query::<(
+        Entity,
+        &PathProgress,
+        &PathStatus,
+        &Transform,
+        Option<&NavPath>,
+    )>();
+    let (mut arrived, mut stuck) = (0, 0);
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for (e, p, s, tf, path) in q.iter(world) {
+        if p.state == MoveState::Arrived && *s == PathStatus::Found {
+            arrived += 1;
+            continue;
+        }
+        stuck += 1;
+        *reasons.entry(format!("{:?} {:?}", p.state, s)).or_default() += 1;
+        if debug {
+            eprintln!(
+                "{e} {:?} at {} goal {:?} cell_index {} / {} waypoint {} / {}",
+                p.state,
+                to_grid(tf.translation.truncate()),
+                path.map(|p| p.goal),
+                p.cell_index,
+                path.map_or(0, |p| p.cells.len()),
+                p.waypoint,
+                path.map_or(0, |p| p.waypoints.len())
+            );
+        }
+    }
+    if stuck > 0 {
+        eprintln!("not arrived: {reasons:?}");
+    }
+    (arrived, stuck)
+}
+
+fn print_trace(app: &mut App, trace: &[u32], frame: usize) {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &PathProgress, &PathStatus, &Transform, &NavPath)>();
+    for (e, p, s, tf, path) in q.iter(world) {
+        if trace.contains(&e.index_u32()) {
+            eprintln!(
+                "trace {frame} {e} {:?} {s:?} at {} goal {} next {:?} {p:?}",
+                p.state,
+                to_grid(tf.translation.truncate()),
+                path.goal,
+                path.corridor.get(p.cell_index)
+            );
+        }
+    }
+}
+
+/// The map as text with units: digits count units not arrived, '.' arrived ones.
+fn print_map(app: &mut App, terrain: &[Terrain]) {
+    let mut chars: Vec<Vec<char>> = terrain
+        .chunks(MAP_W as usize)
+        .map(|row| row.iter().map(|t| t.glyph()).collect())
+        .collect();
+    let world = app.world_mut();
+    let mut q = world.query::<(&PathProgress, &Transform)>();
+    for (p, tf) in q.iter(world) {
+        let c = cell_at(to_grid(tf.translation.truncate()));
+        let ch = &mut chars[c.y as usize][c.x as usize];
+        *ch = match (p.state == MoveState::Arrived, *ch) {
+            (true, _) => '.',
+            (false, d) if d.is_ascii_digit() => {
+                char::from_digit((d as u32 - '0' as u32 + 1).min(9), 10).unwrap_or('9')
+            }
+            (false, _) => '1',
+        };
+    }
+    for row in chars.iter().rev() {
+        eprintln!("{}", row.iter().collect::<String>());
+    }
+}

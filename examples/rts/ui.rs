@@ -1,0 +1,376 @@
+//! The windowed game: the tilemap drawn, two armies, box selection, right-click orders, wall
+//! toggling, the red script, the HUD and the `--screenshot` script.
+
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, save_to_disk};
+use bevy::window::PrimaryWindow;
+use bevy_ecs_tilemap::prelude::*;
+use bevy_tilepath::core::{BLOCKED, Cell};
+use bevy_tilepath::debug::DebugSelected;
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::tilemap::{NavTile, world_to_tile};
+use bevy_tilepath::{NavAgent, PathProgress, TilepathDiagnostics};
+
+use crate::DemoConfig;
+use crate::common::Rng;
+use crate::map::{
+    MAP_H, MAP_W, TILE, Terrain, generate_map, nav_grid, spawn_positions, spawn_tilemap, to_world,
+};
+use crate::orders::{Team, mover, order_group, retry_failed};
+
+/// The player's input state and the red script's.
+#[derive(Resource)]
+struct Game {
+    drag_start: Option<Vec2>,
+    red_timer: Timer,
+    rng_state: u64,
+}
+
+#[derive(Component)]
+struct Selected;
+
+#[derive(Component)]
+struct Hud;
+
+pub fn run(config: DemoConfig) {
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: "bevy_tilepath RTS demo".into(),
+                    resolution: (1280, 720).into(),
+                    ..default()
+                }),
+                ..default()
+            })
+            // The textures live in the crate's assets/ wherever the binary is started from.
+            .set(AssetPlugin {
+                file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/assets").into(),
+                ..default()
+            }),
+    )
+    .add_plugins((
+        FrameTimeDiagnosticsPlugin::default(),
+        TilemapPlugin,
+        TilepathPlugins::default(),
+    ))
+    .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.1)))
+    .insert_resource(TilepathSettings {
+        workers: WorkerMode::Async { max_in_flight: 4 },
+        searches_per_frame: 32,
+        ..Default::default()
+    })
+    .insert_resource(Game {
+        drag_start: None,
+        red_timer: Timer::from_seconds(3.0, TimerMode::Repeating),
+        rng_state: config.seed,
+    })
+    .insert_resource(config)
+    .add_systems(Startup, setup)
+    .add_systems(
+        Update,
+        (
+            (select_and_order, toggle_wall, red_script, screenshot_script)
+                .before(TilepathSystems::First),
+            retry_failed.after(TilepathSystems::Receive),
+            (draw_selection, update_hud).after(TilepathSystems::Move),
+        ),
+    )
+    .run();
+}
+
+fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfig>) {
+    commands.spawn((
+        Camera2d,
+        Projection::Orthographic(OrthographicProjection {
+            scale: 1.2,
+            ..OrthographicProjection::default_2d()
+        }),
+    ));
+    let terrain = generate_map(config.seed);
+    spawn_tilemap(&mut commands, &terrain, Some(assets.load("tiles.png")));
+
+    // Units: blue (yours) on the left, red on the right.
+    let grid = nav_grid(&terrain);
+    let mut rng = Rng::new(config.seed ^ 0xABCD);
+    let image = assets.load("unit.png");
+    let half = config.units / 2;
+    for (team, left, n, color) in [
+        (Team::Blue, true, half, Color::srgb(0.35, 0.6, 1.0)),
+        (
+            Team::Red,
+            false,
+            config.units - half,
+            Color::srgb(1.0, 0.35, 0.3),
+        ),
+    ] {
+        for c in spawn_positions(&grid, n, left, &mut rng) {
+            let p = to_world(c.as_vec2() + 0.5);
+            commands.spawn((
+                team,
+                mover(&config),
+                NavAgent { radius: 0.3 },
+                Sprite {
+                    image: image.clone(),
+                    color,
+                    custom_size: Some(Vec2::splat(TILE * 0.8)),
+                    ..default()
+                },
+                Transform::from_xyz(p.x, p.y, 1.0),
+            ));
+        }
+    }
+    commands.spawn((
+        Hud,
+        Text::new(""),
+        TextFont {
+            font_size: FontSize::Px(16.0),
+            ..default()
+        },
+        TextColor(Color::WHITE),
+        BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.55)),
+        Node {
+            position_type: PositionType::Absolute,
+            top: Val::Px(8.0),
+            left: Val::Px(8.0),
+            padding: UiRect::all(Val::Px(6.0)),
+            ..default()
+        },
+    ));
+}
+
+/// The world position under the mouse cursor.
+fn cursor_world(
+    windows: &Query<&Window, With<PrimaryWindow>>,
+    cameras: &Query<(&Camera, &GlobalTransform)>,
+) -> Option<Vec2> {
+    let window = windows.single().ok()?;
+    let (camera, tf) = cameras.single().ok()?;
+    camera
+        .viewport_to_world_2d(tf, window.cursor_position()?)
+        .ok()
+}
+
+fn select_and_order(
+    mut commands: Commands,
+    mut game: ResMut<Game>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    windows: Query<&Window, With<PrimaryWindow>>,
+    cameras: Query<(&Camera, &GlobalTransform)>,
+    units: Query<(Entity, &Team, &Transform, Has<Selected>)>,
+    maps: Query<&NavMap>,
+) {
+    let Some(cursor) = cursor_world(&windows, &cameras) else {
+        return;
+    };
+    if mouse.just_pressed(MouseButton::Left) {
+        game.drag_start = Some(cursor);
+    }
+    if mouse.just_released(MouseButton::Left)
+        && let Some(start) = game.drag_start.take()
+    {
+        let (lo, hi) = (start.min(cursor) - 4.0, start.max(cursor) + 4.0);
+        for (e, team, tf, selected) in &units {
+            let p = tf.translation.truncate();
+            let inside = *team == Team::Blue && p.cmpge(lo).all() && p.cmple(hi).all();
+            match (inside, selected) {
+                (true, false) => {
+                    commands.entity(e).insert((Selected, DebugSelected));
+                }
+                (false, true) => {
+                    commands.entity(e).remove::<(Selected, DebugSelected)>();
+                }
+                _ => {}
+            }
+        }
+    }
+    if mouse.just_pressed(MouseButton::Right)
+        && let Ok(map) = maps.single()
+        && let Some(target) = map.world_to_cell(cursor)
+    {
+        let group: Vec<(Entity, Vec2)> = units
+            .iter()
+            .filter(|u| u.3)
+            .map(|(e, _, tf, _)| (e, map.world_to_grid(tf.translation.truncate())))
+            .collect();
+        order_group(&mut commands, map.grid(), &group, target);
+    }
+}
+
+fn toggle_wall(
+    keys: Res<ButtonInput<KeyCode>>,
+    windows: Query<&Window, With<PrimaryWindow>>,
+    cameras: Query<(&Camera, &GlobalTransform)>,
+    maps: Query<(
+        &Transform,
+        &TilemapSize,
+        &TileStorage,
+        &TilemapGridSize,
+        &TilemapTileSize,
+        &TilemapType,
+        &TilemapAnchor,
+    )>,
+    mut tiles: Query<(&mut NavTile, &mut TileTextureIndex)>,
+) {
+    if !keys.just_pressed(KeyCode::KeyW) {
+        return;
+    }
+    let Some(cursor) = cursor_world(&windows, &cameras) else {
+        return;
+    };
+    for (tf, size, storage, grid, tile, ty, anchor) in &maps {
+        if let Some(pos) = world_to_tile(cursor, tf, size, grid, tile, ty, anchor)
+            && let Some(e) = storage.get(&pos)
+            && let Ok((mut nav, mut tex)) = tiles.get_mut(e)
+        {
+            let wall = nav.0 != BLOCKED;
+            *nav = if wall {
+                NavTile(BLOCKED)
+            } else {
+                NavTile(Terrain::Grass.cost())
+            };
+            tex.0 = if wall {
+                Terrain::Wall.texture()
+            } else {
+                Terrain::Grass.texture()
+            };
+        }
+    }
+}
+
+/// Red's orders: every few seconds a group of red units heads somewhere random.
+fn red_script(
+    mut commands: Commands,
+    time: Res<Time>,
+    mut game: ResMut<Game>,
+    units: Query<(Entity, &Team, &Transform)>,
+    maps: Query<&NavMap>,
+) {
+    if !game.red_timer.tick(time.delta()).just_finished() {
+        return;
+    }
+    let Ok(map) = maps.single() else {
+        return;
+    };
+    let mut rng = Rng::new(game.rng_state);
+    game.rng_state = rng.next_u64();
+    let reds: Vec<(Entity, Vec2)> = units
+        .iter()
+        .filter(|u| *u.1 == Team::Red)
+        .map(|(e, _, tf)| (e, map.world_to_grid(tf.translation.truncate())))
+        .collect();
+    let k = rng.below(6) as usize;
+    let group: Vec<(Entity, Vec2)> = reds.iter().skip(k * 50).take(50).copied().collect();
+    let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
+    order_group(&mut commands, map.grid(), &group, target);
+}
+
+/// `--screenshot`: select all blue units, order them across the river, save a screenshot a few
+/// seconds later and quit.
+fn screenshot_script(
+    mut commands: Commands,
+    config: Res<DemoConfig>,
+    time: Res<Time>,
+    mut step: Local<u32>,
+    units: Query<(Entity, &Team, &Transform)>,
+    maps: Query<&NavMap>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let Some(path) = config.screenshot.clone() else {
+        return;
+    };
+    let t = time.elapsed_secs();
+    match *step {
+        0 if t > 0.5 => {
+            let Ok(map) = maps.single() else {
+                return;
+            };
+            let blues: Vec<(Entity, Vec2)> = units
+                .iter()
+                .filter(|u| *u.1 == Team::Blue)
+                .map(|(e, _, tf)| (e, map.world_to_grid(tf.translation.truncate())))
+                .collect();
+            for (i, (e, _)) in blues.iter().enumerate() {
+                if i % 3 == 0 {
+                    commands.entity(*e).insert((Selected, DebugSelected));
+                }
+            }
+            order_group(
+                &mut commands,
+                map.grid(),
+                &blues,
+                Cell::new(MAP_W as i32 * 3 / 4, MAP_H as i32 / 2),
+            );
+            *step = 1;
+        }
+        1 if t > 4.0 => {
+            commands
+                .spawn(Screenshot::primary_window())
+                .observe(save_to_disk(path.clone()));
+            *step = 2;
+        }
+        n if n >= 2 => {
+            *step += 1;
+            if *step > 30 && std::path::Path::new(&path).exists() {
+                exit.write(AppExit::Success);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn draw_selection(
+    mut gizmos: Gizmos,
+    game: Res<Game>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    windows: Query<&Window, With<PrimaryWindow>>,
+    cameras: Query<(&Camera, &GlobalTransform)>,
+    selected: Query<&Transform, With<Selected>>,
+) {
+    for tf in &selected {
+        gizmos.circle_2d(
+            Isometry2d::from_translation(tf.translation.truncate()),
+            TILE * 0.55,
+            Color::srgb(0.5, 1.0, 0.5),
+        );
+    }
+    if mouse.pressed(MouseButton::Left)
+        && let (Some(start), Some(cursor)) = (game.drag_start, cursor_world(&windows, &cameras))
+    {
+        gizmos.rect_2d(
+            Isometry2d::from_translation((start + cursor) / 2.0),
+            (cursor - start).abs(),
+            Color::srgb(0.5, 1.0, 0.5),
+        );
+    }
+}
+
+fn update_hud(
+    diagnostics: Res<DiagnosticsStore>,
+    units: Query<&PathProgress>,
+    selected: Query<(), With<Selected>>,
+    mut hud: Query<&mut Text, With<Hud>>,
+) {
+    let value = |path: &bevy::diagnostic::DiagnosticPath| {
+        diagnostics
+            .get(path)
+            .and_then(|d| d.smoothed())
+            .unwrap_or(0.0)
+    };
+    let moving = units.iter().filter(|p| p.state.is_underway()).count();
+    for mut text in &mut hud {
+        text.0 = format!(
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\ndrag: select   right-click: move   W: wall   F1-F5: debug layers",
+            value(&FrameTimeDiagnosticsPlugin::FPS),
+            units.iter().count(),
+            moving,
+            selected.iter().count(),
+            value(&TilepathDiagnostics::QUEUE_LENGTH),
+            value(&TilepathDiagnostics::SEARCHES_FINISHED),
+            value(&TilepathDiagnostics::MAIN_THREAD_MS),
+            value(&TilepathDiagnostics::LATENCY_FRAMES),
+        );
+    }
+}

@@ -1,0 +1,313 @@
+//! The crowd decision: what a unit on its way does about the unit in its next cell (Lester's
+//! notes on units in the way). A pure function of the unit's [`Situation`], tested without an
+//! `App`; the movement system gathers the situation and carries the [`Action`] out.
+
+use bevy::prelude::*;
+
+use crate::plugin::settings::CrowdSettings;
+
+/// How many of its wait times a unit kept from the last cells of its path by stopped units waits
+/// before it stops where it is (if its goal is close enough).
+const CLOSE_ENOUGH_WAITS: f32 = 4.0;
+
+/// How many of its wait times a unit meeting another (not head-on with it yielding) waits before
+/// it repaths.
+const MOVING_REPATH_WAITS: f32 = 3.0;
+
+/// The unit in the next cell of a unit's path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum InTheWay {
+    /// A stopped unit; `on_goal`: the next cell is the goal.
+    Stopped { unit: Entity, on_goal: bool },
+    /// A moving unit: `head_on` if it wants this unit's cell next, `waits` if it is waiting
+    /// itself, `we_yield` if this unit gives way when they meet head-on (ties broken by entity).
+    Moving {
+        unit: Entity,
+        head_on: bool,
+        waits: bool,
+        we_yield: bool,
+    },
+}
+
+/// What a unit on its way knows this frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Situation {
+    /// The unit in its next cell (not its own), if any.
+    pub(crate) in_the_way: Option<InTheWay>,
+    /// Seconds it has waited, this frame included (0 if it was not waiting).
+    pub(crate) waited: f32,
+    /// Its patience: seconds to wait before repathing or yielding.
+    pub(crate) wait_time: f32,
+    /// Seconds spent waiting since it last got a tile closer to its goal.
+    pub(crate) blocked: f32,
+    /// Already walking through other units.
+    pub(crate) walking_through: bool,
+    /// Its goal is within [`CrowdSettings::close_enough`] tiles.
+    pub(crate) near_goal: bool,
+    /// No other stopped unit stands on its own cell.
+    pub(crate) free_here: bool,
+    /// A request of its own is still waiting for an outcome.
+    pub(crate) pending: bool,
+    /// Repaths since it last got closer to its goal.
+    pub(crate) stuck_repaths: u32,
+    /// Times it stepped aside since it last reached a goal.
+    pub(crate) yields: u32,
+}
+
+/// What a unit does after waiting (one of them, at most, per frame).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Reaction {
+    /// Search again for its goal (stopped units are searched around).
+    Repath,
+    /// Its goal is taken by a stopped unit: go to the nearest free cell instead (or, if there
+    /// is none, count itself arrived).
+    TakeFreeCell,
+    /// Step aside for `for_unit` (met head-on), then resume.
+    StepAside { for_unit: Entity },
+}
+
+/// What a unit on its way does this frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Action {
+    /// Walk on (`start_walking_through`: from now on through other units).
+    Go { start_walking_through: bool },
+    /// Wait for the unit in the way, asking a stopped one to make way, and maybe react.
+    Wait {
+        ask_to_make_way: Option<Entity>,
+        then: Option<Reaction>,
+    },
+    /// Its group has gathered around its goal and it is at the edge: stop here, arrived.
+    StopHere,
+}
+
+/// The crowd decision (see the module docs).
+pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
+    let may_react = !s.pending && s.waited > s.wait_time;
+    let may_repath = s.stuck_repaths < crowd.max_stuck_repaths;
+    if let Some(InTheWay::Stopped { .. }) = s.in_the_way
+        && s.near_goal
+        && s.free_here
+        && s.blocked > CLOSE_ENOUGH_WAITS * s.wait_time
+    {
+        return Action::StopHere;
+    }
+    // The last resort against gridlock.
+    if s.walking_through || s.blocked > crowd.walk_through_after {
+        return Action::Go {
+            start_walking_through: !s.walking_through,
+        };
+    }
+    let go = Action::Go {
+        start_walking_through: false,
+    };
+    match s.in_the_way {
+        None => go,
+        // A stopped unit: repath around it (searches treat stopped units as blocked), or, if it
+        // holds the goal, take the nearest free cell. If going around was tried already (or the
+        // next cell is the only way, so the repath came back through it), ask it to make way.
+        Some(InTheWay::Stopped { unit, on_goal }) => Action::Wait {
+            ask_to_make_way: (s.stuck_repaths > 0 && !on_goal).then_some(unit),
+            then: (may_react && may_repath).then_some(if on_goal {
+                Reaction::TakeFreeCell
+            } else {
+                Reaction::Repath
+            }),
+        },
+        // A unit moving on ahead is no obstacle: it is leaving the cell.
+        Some(InTheWay::Moving {
+            head_on: false,
+            waits: false,
+            ..
+        }) => go,
+        Some(InTheWay::Moving {
+            unit,
+            head_on,
+            we_yield,
+            ..
+        }) => {
+            let then = if !may_react {
+                None
+            } else if head_on && we_yield && s.yields < crowd.max_yields {
+                Some(Reaction::StepAside { for_unit: unit })
+            } else if s.waited > MOVING_REPATH_WAITS * s.wait_time && may_repath {
+                Some(Reaction::Repath)
+            } else {
+                None
+            };
+            Action::Wait {
+                ask_to_make_way: None,
+                then,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn other() -> Entity {
+        Entity::from_raw_u32(7).unwrap()
+    }
+
+    fn waiting(waited: f32, in_the_way: InTheWay) -> Situation {
+        Situation {
+            in_the_way: Some(in_the_way),
+            waited,
+            wait_time: 0.4,
+            blocked: waited,
+            walking_through: false,
+            near_goal: false,
+            free_here: true,
+            pending: false,
+            stuck_repaths: 0,
+            yields: 0,
+        }
+    }
+
+    fn stopped() -> InTheWay {
+        InTheWay::Stopped {
+            unit: other(),
+            on_goal: false,
+        }
+    }
+
+    fn head_on(we_yield: bool) -> InTheWay {
+        InTheWay::Moving {
+            unit: other(),
+            head_on: true,
+            waits: false,
+            we_yield,
+        }
+    }
+
+    const GO: Action = Action::Go {
+        start_walking_through: false,
+    };
+
+    fn wait(then: Option<Reaction>) -> Action {
+        Action::Wait {
+            ask_to_make_way: None,
+            then,
+        }
+    }
+
+    #[test]
+    fn a_free_way_or_a_unit_moving_on_is_no_obstacle() {
+        let crowd = CrowdSettings::default();
+        let mut s = waiting(0.0, stopped());
+        s.in_the_way = None;
+        assert_eq!(decide(&s, &crowd), GO);
+        let ahead = InTheWay::Moving {
+            unit: other(),
+            head_on: false,
+            waits: false,
+            we_yield: true,
+        };
+        assert_eq!(decide(&waiting(1.0, ahead), &crowd), GO);
+    }
+
+    #[test]
+    fn a_stopped_unit_is_waited_for_then_gone_round_then_asked_to_make_way() {
+        let crowd = CrowdSettings::default();
+        // Patience first.
+        assert_eq!(decide(&waiting(0.1, stopped()), &crowd), wait(None));
+        // Then a repath around it.
+        assert_eq!(
+            decide(&waiting(0.5, stopped()), &crowd),
+            wait(Some(Reaction::Repath))
+        );
+        // The repath came back through it: ask it to make way, and repath once more.
+        let mut s = waiting(0.5, stopped());
+        s.stuck_repaths = 1;
+        assert_eq!(
+            decide(&s, &crowd),
+            Action::Wait {
+                ask_to_make_way: Some(other()),
+                then: Some(Reaction::Repath),
+            }
+        );
+        // Out of repaths: just wait (and ask).
+        s.stuck_repaths = crowd.max_stuck_repaths;
+        assert_eq!(
+            decide(&s, &crowd),
+            Action::Wait {
+                ask_to_make_way: Some(other()),
+                then: None,
+            }
+        );
+        // A request already out: wait for its answer.
+        let mut s = waiting(0.5, stopped());
+        s.pending = true;
+        assert_eq!(decide(&s, &crowd), wait(None));
+    }
+
+    #[test]
+    fn a_taken_goal_sends_the_unit_to_a_free_cell_without_asking() {
+        let crowd = CrowdSettings::default();
+        let taken = InTheWay::Stopped {
+            unit: other(),
+            on_goal: true,
+        };
+        let mut s = waiting(0.5, taken);
+        s.stuck_repaths = 1;
+        assert_eq!(decide(&s, &crowd), wait(Some(Reaction::TakeFreeCell)));
+    }
+
+    #[test]
+    fn near_its_gathered_group_a_unit_stops_at_the_edge() {
+        let crowd = CrowdSettings::default();
+        let mut s = waiting(0.2, stopped());
+        s.near_goal = true;
+        s.blocked = 1.7; // more than four waits of 0.4 s
+        assert_eq!(decide(&s, &crowd), Action::StopHere);
+        // Not on a cell another stopped unit holds.
+        s.free_here = false;
+        assert_ne!(decide(&s, &crowd), Action::StopHere);
+    }
+
+    #[test]
+    fn head_on_one_unit_steps_aside_a_few_times_the_other_waits() {
+        let crowd = CrowdSettings::default();
+        assert_eq!(
+            decide(&waiting(0.5, head_on(true)), &crowd),
+            wait(Some(Reaction::StepAside { for_unit: other() }))
+        );
+        assert_eq!(decide(&waiting(0.5, head_on(false)), &crowd), wait(None));
+        // The one that does not yield repaths after three waits.
+        assert_eq!(
+            decide(&waiting(1.3, head_on(false)), &crowd),
+            wait(Some(Reaction::Repath))
+        );
+        // After max_yields it stops yielding and repaths like the other.
+        let mut s = waiting(1.3, head_on(true));
+        s.yields = crowd.max_yields;
+        assert_eq!(decide(&s, &crowd), wait(Some(Reaction::Repath)));
+    }
+
+    #[test]
+    fn kept_in_place_too_long_a_unit_walks_through_until_told_otherwise() {
+        let crowd = CrowdSettings::default();
+        let mut s = waiting(0.1, stopped());
+        s.blocked = crowd.walk_through_after + 0.1;
+        assert_eq!(
+            decide(&s, &crowd),
+            Action::Go {
+                start_walking_through: true
+            }
+        );
+        s.walking_through = true;
+        assert_eq!(decide(&s, &crowd), GO);
+        // A shorter setting starts it sooner.
+        let eager = CrowdSettings {
+            walk_through_after: 0.05,
+            ..CrowdSettings::default()
+        };
+        assert_eq!(
+            decide(&waiting(0.1, stopped()), &eager),
+            Action::Go {
+                start_walking_through: true
+            }
+        );
+    }
+}

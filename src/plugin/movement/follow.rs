@@ -1,0 +1,241 @@
+//! Following a path: tracking which corridor cells a unit has passed, planning the curve to the
+//! next waypoint with a turning radius, and advancing along the waypoints. Pure functions over
+//! the grid.
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, NavGrid, TurnPlan, cell_at, cell_center, overlaps_blocked, walkable};
+
+use super::state::Leg;
+
+/// How many corridor cells ahead of the last one passed a unit's cell is looked for.
+const TRACK_AHEAD: usize = 8;
+
+/// Distance between the samples of an arc checked against walls, and the margin added to the
+/// body for the distance between samples.
+const ARC_SAMPLE: f32 = 0.02;
+const ARC_MARGIN: f32 = 0.01;
+
+/// Turning-radius fallbacks (fraction of the radius, speed factor) and the speed of a turn in
+/// place after all of them failed.
+const TURN_FALLBACKS: [(f32, f32); 3] = [(1.0, 1.0), (0.5, 0.7), (0.25, 0.5)];
+const TURN_IN_PLACE_SPEED: f32 = 0.35;
+
+/// The index of the next corridor cell after a unit standing on `here`: `here` looked for a
+/// little ahead of `cell_index` (the cell before it included), and every cell before it counted
+/// as passed. Off the corridor (in a turn's arc, say) nothing more is passed.
+pub(crate) fn track(corridor: &[Cell], cell_index: usize, here: Cell) -> usize {
+    let from = cell_index.saturating_sub(1);
+    corridor
+        .iter()
+        .skip(from)
+        .take(TRACK_AHEAD + 1)
+        .position(|&c| c == here)
+        .map_or(cell_index, |k| from + k + 1)
+}
+
+/// The curve from `pos`, facing `heading`, to `target` for a body of `radius` with a turning
+/// radius of `turning_radius`, and the speed factor through it (see
+/// [`PathProgress`](super::PathProgress) for the fallbacks).
+pub(crate) fn plan_turn(
+    grid: &NavGrid,
+    radius: f32,
+    turning_radius: f32,
+    pos: Vec2,
+    heading: Vec2,
+    target: Vec2,
+) -> (TurnPlan, f32) {
+    if turning_radius <= 0.0 {
+        return (TurnPlan::in_place(pos, target), 1.0);
+    }
+    for (scale, speed) in TURN_FALLBACKS {
+        if let Some(plan) = TurnPlan::new(pos, heading, target, turning_radius * scale) {
+            // The arc, sampled finely with a margin for the distance between samples, then the
+            // line, exactly.
+            let arc = plan.arc_length();
+            let n = (arc / ARC_SAMPLE).ceil() as u32;
+            let arc_clear = arc < 1e-3
+                || (0..=n).all(|k| {
+                    let p = plan.sample(arc * k as f32 / n as f32).0;
+                    !overlaps_blocked(grid, p, radius + ARC_MARGIN)
+                });
+            if arc_clear && walkable(grid, plan.tangent, plan.target, radius) {
+                let speed = if plan.sweep.abs() < 0.05 { 1.0 } else { speed };
+                return (plan, speed);
+            }
+        }
+    }
+    (TurnPlan::in_place(pos, target), TURN_IN_PLACE_SPEED)
+}
+
+/// A unit's walk along its waypoints (grid space), one frame at a time.
+pub(crate) struct Walk<'a> {
+    pub(crate) grid: &'a NavGrid,
+    /// The path's waypoints in grid space.
+    pub(crate) waypoints: &'a dyn Fn(usize) -> Vec2,
+    pub(crate) waypoint_count: usize,
+    pub(crate) radius: f32,
+    pub(crate) turning_radius: f32,
+}
+
+/// Where a unit is after a frame's walk.
+pub(crate) struct Walked {
+    pub(crate) pos: Vec2,
+    pub(crate) heading: Vec2,
+    /// Even the line from its cell center to the next waypoint is blocked (an edit blocked the
+    /// path's own segment): the unit stopped and needs a new path.
+    pub(crate) blocked: bool,
+}
+
+impl Walk<'_> {
+    /// Walks `distance` tiles from `pos` along the waypoints from `*waypoint` on, continuing
+    /// `leg` and planning new legs as waypoints are reached.
+    pub(crate) fn advance(
+        &self,
+        waypoint: &mut usize,
+        leg: &mut Option<Leg>,
+        speed_factor: &mut f32,
+        mut pos: Vec2,
+        mut heading: Vec2,
+        mut distance: f32,
+    ) -> Walked {
+        while distance > 0.0 && *waypoint < self.waypoint_count {
+            if leg.is_none() {
+                match self.next_leg(*waypoint, pos, heading) {
+                    Some((next, speed)) => {
+                        *speed_factor = speed;
+                        *leg = Some(next);
+                    }
+                    None => {
+                        return Walked {
+                            pos,
+                            heading,
+                            blocked: true,
+                        };
+                    }
+                }
+            }
+            let l = leg.as_mut().expect("planned");
+            let step = (distance * *speed_factor).min(l.plan.length() - l.travelled);
+            l.travelled += step.max(0.0);
+            let (p, h) = l.plan.sample(l.travelled);
+            pos = p;
+            if h != Vec2::ZERO {
+                heading = h;
+            }
+            distance -= step.max(1e-6) / speed_factor.max(1e-3);
+            if l.travelled >= l.plan.length() - 1e-4 {
+                let detour = l.detour;
+                *leg = None;
+                if !detour {
+                    *waypoint += 1;
+                }
+            }
+        }
+        Walked {
+            pos,
+            heading,
+            blocked: false,
+        }
+    }
+
+    /// The leg to waypoint `i` from `pos`, with its speed factor. Off its path (after an arc,
+    /// making way, or a new path found elsewhere) the straight line to the waypoint may clip a
+    /// wall: the leg then goes to the center of the unit's own cell first (always safe); `None`
+    /// if even that line is blocked.
+    fn next_leg(&self, i: usize, pos: Vec2, heading: Vec2) -> Option<(Leg, f32)> {
+        let target = (self.waypoints)(i);
+        let on_path = i > 0 && pos.distance((self.waypoints)(i - 1)) < 1e-3;
+        let radius = if on_path { 0.0 } else { self.radius };
+        if walkable(self.grid, pos, target, radius) {
+            let (plan, speed) = plan_turn(
+                self.grid,
+                self.radius,
+                self.turning_radius,
+                pos,
+                heading,
+                target,
+            );
+            return Some((
+                Leg {
+                    plan,
+                    travelled: 0.0,
+                    detour: false,
+                },
+                speed,
+            ));
+        }
+        let center = cell_center(cell_at(pos));
+        (pos.distance(center) > 1e-3).then(|| {
+            (
+                Leg {
+                    plan: TurnPlan::in_place(pos, center),
+                    travelled: 0.0,
+                    detour: true,
+                },
+                1.0,
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracking_passes_cells_up_to_the_units_cell() {
+        let corridor: Vec<Cell> = (0..20).map(|x| Cell::new(x, 0)).collect();
+        // On cell 3 with cell 1 next: cells 1-3 passed, 4 next.
+        assert_eq!(track(&corridor, 1, Cell::new(3, 0)), 4);
+        // Off the corridor: nothing passed.
+        assert_eq!(track(&corridor, 4, Cell::new(3, 5)), 4);
+        // Too far ahead to be looked for.
+        assert_eq!(track(&corridor, 1, Cell::new(15, 0)), 1);
+    }
+
+    #[test]
+    fn a_walk_reaches_the_end_of_a_straight_path() {
+        let grid = NavGrid::new(10, 3).unwrap();
+        let points = [Vec2::new(0.5, 1.5), Vec2::new(9.5, 1.5)];
+        let waypoints = |i: usize| points[i];
+        let walk = Walk {
+            grid: &grid,
+            waypoints: &waypoints,
+            waypoint_count: 2,
+            radius: 0.3,
+            turning_radius: 0.0,
+        };
+        let (mut waypoint, mut leg, mut speed) = (1, None, 1.0);
+        let mut pos = points[0];
+        for _ in 0..10 {
+            let w = walk.advance(&mut waypoint, &mut leg, &mut speed, pos, Vec2::X, 1.0);
+            assert!(!w.blocked);
+            pos = w.pos;
+        }
+        assert_eq!(waypoint, 2);
+        assert!(pos.distance(points[1]) < 1e-3);
+    }
+
+    #[test]
+    fn a_walk_off_its_path_steps_to_its_cell_center_before_a_line_that_clips_a_wall() {
+        let mut grid = NavGrid::new(5, 5).unwrap();
+        grid.set_walkable(Cell::new(2, 1), false).unwrap();
+        // Standing low in cell (1, 2), the line to (3.5, 2.5) would clip the wall at (2, 1).
+        let points = [Vec2::new(1.5, 2.5), Vec2::new(3.5, 2.5)];
+        let waypoints = |i: usize| points[i];
+        let walk = Walk {
+            grid: &grid,
+            waypoints: &waypoints,
+            waypoint_count: 2,
+            radius: 0.3,
+            turning_radius: 0.0,
+        };
+        let (mut waypoint, mut leg, mut speed) = (1, None, 1.0);
+        let start = Vec2::new(1.5, 2.1);
+        walk.advance(&mut waypoint, &mut leg, &mut speed, start, Vec2::X, 0.1);
+        let leg = leg.expect("a leg was planned");
+        assert!(leg.detour);
+        assert_eq!(leg.plan.target, cell_center(Cell::new(1, 2)));
+    }
+}

@@ -1,0 +1,661 @@
+//! Movement: units walk their [`NavPath`]'s smoothed waypoints at speed x delta time, curve
+//! through turns with a turning radius (Pinter), claim the next few cells, and handle other
+//! units in the way (Lester's notes 1 and 2). Optional: a game with its own movement leaves
+//! [`MovementPlugin`] out and reads the [`NavPath`]s itself.
+//!
+//! - [`state`]: what a unit is doing and its progress.
+//! - [`follow`]: tracking, turn planning and advancing (pure).
+//! - [`crowd`]: what a unit does about the unit in its way (pure).
+
+mod crowd;
+mod follow;
+mod state;
+
+pub use state::{Errand, MoveState, PathProgress};
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, NavGrid, cell_at, cell_center, walkable};
+
+use super::agent::NavAgent;
+use super::claims::{Claims, Intent};
+use super::map::NavMap;
+use super::outcomes::NavPath;
+use super::request::{
+    PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests, SubmitInternal,
+};
+use super::schedule::{TilepathSchedule, TilepathSystems};
+use super::settings::{CrowdSettings, TilepathSettings};
+
+use crowd::{Action, InTheWay, Reaction, Situation, decide};
+use follow::{Walk, track};
+
+/// Makes a unit follow its [`NavPath`]. Speeds and distances are in tiles; the body's radius is
+/// its [`NavAgent`]'s.
+#[derive(Component, Clone, Debug, PartialEq, Reflect)]
+#[require(Transform, PathProgress, NavAgent)]
+#[reflect(Component)]
+pub struct Mover {
+    /// Tiles per second.
+    pub speed: f32,
+    /// Turning radius in tiles; 0 turns in place (infantry). See [`PathProgress`] for the
+    /// fallbacks when an arc is impossible or would touch a wall.
+    pub turning_radius: f32,
+    /// Distance to the final waypoint counted as arrived.
+    pub arrival_tolerance: f32,
+    /// How many cells ahead a moving unit claims.
+    pub claim_ahead: usize,
+    /// Seconds to wait for a unit in the way before repathing or yielding.
+    pub wait_time: f32,
+}
+
+impl Default for Mover {
+    fn default() -> Self {
+        Mover {
+            speed: 4.0,
+            turning_radius: 0.0,
+            arrival_tolerance: 0.05,
+            claim_ahead: 3,
+            wait_time: 0.4,
+        }
+    }
+}
+
+/// How far (in steps) a unit meeting another head-on looks for a cell to step aside to.
+const STEP_ASIDE_REACH: u32 = 16;
+
+/// How far (in steps) a unit whose goal is taken looks for a free cell.
+const FREE_CELL_REACH: u32 = 12;
+
+/// A unit reached the end of its path: a [`Message`] and an [`EntityEvent`].
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Reflect)]
+pub struct Arrived {
+    /// The unit.
+    pub entity: Entity,
+    /// The cell it stopped on.
+    pub cell: Cell,
+}
+
+/// Moves units with a [`Mover`] along their paths, with claims and crowd handling; part of
+/// [`TilepathPlugins`](crate::TilepathPlugins).
+#[derive(Default)]
+pub struct MovementPlugin {
+    /// The schedule of the plugin group.
+    pub schedule: TilepathSchedule,
+}
+
+impl Plugin for MovementPlugin {
+    fn build(&self, app: &mut App) {
+        let schedule = self.schedule.configure(app);
+        app.init_resource::<TilepathSettings>()
+            .init_resource::<Claims>()
+            .init_resource::<PendingRequests>()
+            .add_message::<Arrived>()
+            .register_type::<Mover>()
+            .register_type::<PathProgress>()
+            .register_type::<MoveState>()
+            .register_type::<Errand>()
+            .register_type::<Arrived>()
+            .add_systems(
+                schedule,
+                (release_departed, move_units)
+                    .chain()
+                    .in_set(TilepathSystems::Move),
+            );
+    }
+}
+
+/// What the movement system shares between units in one frame.
+struct Ctx<'a, 'w, 's> {
+    claims: &'a mut Claims,
+    crowd: &'a CrowdSettings,
+    commands: Commands<'w, 's>,
+    arrived: MessageWriter<'w, Arrived>,
+    dt: f32,
+}
+
+impl Ctx<'_, '_, '_> {
+    /// Asks for a search of the plugin's own for `entity` (its [`PathRequest`] stays as it is).
+    fn submit(&mut self, entity: Entity, request: PathRequest, origin: PathOrigin) {
+        self.commands.queue(SubmitInternal {
+            entity,
+            request,
+            origin,
+        });
+    }
+}
+
+/// One unit's view of this frame.
+struct Unit<'a> {
+    entity: Entity,
+    mover: &'a Mover,
+    radius: f32,
+    map_entity: Entity,
+    map: &'a NavMap,
+    grid: &'a NavGrid,
+    path: &'a NavPath,
+    status: PathStatus,
+}
+
+/// Follows paths: advances units, updates claims and occupancy, handles units in the way.
+pub(crate) fn move_units(
+    time: Res<Time>,
+    settings: Res<TilepathSettings>,
+    mut claims: ResMut<Claims>,
+    maps: Query<&NavMap>,
+    mut units: Query<(
+        Entity,
+        &Mover,
+        &NavAgent,
+        &mut Transform,
+        Ref<NavPath>,
+        &mut PathProgress,
+        &PathStatus,
+    )>,
+    commands: Commands,
+    arrived: MessageWriter<Arrived>,
+) {
+    let mut ctx = Ctx {
+        claims: &mut claims,
+        crowd: &settings.crowd,
+        commands,
+        arrived,
+        dt: time.delta_secs(),
+    };
+    for (entity, mover, agent, mut transform, path, mut progress, status) in &mut units {
+        let Ok(map) = maps.get(path.map) else {
+            continue;
+        };
+        let unit = Unit {
+            entity,
+            mover,
+            radius: agent.radius,
+            map_entity: path.map,
+            map,
+            grid: map.grid(),
+            path: &path,
+            status: *status,
+        };
+        let pos = map.world_to_grid(transform.translation.truncate());
+        let progress = &mut *progress;
+        if path.is_changed() {
+            start_path(&mut ctx, &unit, progress, pos);
+        }
+        let Some((pos, heading)) = step_unit(&mut ctx, &unit, progress, pos, path.is_changed())
+        else {
+            continue;
+        };
+        transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
+        transform.rotation = Quat::from_rotation_z(heading.y.atan2(heading.x));
+    }
+}
+
+/// A new path: start on it (a one-waypoint path arrives at once, with its message).
+fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2) {
+    release_all(ctx.claims, unit.entity, progress);
+    let old_map = progress
+        .map
+        .replace(unit.map_entity)
+        .unwrap_or(unit.map_entity);
+    ctx.claims
+        .set_stopped(old_map, unit.entity, progress.stopped_cell.take(), None);
+    if old_map != unit.map_entity {
+        ctx.claims
+            .set_moving_at(old_map, unit.entity, progress.moving_cell.take(), None);
+    }
+    progress.waypoint = 1;
+    progress.cell_index = 1;
+    progress.leg = None;
+    progress.speed_factor = 1.0;
+    progress.state = match progress.state {
+        _ if unit.path.waypoints.is_empty() => MoveState::Arrived,
+        // A repath while walking through others keeps walking through.
+        s @ MoveState::WalkingThrough { .. } => s,
+        _ => MoveState::Moving,
+    };
+    // A new order given while the unit stepped aside or made way replaces those.
+    if progress
+        .errand
+        .cell()
+        .is_some_and(|c| !heading_to(&unit.path.request, c))
+    {
+        progress.errand = Errand::None;
+    }
+    if progress.heading == Vec2::ZERO {
+        progress.heading = Vec2::X;
+    }
+    let cells = &unit.path.corridor;
+    let count = unit.path.waypoints.len();
+    if count > 1 && !walkable(unit.grid, pos, grid_waypoint(unit, 1), unit.radius) {
+        // Smoothing assumed the start cell's center: go there first if the unit stands
+        // elsewhere in it and cannot see the next waypoint.
+        progress.waypoint = 0;
+    }
+    if let Some(&goal) = cells.last()
+        && progress.goal != Some(goal)
+    {
+        progress.goal = Some(goal);
+        progress.closest = pos.distance(cell_center(goal));
+    }
+}
+
+/// The path's waypoint `i` in grid space.
+fn grid_waypoint(unit: &Unit, i: usize) -> Vec2 {
+    unit.map.world_to_grid(unit.path.waypoints[i])
+}
+
+/// One frame of one unit: its new position and heading, or `None` if it does not move.
+fn step_unit(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    pos: Vec2,
+    new_path: bool,
+) -> Option<(Vec2, Vec2)> {
+    let entity = unit.entity;
+    let pending = unit.status != PathStatus::Found;
+    if unit.status != PathStatus::Found && unit.status != PathStatus::Queued {
+        // Failed or cancelled requests stop the unit where it is.
+        if progress.state.is_underway() {
+            progress.state = MoveState::Idle;
+            release_all(ctx.claims, entity, progress);
+        }
+    }
+    let here = cell_at(pos);
+    if !progress.state.is_underway() {
+        stand(ctx, unit, progress, here);
+        return None;
+    }
+    let cells = &unit.path.corridor;
+    let waypoint = |i: usize| grid_waypoint(unit, i);
+
+    // Passed cells (only when the unit entered another cell or got a new path: with thousands
+    // of units, reading each one's path every frame is what costs, in cache misses).
+    let index_before = progress.cell_index;
+    if new_path || progress.moving_cell != Some(here) {
+        progress.cell_index = track(cells, progress.cell_index, here);
+    }
+    let retrack = new_path || progress.cell_index != index_before;
+    if new_path {
+        progress.end = waypoint(unit.path.waypoints.len() - 1);
+    }
+    if retrack {
+        progress.next = cells.get(progress.cell_index).copied();
+    }
+    let next_cell = progress.next;
+    let goal_cell = progress.goal.expect("set with the path");
+    let map_e = unit.map_entity;
+    // Progress is getting closer to the goal than ever before on this order: walking back and
+    // forth between two routes in a crowd is not.
+    let to_goal = pos.distance(cell_center(goal_cell));
+    let closer = to_goal < progress.closest - 1.0;
+    if closer {
+        progress.closest = to_goal;
+    }
+    let next_taken = next_cell.is_some_and(|c| {
+        ctx.claims.stopped_at(map_e, c).is_some_and(|e| e != entity)
+            || ctx.claims.moving_at(map_e, c).is_some_and(|e| e != entity)
+    });
+    let walked_through = match progress.state {
+        MoveState::WalkingThrough { from } => {
+            Some(pos.distance(from) >= ctx.crowd.walk_through_for && !next_taken)
+        }
+        _ => None,
+    };
+    if closer && walked_through.is_none() || walked_through == Some(true) {
+        progress.blocked = 0.0;
+        progress.stuck_repaths = 0;
+        if walked_through == Some(true) {
+            progress.state = MoveState::Moving;
+        }
+    }
+    if retrack {
+        update_claims(ctx.claims, unit, progress);
+    }
+    if progress.moving_cell != Some(here) {
+        ctx.claims
+            .set_moving_at(map_e, entity, progress.moving_cell, Some(here));
+        progress.moving_cell = Some(here);
+    }
+    let waited = progress.state.waited();
+    if waited > 0.0 {
+        progress.blocked += ctx.dt;
+    }
+    publish_intent(
+        ctx.claims,
+        entity,
+        progress,
+        Some(Intent {
+            here,
+            next: next_cell,
+            waiting: waited > 0.0,
+        }),
+    );
+
+    let situation = Situation {
+        in_the_way: next_cell
+            .filter(|&c| c != here)
+            .and_then(|next| in_the_way(ctx.claims, unit, here, next, goal_cell)),
+        waited: waited + ctx.dt,
+        wait_time: unit.mover.wait_time,
+        blocked: progress.blocked,
+        walking_through: matches!(progress.state, MoveState::WalkingThrough { .. }),
+        near_goal: (goal_cell - here).abs().max_element() <= ctx.crowd.close_enough,
+        free_here: ctx
+            .claims
+            .stopped_at(map_e, here)
+            .is_none_or(|e| e == entity),
+        pending,
+        stuck_repaths: progress.stuck_repaths,
+        yields: progress.yields,
+    };
+    match decide(&situation, ctx.crowd) {
+        Action::StopHere => {
+            stop_here(ctx, unit, progress, here);
+            return None;
+        }
+        Action::Wait {
+            ask_to_make_way,
+            then,
+        } => {
+            progress.state = MoveState::Waiting {
+                seconds: situation.waited,
+            };
+            if let Some(idle) = ask_to_make_way {
+                ctx.claims.ask_to_make_way(idle, entity);
+            }
+            if let Some(reaction) = then {
+                react(ctx, unit, progress, here, goal_cell, reaction);
+            }
+            return None;
+        }
+        Action::Go {
+            start_walking_through,
+        } => {
+            if start_walking_through {
+                progress.state = MoveState::WalkingThrough { from: pos };
+            } else if matches!(progress.state, MoveState::Waiting { .. }) {
+                progress.state = MoveState::Moving;
+            }
+        }
+    }
+
+    // Advance along the waypoints.
+    let walk = Walk {
+        grid: unit.grid,
+        waypoints: &waypoint,
+        waypoint_count: unit.path.waypoints.len(),
+        radius: unit.radius,
+        turning_radius: unit.mover.turning_radius,
+    };
+    let walked = walk.advance(
+        &mut progress.waypoint,
+        &mut progress.leg,
+        &mut progress.speed_factor,
+        pos,
+        progress.heading,
+        unit.mover.speed * ctx.dt,
+    );
+    if walked.blocked && !pending {
+        ctx.submit(entity, unit.path.request.clone(), PathOrigin::Blocked);
+        progress.state = MoveState::Waiting { seconds: 0.0 };
+    }
+    let pos = walked.pos;
+    progress.heading = walked.heading;
+    if progress.waypoint >= unit.path.waypoints.len()
+        || pos.distance(progress.end) <= unit.mover.arrival_tolerance
+    {
+        arrive(ctx, unit, progress, cell_at(pos), pending);
+    }
+    Some((pos, walked.heading))
+}
+
+/// The unit in `next` (not this one), as the crowd decision sees it.
+fn in_the_way(
+    claims: &Claims,
+    unit: &Unit,
+    here: Cell,
+    next: Cell,
+    goal: Cell,
+) -> Option<InTheWay> {
+    let map = unit.map_entity;
+    if let Some(other) = claims.stopped_at(map, next).filter(|&e| e != unit.entity) {
+        return Some(InTheWay::Stopped {
+            unit: other,
+            on_goal: next == goal,
+        });
+    }
+    let other = claims.moving_at(map, next).filter(|&e| e != unit.entity)?;
+    let theirs = claims.intent(other);
+    Some(InTheWay::Moving {
+        unit: other,
+        head_on: theirs.is_some_and(|t| t.next == Some(here)),
+        waits: theirs.is_some_and(|t| t.waiting),
+        we_yield: unit.entity > other,
+    })
+}
+
+/// Carries out a waiting unit's reaction.
+fn react(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    here: Cell,
+    goal: Cell,
+    reaction: Reaction,
+) {
+    let entity = unit.entity;
+    let request = unit.path.request.clone();
+    let (request, origin) = match reaction {
+        Reaction::Repath => (request, PathOrigin::Stuck),
+        Reaction::TakeFreeCell => match free_cell_near(ctx.claims, unit, goal) {
+            Some(free) => (redirect(progress, request, free), PathOrigin::GoalTaken),
+            None => {
+                progress.state = MoveState::Arrived;
+                return;
+            }
+        },
+        Reaction::StepAside { for_unit } => {
+            // Onto the nearest cell the other does not claim, then resume the order.
+            let map = unit.map_entity;
+            let claims = &*ctx.claims;
+            let Some(side) = nearest_cell(unit.grid, here, STEP_ASIDE_REACH, |c| {
+                !claims.claimants(map, c).contains(&for_unit)
+                    && claims.stopped_at(map, c).is_none()
+                    && claims.moving_at(map, c).is_none()
+            }) else {
+                return;
+            };
+            let resume = match std::mem::take(&mut progress.errand) {
+                Errand::SteppingAside { resume, .. } => resume,
+                _ => request,
+            };
+            progress.errand = Errand::SteppingAside { to: side, resume };
+            progress.yields += 1;
+            let trip = PathRequest::to_cell(side).with_priority(ctx.crowd.errand_priority);
+            ctx.submit(entity, trip, PathOrigin::StepAside);
+            progress.state = MoveState::Waiting { seconds: ctx.dt };
+            return;
+        }
+    };
+    progress.stuck_repaths += 1;
+    progress.state = MoveState::Waiting { seconds: ctx.dt };
+    ctx.submit(entity, request, origin);
+}
+
+/// The end of the path: stop, or, if another unit got there first, take the nearest free cell
+/// instead of stacking.
+fn arrive(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, cell: Cell, pending: bool) {
+    let taken = ctx
+        .claims
+        .stopped_at(unit.map_entity, cell)
+        .is_some_and(|e| e != unit.entity);
+    if taken
+        && !pending
+        && let Some(free) = free_cell_near(ctx.claims, unit, cell)
+    {
+        let request = redirect(progress, unit.path.request.clone(), free);
+        progress.state = MoveState::Waiting { seconds: ctx.dt };
+        ctx.submit(unit.entity, request, PathOrigin::GoalTaken);
+        return;
+    }
+    stop_here(ctx, unit, progress, cell);
+}
+
+/// An idle or arrived unit: occupies its cell, and makes way if asked.
+fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, here: Cell) {
+    let (entity, map) = (unit.entity, unit.map_entity);
+    publish_intent(ctx.claims, entity, progress, None);
+    if progress.stopped_cell != Some(here) {
+        ctx.claims
+            .set_moving_at(map, entity, progress.moving_cell.take(), None);
+        ctx.claims
+            .set_stopped(map, entity, progress.stopped_cell, Some(here));
+        progress.stopped_cell = Some(here);
+    }
+    // Asked to make way: step onto the nearest cell nobody stands on or claims (off the asking
+    // unit's claimed cells) and stay there.
+    if ctx.claims.take_make_way(entity).is_some() && unit.status != PathStatus::Queued {
+        let claims = &*ctx.claims;
+        let free = nearest_cell(unit.grid, here, ctx.crowd.make_way_reach, |c| {
+            claims.stopped_at(map, c).is_none()
+                && claims.moving_at(map, c).is_none()
+                && claims.claimants(map, c).is_empty()
+        });
+        if let Some(free) = free {
+            progress.errand = Errand::MakingWay { to: free };
+            let trip = PathRequest::to_cell(free).with_priority(ctx.crowd.errand_priority);
+            ctx.submit(entity, trip, PathOrigin::MakeWay);
+        }
+    }
+}
+
+/// Claims: the current and next few cells of the corridor, never the ones left behind.
+fn update_claims(claims: &mut Claims, unit: &Unit, progress: &mut PathProgress) {
+    let cells = &unit.path.corridor;
+    let lo = progress.cell_index.saturating_sub(1);
+    let hi = (progress.cell_index + unit.mover.claim_ahead).min(cells.len());
+    let window = &cells[lo.min(hi)..hi];
+    while progress
+        .claimed
+        .front()
+        .is_some_and(|c| !window.contains(c))
+    {
+        let c = progress.claimed.pop_front().expect("non-empty");
+        claims.release(unit.map_entity, c, unit.entity);
+    }
+    for &c in window {
+        if !progress.claimed.contains(&c) {
+            claims.claim(unit.map_entity, c, unit.entity);
+            progress.claimed.push_back(c);
+        }
+    }
+}
+
+/// Tells `claims` where the unit is and goes, if that changed since it last did.
+fn publish_intent(
+    claims: &mut Claims,
+    entity: Entity,
+    progress: &mut PathProgress,
+    intent: Option<Intent>,
+) {
+    if progress.intent != intent {
+        progress.intent = intent;
+        claims.set_intent(entity, intent);
+    }
+}
+
+fn release_all(claims: &mut Claims, entity: Entity, progress: &mut PathProgress) {
+    let Some(map) = progress.map else {
+        progress.claimed.clear();
+        return;
+    };
+    for c in progress.claimed.drain(..) {
+        claims.release(map, c, entity);
+    }
+}
+
+/// The nearest walkable cell around `from`, other than `from` (breadth-first, within
+/// `max_steps`), that `ok` accepts.
+fn nearest_cell(
+    grid: &NavGrid,
+    from: Cell,
+    max_steps: u32,
+    ok: impl Fn(Cell) -> bool,
+) -> Option<Cell> {
+    grid.cells_outward(from, max_steps).skip(1).find(|&c| ok(c))
+}
+
+/// Whether `request` is an order to go to `cell` (a step-aside or make-way trip).
+fn heading_to(request: &PathRequest, cell: Cell) -> bool {
+    request.goal == PathGoal::Cell(cell)
+}
+
+/// The nearest cell around `cell` that no unit stands on or claims: where a unit whose goal is
+/// taken goes instead.
+fn free_cell_near(claims: &Claims, unit: &Unit, cell: Cell) -> Option<Cell> {
+    let map = unit.map_entity;
+    nearest_cell(unit.grid, cell, FREE_CELL_REACH, |c| {
+        claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty()
+    })
+}
+
+/// `request` sent to `free` instead of its goal (taken by a stopped unit); a unit stepping aside
+/// steps aside to `free` instead.
+fn redirect(progress: &mut PathProgress, mut request: PathRequest, free: Cell) -> PathRequest {
+    if let Errand::SteppingAside { to, .. } = &mut progress.errand
+        && heading_to(&request, *to)
+    {
+        *to = free;
+    }
+    request.goal = PathGoal::Cell(free);
+    request
+}
+
+/// The unit stops on `cell`: claims released, the cell occupied, [`Arrived`] sent (or the order
+/// it stepped aside from resumed).
+fn stop_here(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, cell: Cell) {
+    let (entity, map) = (unit.entity, unit.map_entity);
+    progress.state = MoveState::Arrived;
+    progress.leg = None;
+    progress.blocked = 0.0;
+    progress.stuck_repaths = 0;
+    release_all(ctx.claims, entity, progress);
+    publish_intent(ctx.claims, entity, progress, None);
+    ctx.claims
+        .set_moving_at(map, entity, progress.moving_cell.take(), None);
+    ctx.claims
+        .set_stopped(map, entity, progress.stopped_cell, Some(cell));
+    progress.stopped_cell = Some(cell);
+    let on_errand = progress
+        .errand
+        .cell()
+        .is_some_and(|c| heading_to(&unit.path.request, c));
+    match std::mem::take(&mut progress.errand) {
+        Errand::SteppingAside { resume, .. } if on_errand => {
+            ctx.submit(entity, resume, PathOrigin::Resume);
+        }
+        Errand::MakingWay { .. } if on_errand => {}
+        _ => {
+            progress.yields = 0;
+            ctx.arrived.write(Arrived { entity, cell });
+            ctx.commands.trigger(Arrived { entity, cell });
+        }
+    }
+}
+
+/// Releases the claims and occupancy of units that lost their mover.
+pub(crate) fn release_departed(
+    mut claims: ResMut<Claims>,
+    mut removed: RemovedComponents<Mover>,
+    mut progress: Query<&mut PathProgress>,
+) {
+    for entity in removed.read() {
+        if let Ok(mut p) = progress.get_mut(entity) {
+            release_all(&mut claims, entity, &mut p);
+            p.intent = None; // forgotten below
+        }
+        // Despawned: its cells are found by scanning (rare).
+        claims.forget_entity(entity);
+    }
+}

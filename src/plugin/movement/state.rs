@@ -1,0 +1,149 @@
+//! What a moving unit is doing ([`MoveState`], [`Errand`]) and its progress along its path
+//! ([`PathProgress`]).
+
+use std::collections::VecDeque;
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, TurnPlan};
+use crate::plugin::claims::Intent;
+use crate::plugin::request::PathRequest;
+
+/// What a mover is doing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Reflect)]
+pub enum MoveState {
+    /// No path to follow.
+    #[default]
+    Idle,
+    /// Following its path.
+    Moving,
+    /// Waiting for a unit in the way.
+    Waiting {
+        /// Seconds waited so far.
+        seconds: f32,
+    },
+    /// Following its path through other units (never walls): the last resort of a unit kept in
+    /// place too long, until it has walked
+    /// [`CrowdSettings::walk_through_for`](crate::CrowdSettings::walk_through_for) tiles.
+    WalkingThrough {
+        /// Where it started (grid space).
+        from: Vec2,
+    },
+    /// Reached the end of its path.
+    Arrived,
+}
+
+impl MoveState {
+    /// Whether the unit is on its way (moving, waiting or walking through).
+    pub fn is_underway(self) -> bool {
+        matches!(
+            self,
+            MoveState::Moving | MoveState::Waiting { .. } | MoveState::WalkingThrough { .. }
+        )
+    }
+
+    /// Seconds waited so far (0 unless waiting).
+    pub fn waited(self) -> f32 {
+        match self {
+            MoveState::Waiting { seconds } => seconds,
+            _ => 0.0,
+        }
+    }
+}
+
+/// A short trip a unit makes for others, off its own order.
+#[derive(Clone, Debug, Default, PartialEq, Reflect)]
+pub enum Errand {
+    /// None: the unit follows its order.
+    #[default]
+    None,
+    /// Stepping aside to `to` for a unit met head-on; `resume` is then searched again.
+    SteppingAside {
+        /// The cell it steps to.
+        to: Cell,
+        /// The order it resumes there.
+        resume: PathRequest,
+    },
+    /// An idle unit asked to make way steps to `to` and stays (no [`Arrived`](crate::Arrived)).
+    MakingWay {
+        /// The cell it steps to.
+        to: Cell,
+    },
+}
+
+impl Errand {
+    /// The cell of the errand, if any.
+    pub fn cell(&self) -> Option<Cell> {
+        match self {
+            Errand::None => None,
+            Errand::SteppingAside { to, .. } | Errand::MakingWay { to } => Some(*to),
+        }
+    }
+}
+
+/// A mover's progress along its path (managed by the plugin).
+///
+/// Turning: from its position and heading the unit follows the shorter arc-then-line curve to
+/// the next waypoint ([`TurnPlan`]). When the waypoint lies inside both turning circles or the arc
+/// would touch a blocked cell, it falls back, in order, to half then a quarter of its turning
+/// radius, then to turning in place; it slows to 70 %, 50 % and 35 % of its speed through those
+/// tighter turns (Pinter's speed restriction). No three-point turns: units here are infantry-like.
+#[derive(Component, Clone, Debug, Default, Reflect)]
+#[reflect(Component)]
+pub struct PathProgress {
+    /// Index of the waypoint being walked to.
+    pub waypoint: usize,
+    /// Index of the next cell of the path's [`corridor`](crate::NavPath::corridor) (cells before
+    /// it are passed).
+    pub cell_index: usize,
+    /// Facing (grid space, normalised).
+    pub heading: Vec2,
+    /// What the unit is doing.
+    pub state: MoveState,
+    /// The trip it makes for others, if any.
+    pub errand: Errand,
+    /// Current speed factor (below 1 in tight turns).
+    pub speed_factor: f32,
+    /// The curve being walked and how far along it, and whether it leads to the center of the
+    /// unit's cell (a detour before a line that would clip a wall) instead of the waypoint.
+    #[reflect(ignore)]
+    pub(crate) leg: Option<Leg>,
+    /// The map its claims and occupancy are on.
+    pub(crate) map: Option<Entity>,
+    pub(crate) claimed: VecDeque<Cell>,
+    pub(crate) stopped_cell: Option<Cell>,
+    pub(crate) moving_cell: Option<Cell>,
+    /// Repaths since the unit last got a tile closer to its goal (capped: in a crowd, repeated
+    /// repaths flip between routes instead of getting anywhere).
+    pub(crate) stuck_repaths: u32,
+    /// Seconds spent waiting since the unit last got a tile closer to its goal.
+    pub(crate) blocked: f32,
+    /// The goal of the path it follows and the closest it has been to it.
+    pub(crate) goal: Option<Cell>,
+    pub(crate) closest: f32,
+    /// The path's last waypoint (grid space) and the next corridor cell, kept so the path is
+    /// read only when something changes.
+    pub(crate) end: Vec2,
+    pub(crate) next: Option<Cell>,
+    /// What it last told [`Claims`](crate::Claims) of where it is and goes (written only when it
+    /// changes).
+    pub(crate) intent: Option<Intent>,
+    /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
+    pub(crate) yields: u32,
+}
+
+/// One curve of a unit's walk: the plan, the distance along it, and whether it is a detour to
+/// the unit's cell center.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Leg {
+    pub(crate) plan: TurnPlan,
+    pub(crate) travelled: f32,
+    pub(crate) detour: bool,
+}
+
+impl PathProgress {
+    /// Cells this unit claims now.
+    pub fn claimed(&self) -> impl Iterator<Item = Cell> + '_ {
+        self.claimed.iter().copied()
+    }
+}

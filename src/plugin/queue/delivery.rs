@@ -1,0 +1,221 @@
+//! Receive: finished searches (inline, and from the worker channel) are checked against grid
+//! edits made meanwhile and become outcomes; outcomes are delivered, exactly one per request, as
+//! [`PathStatus`], [`NavPath`], a [`PathOutcome`] message and the same as an entity event.
+
+use bevy::prelude::*;
+
+use crate::core::{cell_center, polyline_cells};
+use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
+use crate::plugin::map::NavMap;
+use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome};
+use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
+use crate::plugin::settings::TilepathSettings;
+
+use super::PathQueue;
+use super::job::{Job, SearchResult};
+
+/// Priority boost of a worker search that has to run again because the grid changed under it
+/// (ahead of newer requests).
+const RESEARCH_BOOST: i32 = 1000;
+
+/// An outcome ready to be delivered.
+pub(super) struct Ready {
+    pub(super) entity: Entity,
+    pub(super) ticket: Ticket,
+    pub(super) kind: OutcomeKind,
+    pub(super) path: Option<NavPath>,
+}
+
+/// What to do with a finished search.
+enum Verdict {
+    /// Its request was cancelled, replaced or despawned meanwhile: its outcome is already out.
+    Stale,
+    /// The grid changed under a worker's snapshot and its path is no longer legal: search again.
+    Again(Job),
+    /// It becomes its request's outcome.
+    Outcome(Ready),
+}
+
+fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, frame: u64) -> Verdict {
+    let SearchResult {
+        job,
+        version,
+        result,
+        smoothed,
+        worker,
+    } = r;
+    if !book.is_current(job.entity, job.ticket) {
+        return Verdict::Stale;
+    }
+    let Some(map) = map else {
+        let ticket = book.take(job.entity, job.ticket).expect("checked current");
+        return Verdict::Outcome(Ready {
+            entity: job.entity,
+            ticket,
+            kind: OutcomeKind::Failed(PathFailure::NoMap),
+            path: None,
+        });
+    };
+    let grid = map.grid();
+    if worker && version != grid.version() {
+        // The grid changed while the worker searched its snapshot: keep the path only if it is
+        // still legal step by step, else search again.
+        let still_valid = result
+            .as_ref()
+            .is_ok_and(|p| p.cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
+        if !still_valid {
+            return Verdict::Again(Job {
+                priority: job.priority.saturating_add(RESEARCH_BOOST),
+                enqueued: frame,
+                ..job
+            });
+        }
+    }
+    let ticket = book.take(job.entity, job.ticket).expect("checked current");
+    let (kind, path) = match result {
+        Ok(p) => {
+            // Grid-space waypoints: the smoothed ones, or the cells' centers.
+            let points = if smoothed.is_empty() {
+                p.cells.iter().map(|&c| cell_center(c)).collect()
+            } else {
+                smoothed
+            };
+            let waypoints = points.iter().map(|&g| map.grid_to_world(g)).collect();
+            let corridor = polyline_cells(&points);
+            let path = NavPath {
+                cells: p.cells,
+                waypoints,
+                corridor,
+                cost: p.cost,
+                length: p.length,
+                goal: p.goal,
+                map: job.map,
+                origin: ticket.origin,
+                request: job.request,
+            };
+            (OutcomeKind::Found { length: p.length }, Some(path))
+        }
+        Err(e) => (OutcomeKind::Failed(e.into()), None),
+    };
+    Verdict::Outcome(Ready {
+        entity: job.entity,
+        ticket,
+        kind,
+        path,
+    })
+}
+
+/// Receive: take finished searches (from inline slices and the worker channel), judge them, and
+/// deliver outcomes while the budget lasts (the rest go out next frame, oldest first).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn receive_results(
+    mut queue: ResMut<PathQueue>,
+    mut book: ResMut<PendingRequests>,
+    tally: ResMut<FrameTally>,
+    mut stats: ResMut<TilepathFrameStats>,
+    settings: Res<TilepathSettings>,
+    maps: Query<&NavMap>,
+    mut statuses: Query<&mut PathStatus>,
+    mut commands: Commands,
+    mut writer: MessageWriter<PathOutcome>,
+) {
+    let mut tally = PhaseTimer::start(tally, Phase::Receive);
+    let budget = settings.time_budget.saturating_sub(tally.main_thread);
+    let queue = &mut *queue;
+    let book = &mut *book;
+    let frame = book.frame;
+    let mut results = std::mem::take(&mut queue.results);
+    // Worker results: take what the budget allows; the rest waits in the channel.
+    while tally.elapsed() < budget / 2 {
+        match queue.workers.try_recv() {
+            Some(r) => results.push(r),
+            None => break,
+        }
+    }
+    for r in results {
+        let map = maps.get(r.job.map).ok();
+        match judge(r, book, map, frame) {
+            Verdict::Stale => {}
+            Verdict::Again(job) => queue.waiting.push(job),
+            Verdict::Outcome(ready) => queue.ready.push(ready),
+        }
+    }
+    // Cancellations first (they happened before this frame's searches ended), then the rest.
+    let cancelled = book.cancelled.drain(..).map(|c| Ready {
+        entity: c.entity,
+        ticket: c.ticket,
+        kind: OutcomeKind::Cancelled,
+        path: None,
+    });
+    let mut to_deliver: Vec<Ready> = cancelled.collect();
+    to_deliver.append(&mut queue.ready);
+    let mut to_deliver = to_deliver.into_iter();
+    for ready in to_deliver.by_ref() {
+        let latency = (frame - ready.ticket.frame) as u32;
+        deliver(
+            ready,
+            latency,
+            book,
+            &mut statuses,
+            &mut commands,
+            &mut writer,
+        );
+        tally.finished += 1;
+        tally.latency_sum += latency as u64;
+        if tally.elapsed() >= budget {
+            break;
+        }
+    }
+    queue.ready.extend(to_deliver);
+    stats.queue_len = queue.waiting_len() + book.submitted.len();
+    stats.searching = queue.searching();
+    stats.smoothing = queue.smoothing();
+}
+
+/// Delivers one outcome: the unit's status and path (unless a newer request of the unit is
+/// pending), the message and the entity event.
+fn deliver(
+    ready: Ready,
+    latency: u32,
+    book: &PendingRequests,
+    statuses: &mut Query<&mut PathStatus>,
+    commands: &mut Commands,
+    writer: &mut MessageWriter<PathOutcome>,
+) {
+    let Ready {
+        entity,
+        ticket,
+        kind,
+        path,
+    } = ready;
+    let replaced = book.contains(entity);
+    if let Ok(mut status) = statuses.get_mut(entity)
+        && !replaced
+    {
+        *status = match kind {
+            OutcomeKind::Found { .. } => PathStatus::Found,
+            OutcomeKind::Failed(f) => PathStatus::Failed(f),
+            OutcomeKind::Cancelled => PathStatus::Cancelled,
+        };
+    }
+    if let Ok(mut e) = commands.get_entity(entity) {
+        match path {
+            Some(p) => {
+                e.try_insert(p);
+            }
+            None if !replaced => {
+                e.try_remove::<NavPath>();
+            }
+            None => {}
+        }
+    }
+    let outcome = PathOutcome {
+        entity,
+        ticket: ticket.id,
+        origin: ticket.origin,
+        kind,
+        latency_frames: latency,
+    };
+    writer.write(outcome);
+    commands.trigger(outcome);
+}

@@ -1,0 +1,104 @@
+//! Inline searches: resumable on the main thread, advanced a slice at a time within the frame's
+//! budget, then smoothed a line check at a time.
+
+use bevy::prelude::*;
+
+use crate::core::{AStar, Cell, NavGrid, Path, PathError, SearchConfig, SearchStep, Smoother};
+
+use super::job::{Job, Overlay, SearchResult, begin};
+
+/// Heap pops per slice of an inline search.
+pub(super) const SLICE: u32 = 256;
+
+/// An inline search in progress.
+pub(super) struct InlineJob {
+    pub(super) job: Job,
+    pub(super) search: Box<AStar>,
+    pub(super) radius: f32,
+    /// The overlay, kept for the second attempt (see [`Overlay::soften`]).
+    overlay: Overlay,
+    start: Cell,
+}
+
+/// What one slice of an inline search came to.
+pub(super) enum Slice {
+    /// Not done: resume it later.
+    Pending,
+    /// Done, with a path or a failure.
+    Done(Result<Path, PathError>),
+}
+
+impl InlineJob {
+    /// Begins `job`'s search from `start` in `search`; the search comes back on failure.
+    #[allow(clippy::result_large_err)]
+    pub(super) fn begin(
+        mut search: Box<AStar>,
+        grid: &NavGrid,
+        job: Job,
+        start: Cell,
+        radius: f32,
+        overlay: Overlay,
+        config: &SearchConfig,
+    ) -> Result<Self, (Job, Box<AStar>, PathError)> {
+        match begin(&mut search, grid, start, &job, config, &overlay.cells) {
+            Ok(()) => Ok(InlineJob {
+                job,
+                search,
+                radius,
+                overlay,
+                start,
+            }),
+            Err(e) => Err((job, search, e)),
+        }
+    }
+
+    /// Advances the search by at most `max_pops` heap pops. A search that finds no path around
+    /// stopped units starts again with them as a penalty (once).
+    pub(super) fn slice(&mut self, grid: &NavGrid, max_pops: u32, config: &SearchConfig) -> Slice {
+        match self.search.step(grid, max_pops) {
+            SearchStep::Pending => Slice::Pending,
+            SearchStep::Failed(PathError::NoPath) if let Some(soft) = self.overlay.soften() => {
+                let begun = begin(
+                    &mut self.search,
+                    grid,
+                    self.start,
+                    &self.job,
+                    config,
+                    &soft.cells,
+                );
+                self.overlay = soft;
+                match begun {
+                    Ok(()) => Slice::Pending,
+                    Err(e) => Slice::Done(Err(e)),
+                }
+            }
+            SearchStep::Found(p) => Slice::Done(Ok(p)),
+            SearchStep::Failed(e) => Slice::Done(Err(e)),
+        }
+    }
+}
+
+/// A found path being smoothed inline, a line check at a time.
+pub(super) struct Smoothing {
+    pub(super) result: SearchResult,
+    smoother: Smoother,
+}
+
+impl Smoothing {
+    /// Smoothing for the path of `result` (which must be found), for a body of `radius`.
+    pub(super) fn new(result: SearchResult, radius: f32) -> Self {
+        let smoother = Smoother::new(
+            result
+                .result
+                .as_ref()
+                .map_or(&[][..], |p| p.cells.as_slice()),
+            radius,
+        );
+        Smoothing { result, smoother }
+    }
+
+    /// One line check; the result with its waypoints once smoothing is done.
+    pub(super) fn step(&mut self, grid: &NavGrid) -> Option<Vec<Vec2>> {
+        self.smoother.step(grid, 1)
+    }
+}

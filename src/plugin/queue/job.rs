@@ -1,0 +1,120 @@
+//! One search to run ([`Job`]), how it begins against a grid with its overlay, and what it
+//! produced ([`SearchResult`], the same for inline and worker searches).
+
+use bevy::prelude::*;
+
+use crate::core::{AStar, Cell, CellOverlay, GoalPolicy, NavGrid, Path, PathError, SearchConfig};
+use crate::plugin::claims::Claims;
+use crate::plugin::map::NavMap;
+use crate::plugin::request::PathRequest;
+use crate::plugin::settings::TilepathSettings;
+
+/// The goal of a job, resolved to cells.
+#[derive(Clone, Debug)]
+pub(crate) enum JobGoal {
+    Single(Cell),
+    Nearest(Vec<Cell>),
+}
+
+/// One validated request, waiting or being searched.
+#[derive(Clone, Debug)]
+pub(crate) struct Job {
+    pub(crate) entity: Entity,
+    pub(crate) ticket: u64,
+    pub(crate) map: Entity,
+    pub(crate) goal: JobGoal,
+    pub(crate) policy: GoalPolicy,
+    pub(crate) priority: i32,
+    /// Frame it entered the waiting list.
+    pub(crate) enqueued: u64,
+    /// The request it answers (kept on the path for repaths).
+    pub(crate) request: PathRequest,
+}
+
+/// What a search produced, inline or on a worker.
+pub(crate) struct SearchResult {
+    pub(crate) job: Job,
+    /// Grid version the search ran against.
+    pub(crate) version: u64,
+    pub(crate) result: Result<Path, PathError>,
+    /// Smoothed waypoints in grid space (empty if smoothing is off or no path).
+    pub(crate) smoothed: Vec<Vec2>,
+    /// Whether it ran on a worker against a snapshot.
+    pub(crate) worker: bool,
+}
+
+/// Starts `job`'s search from `start` with `overlay`.
+pub(crate) fn begin(
+    search: &mut AStar,
+    grid: &NavGrid,
+    start: Cell,
+    job: &Job,
+    config: &SearchConfig,
+    overlay: &[(Cell, CellOverlay)],
+) -> Result<(), PathError> {
+    let config = SearchConfig {
+        goal_policy: job.policy,
+        ..*config
+    };
+    match &job.goal {
+        JobGoal::Single(goal) => search.begin_with_overlay(grid, start, *goal, &config, overlay),
+        JobGoal::Nearest(goals) => {
+            search.begin_nearest_with_overlay(grid, start, goals, &config, overlay)
+        }
+    }
+}
+
+/// A search's overlay and its fallback: claimed cells of units near the searcher, and cells of
+/// stopped units (blocked first; see [`Overlay::soften`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Overlay {
+    pub(crate) cells: Vec<(Cell, CellOverlay)>,
+    /// Cost of a stopped unit's cell in the second attempt.
+    stopped_penalty: u32,
+}
+
+impl Overlay {
+    /// The overlay for `entity` starting at `start` on `map`.
+    pub(crate) fn new(
+        claims: &Claims,
+        settings: &TilepathSettings,
+        map_entity: Entity,
+        map: &NavMap,
+        entity: Entity,
+        start: Cell,
+    ) -> Self {
+        let costs = map.grid().rules().costs;
+        Overlay {
+            cells: claims.overlay_for(
+                map_entity,
+                entity,
+                start,
+                settings.claim_radius,
+                costs.from_tiles(settings.claim_penalty),
+                settings.avoid_stopped_units,
+            ),
+            stopped_penalty: costs.from_tiles(settings.stopped_unit_penalty),
+        }
+    }
+
+    /// Stopped units are searched around as if blocked; when that leaves no path at all (a goal
+    /// inside a crowd), the search runs again with them as a heavy penalty instead, so the unit
+    /// still gets as close as it can and the movement layer stops it beside the crowd. `None`
+    /// when there is nothing to soften.
+    pub(crate) fn soften(&self) -> Option<Overlay> {
+        self.cells
+            .iter()
+            .any(|(_, o)| *o == CellOverlay::Blocked)
+            .then(|| Overlay {
+                cells: self
+                    .cells
+                    .iter()
+                    .map(|&(c, o)| match o {
+                        CellOverlay::Blocked => (c, CellOverlay::Penalty(self.stopped_penalty)),
+                        other => (c, other),
+                    })
+                    .collect(),
+                stopped_penalty: self.stopped_penalty,
+            })
+    }
+}

@@ -1,0 +1,147 @@
+//! The time-sliced path queue: requests are validated ([`validate`]), wait in a list from which
+//! a few start per frame ([`policy`], [`service`]), advance inline within a per-frame budget and
+//! resume next frame ([`inline`]) or run on `AsyncComputeTaskPool` and report back over a
+//! `crossbeam-channel` ([`workers`]), and end in exactly one outcome ([`delivery`]). Paths that a
+//! grid edit crosses are searched again ([`repath`]).
+
+mod delivery;
+mod inline;
+mod job;
+mod policy;
+mod repath;
+mod service;
+mod validate;
+mod workers;
+
+use bevy::prelude::*;
+
+use crate::core::AStar;
+
+use super::agent::NavAgent;
+use super::claims::{Claims, Intent};
+use super::diagnostics::{FrameTally, TilepathFrameStats, roll_frame};
+use super::outcomes::{NavPath, OutcomeKind, PathOutcome};
+use super::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests};
+use super::schedule::{TilepathSchedule, TilepathSystems};
+use super::settings::{CrowdSettings, TilepathSettings, WorkerMode};
+
+use delivery::Ready;
+use inline::{InlineJob, Smoothing};
+use job::{Job, SearchResult};
+use workers::WorkerChannel;
+
+/// The queue of validated requests and of searches in progress.
+#[derive(Resource, Default)]
+pub struct PathQueue {
+    waiting: Vec<Job>,
+    inline: Vec<InlineJob>,
+    /// Searches kept for reuse (boxed so moving them in and out of jobs stays cheap).
+    #[allow(clippy::vec_box)]
+    pool: Vec<Box<AStar>>,
+    workers: WorkerChannel,
+    /// Finished searches to deliver.
+    results: Vec<SearchResult>,
+    /// Inline searches that found a path, being smoothed.
+    to_smooth: Vec<Smoothing>,
+    /// Outcomes ready to be delivered.
+    ready: Vec<Ready>,
+}
+
+impl PathQueue {
+    /// Validated requests waiting for a search to start.
+    pub fn waiting_len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Searches running: inline searches in progress and searches on workers (smoothing on a
+    /// worker included, inline smoothing not).
+    pub fn searching(&self) -> usize {
+        self.inline.len() + self.workers.in_flight
+    }
+
+    /// Found paths being smoothed inline.
+    pub fn smoothing(&self) -> usize {
+        self.to_smooth.len()
+    }
+
+    /// Outcomes waiting for delivery (delivery has a budget too).
+    pub fn ready_len(&self) -> usize {
+        self.ready.len() + self.results.len()
+    }
+
+    /// `entity`'s pending request failed with `failure`.
+    fn fail(
+        &mut self,
+        book: &mut PendingRequests,
+        entity: Entity,
+        ticket: u64,
+        failure: PathFailure,
+    ) {
+        if let Some(ticket) = book.take(entity, ticket) {
+            self.ready.push(Ready {
+                entity,
+                ticket,
+                kind: OutcomeKind::Failed(failure),
+                path: None,
+            });
+        }
+    }
+}
+
+/// The queue: [`PathRequest`]s become searches (inline or on workers) and end in
+/// [`PathOutcome`]s and [`NavPath`]s. The one plugin a game must have; part of
+/// [`TilepathPlugins`](crate::TilepathPlugins).
+#[derive(Default)]
+pub struct PathQueuePlugin {
+    /// The schedule of the plugin group.
+    pub schedule: TilepathSchedule,
+}
+
+impl Plugin for PathQueuePlugin {
+    fn build(&self, app: &mut App) {
+        let schedule = self.schedule.configure(app);
+        app.init_resource::<TilepathSettings>()
+            .init_resource::<PathQueue>()
+            .init_resource::<PendingRequests>()
+            .init_resource::<Claims>()
+            .init_resource::<FrameTally>()
+            .init_resource::<TilepathFrameStats>()
+            .add_message::<PathOutcome>()
+            .register_type::<TilepathSettings>()
+            .register_type::<CrowdSettings>()
+            .register_type::<WorkerMode>()
+            .register_type::<TilepathFrameStats>()
+            .register_type::<PathRequest>()
+            .register_type::<PathGoal>()
+            .register_type::<PathOrigin>()
+            .register_type::<PathStatus>()
+            .register_type::<PathFailure>()
+            .register_type::<NavPath>()
+            .register_type::<NavAgent>()
+            .register_type::<PathOutcome>()
+            .register_type::<OutcomeKind>()
+            .register_type::<Intent>()
+            .add_systems(
+                schedule,
+                (
+                    (
+                        service::prepare_scratch,
+                        repath::repath_on_change,
+                        validate::collect_requests,
+                    )
+                        .chain()
+                        .in_set(TilepathSystems::Collect),
+                    service::service_queue.in_set(TilepathSystems::Service),
+                    (delivery::receive_results, roll_frame)
+                        .chain()
+                        .in_set(TilepathSystems::Receive),
+                    next_frame.in_set(TilepathSystems::Last),
+                ),
+            );
+    }
+}
+
+/// End of the plugin's frame: advance the frame counter (latency and ageing count in it).
+fn next_frame(mut book: ResMut<PendingRequests>) {
+    book.frame += 1;
+}

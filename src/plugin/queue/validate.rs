@@ -1,0 +1,107 @@
+//! Collect: new requests are validated (bad goals and goals on another island fail at once,
+//! through the island labels, without searching) and the rest join the waiting list.
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, check_nearest, resolve_ends};
+use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer};
+use crate::plugin::map::NavMap;
+use crate::plugin::request::{PathFailure, PathGoal, PathRequest, PendingRequests};
+use crate::plugin::settings::TilepathSettings;
+
+use super::PathQueue;
+use super::job::{Job, JobGoal};
+
+/// The map a request refers to: the one it names, or the only one there is.
+pub(super) fn pick_map(
+    request_map: Option<Entity>,
+    maps: &Query<(Entity, &NavMap)>,
+) -> Option<Entity> {
+    match request_map {
+        Some(m) => maps.get(m).ok().map(|(e, _)| e),
+        None => {
+            let mut it = maps.iter();
+            let first = it.next()?;
+            it.next().is_none().then_some(first.0)
+        }
+    }
+}
+
+/// The cell a unit stands on.
+pub(super) fn unit_cell(map: &NavMap, transform: &Transform) -> Option<Cell> {
+    map.world_to_cell(transform.translation.truncate())
+}
+
+/// Checks one request against its map: the job to queue, or why it fails now.
+fn validate(
+    entity: Entity,
+    ticket: u64,
+    request: PathRequest,
+    transform: &Transform,
+    maps: &Query<(Entity, &NavMap)>,
+    frame: u64,
+) -> Result<Job, PathFailure> {
+    let map_entity = pick_map(request.map, maps).ok_or(PathFailure::NoMap)?;
+    let (_, map) = maps.get(map_entity).map_err(|_| PathFailure::NoMap)?;
+    let goal = match &request.goal {
+        PathGoal::World(p) if !p.is_finite() => return Err(PathFailure::GoalNotFinite),
+        PathGoal::World(p) => {
+            JobGoal::Single(map.world_to_cell(*p).ok_or(PathFailure::GoalOutOfBounds)?)
+        }
+        PathGoal::Cell(c) => JobGoal::Single(*c),
+        PathGoal::NearestOf(cells) => JobGoal::Nearest(cells.clone()),
+    };
+    // Check the ends now: bad input and unreachable goals end here, without a search.
+    let start = unit_cell(map, transform).ok_or(PathFailure::StartOutOfBounds)?;
+    let grid = map.grid();
+    match &goal {
+        JobGoal::Single(g) => resolve_ends(grid, start, *g, request.policy).map(|_| ()),
+        JobGoal::Nearest(goals) => check_nearest(grid, start, goals),
+    }?;
+    Ok(Job {
+        entity,
+        ticket,
+        map: map_entity,
+        goal,
+        policy: request.policy,
+        priority: request.priority,
+        enqueued: frame,
+        request,
+    })
+}
+
+/// Collect: validates the requests made since last frame, in order, within a quarter of what is
+/// left of the frame's budget (validation is cheap but not free: a nearest-reachable goal scans
+/// around it); the rest wait for the next frame.
+pub(crate) fn collect_requests(
+    mut queue: ResMut<PathQueue>,
+    mut book: ResMut<PendingRequests>,
+    tally: ResMut<FrameTally>,
+    settings: Res<TilepathSettings>,
+    transforms: Query<&Transform>,
+    maps: Query<(Entity, &NavMap)>,
+) {
+    let timer = PhaseTimer::start(tally, Phase::Collect);
+    let budget = settings.time_budget.saturating_sub(timer.main_thread) / 4;
+    let frame = book.frame;
+    let mut submitted = std::mem::take(&mut book.submitted).into_iter();
+    for s in submitted.by_ref() {
+        if timer.elapsed() >= budget {
+            book.submitted.push(s);
+            break;
+        }
+        if !book.is_current(s.entity, s.ticket) {
+            continue;
+        }
+        // A unit without a place in the world stands on no map cell.
+        let Ok(transform) = transforms.get(s.entity) else {
+            queue.fail(&mut book, s.entity, s.ticket, PathFailure::StartOutOfBounds);
+            continue;
+        };
+        match validate(s.entity, s.ticket, s.request, transform, &maps, frame) {
+            Ok(job) => queue.waiting.push(job),
+            Err(failure) => queue.fail(&mut book, s.entity, s.ticket, failure),
+        }
+    }
+    book.submitted.extend(submitted);
+}

@@ -1,0 +1,344 @@
+//! A unit's request and its lifecycle: [`PathRequest`] (inserted by the game), the requests the
+//! plugin makes itself ([`PathOrigin`]), tickets, and [`PendingRequests`], which holds every
+//! request that has no outcome yet.
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::system::Command;
+use bevy::ecs::world::DeferredWorld;
+use bevy::prelude::*;
+
+use crate::core::{Cell, GoalPolicy, PathError};
+
+/// Where a unit wants to go.
+#[derive(Clone, Debug, PartialEq, Reflect)]
+pub enum PathGoal {
+    /// A world position (the cell containing it).
+    World(Vec2),
+    /// A cell of the map.
+    Cell(Cell),
+    /// The cheapest to reach of several cells (Dijkstra; Lester's nearest resource).
+    NearestOf(Vec<Cell>),
+}
+
+/// Ask for a path: insert this on a unit (an entity with a `Transform`). Inserting a new one
+/// replaces the old request (which ends as cancelled); removing it cancels; despawning the unit
+/// drops its search without a trace. Every request ends in exactly one
+/// [`PathOutcome`](crate::PathOutcome).
+///
+/// The component stays the game's: searches the plugin starts by itself (after grid edits, for
+/// units in the way) never overwrite it; they are requests of their own with a
+/// [`PathOrigin`] other than [`PathOrigin::User`], and their outcomes say so.
+#[derive(Component, Clone, Debug, PartialEq, Reflect)]
+#[component(on_insert = on_request_insert, on_remove = on_request_remove, on_despawn = on_request_despawn)]
+#[require(PathStatus, Transform)]
+#[reflect(Component)]
+pub struct PathRequest {
+    /// The goal.
+    pub goal: PathGoal,
+    /// What to do if the goal is blocked or unreachable.
+    pub policy: GoalPolicy,
+    /// Higher goes first; waiting requests age upward so nothing starves.
+    pub priority: i32,
+    /// The map to search (`None`: the only [`NavMap`](crate::NavMap) there is).
+    pub map: Option<Entity>,
+}
+
+impl PathRequest {
+    /// A request to a world position.
+    pub fn to_world(goal: Vec2) -> Self {
+        Self::new(PathGoal::World(goal))
+    }
+
+    /// A request to a cell.
+    pub fn to_cell(goal: Cell) -> Self {
+        Self::new(PathGoal::Cell(goal))
+    }
+
+    /// A request to the nearest of several cells.
+    pub fn to_nearest(goals: Vec<Cell>) -> Self {
+        Self::new(PathGoal::NearestOf(goals))
+    }
+
+    fn new(goal: PathGoal) -> Self {
+        PathRequest {
+            goal,
+            policy: GoalPolicy::Fail,
+            priority: 0,
+            map: None,
+        }
+    }
+
+    /// With a goal policy.
+    pub fn with_policy(mut self, policy: GoalPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// With a priority.
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// On a given map.
+    pub fn on_map(mut self, map: Entity) -> Self {
+        self.map = Some(map);
+        self
+    }
+}
+
+/// Who asked for a search: the game, through its [`PathRequest`], or the plugin itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+pub enum PathOrigin {
+    /// The game's own [`PathRequest`].
+    #[default]
+    User,
+    /// A grid edit crossed the unit's remaining path: the same goal, searched again.
+    GridEdit,
+    /// The unit was kept in place by other units: the same goal, searched again around them.
+    Stuck,
+    /// The unit's goal cell was taken by a stopped unit: the nearest free cell instead.
+    GoalTaken,
+    /// The line to the next waypoint became blocked: the same goal, searched again.
+    Blocked,
+    /// An idle unit asked to make way steps to a free cell nearby.
+    MakeWay,
+    /// A unit meeting another head-on steps aside to a free cell.
+    StepAside,
+    /// After stepping aside, the unit resumes its order.
+    Resume,
+}
+
+impl PathOrigin {
+    /// Whether the game asked for this search (`false`: the plugin did).
+    pub fn is_user(self) -> bool {
+        self == PathOrigin::User
+    }
+}
+
+/// Why a request failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+pub enum PathFailure {
+    /// There is no [`NavMap`](crate::NavMap), or several and the request named none.
+    NoMap,
+    /// The goal is not a finite number.
+    GoalNotFinite,
+    /// The goal lies outside the map.
+    GoalOutOfBounds,
+    /// The unit stands outside the map.
+    StartOutOfBounds,
+    /// The unit stands on a blocked cell.
+    StartBlocked,
+    /// The goal cell is blocked.
+    GoalBlocked,
+    /// The goal is on another island (answered without searching).
+    Unreachable,
+    /// Every reachable cell was searched without reaching the goal (cells occupied by other
+    /// units can cause this).
+    NoPath,
+    /// The search hit its expansion limit.
+    SearchLimitExceeded,
+    /// A nearest-of request had no goals.
+    NoGoals,
+}
+
+impl From<PathError> for PathFailure {
+    fn from(e: PathError) -> Self {
+        match e {
+            PathError::StartOutOfBounds(_) => PathFailure::StartOutOfBounds,
+            PathError::GoalOutOfBounds(_) => PathFailure::GoalOutOfBounds,
+            PathError::StartBlocked(_) => PathFailure::StartBlocked,
+            PathError::GoalBlocked(_) => PathFailure::GoalBlocked,
+            PathError::Unreachable => PathFailure::Unreachable,
+            PathError::NoPath | PathError::NotStarted => PathFailure::NoPath,
+            PathError::LimitExceeded { .. } => PathFailure::SearchLimitExceeded,
+            PathError::NoGoals => PathFailure::NoGoals,
+        }
+    }
+}
+
+/// Where a unit's latest request (the game's or the plugin's) stands.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub enum PathStatus {
+    /// No request yet.
+    #[default]
+    Idle,
+    /// Waiting in the queue.
+    Queued,
+    /// Being searched.
+    Searching,
+    /// A [`NavPath`](crate::NavPath) was found.
+    Found,
+    /// The request failed.
+    Failed(PathFailure),
+    /// The request was removed or replaced before it finished.
+    Cancelled,
+}
+
+/// A request that has no outcome yet: its ticket, the frame it was made, and who made it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ticket {
+    pub(crate) id: u64,
+    pub(crate) frame: u64,
+    pub(crate) origin: PathOrigin,
+}
+
+/// A request made this frame, waiting to be validated.
+#[derive(Clone, Debug)]
+pub(crate) struct Submitted {
+    pub(crate) entity: Entity,
+    pub(crate) ticket: u64,
+    pub(crate) request: PathRequest,
+}
+
+/// A request that ended before it was searched: removed or replaced (cancelled).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ended {
+    pub(crate) entity: Entity,
+    pub(crate) ticket: Ticket,
+}
+
+/// Every request without an outcome, one per unit at most (a newer one cancels the older).
+/// Read it to know whether the plugin still owes a unit an outcome.
+#[derive(Resource, Debug)]
+pub struct PendingRequests {
+    next_ticket: u64,
+    pending: EntityHashMap<Ticket>,
+    /// Requests made since validation last ran, in order.
+    pub(crate) submitted: Vec<Submitted>,
+    /// Requests cancelled (removed or replaced), their outcomes not yet delivered.
+    pub(crate) cancelled: Vec<Ended>,
+    /// Set when a request left without its queued job (cancel, replace, despawn).
+    pub(crate) stale: bool,
+    /// Frames counted by the plugin (advanced at the end of each of its frames).
+    pub(crate) frame: u64,
+}
+
+impl Default for PendingRequests {
+    fn default() -> Self {
+        PendingRequests {
+            next_ticket: 1,
+            pending: EntityHashMap::default(),
+            submitted: Vec::new(),
+            cancelled: Vec::new(),
+            stale: false,
+            frame: 0,
+        }
+    }
+}
+
+impl PendingRequests {
+    /// Requests without an outcome delivered yet (cancelled ones whose outcome is still to go
+    /// out included).
+    pub fn len(&self) -> usize {
+        self.pending.len() + self.cancelled.len()
+    }
+
+    /// Whether every request has its outcome.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `entity` has a request without an outcome.
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.pending.contains_key(&entity)
+    }
+
+    /// Who made `entity`'s pending request, if it has one.
+    pub fn origin(&self, entity: Entity) -> Option<PathOrigin> {
+        self.pending.get(&entity).map(|t| t.origin)
+    }
+
+    /// Whether `ticket` is `entity`'s pending request.
+    pub(crate) fn is_current(&self, entity: Entity, ticket: u64) -> bool {
+        self.pending.get(&entity).is_some_and(|t| t.id == ticket)
+    }
+
+    /// Takes `entity`'s pending request if `ticket` is it: it is about to get its outcome.
+    pub(crate) fn take(&mut self, entity: Entity, ticket: u64) -> Option<Ticket> {
+        if self.is_current(entity, ticket) {
+            self.pending.remove(&entity)
+        } else {
+            None
+        }
+    }
+
+    /// A new request for `entity` (the older one, if any, ends as cancelled).
+    pub(crate) fn submit(&mut self, entity: Entity, request: PathRequest, origin: PathOrigin) {
+        self.cancel(entity);
+        let id = self.next_ticket;
+        self.next_ticket += 1;
+        let frame = self.frame;
+        self.pending.insert(entity, Ticket { id, frame, origin });
+        self.submitted.push(Submitted {
+            entity,
+            ticket: id,
+            request,
+        });
+    }
+
+    /// Ends `entity`'s pending request, if any, as cancelled.
+    pub(crate) fn cancel(&mut self, entity: Entity) {
+        if let Some(ticket) = self.pending.remove(&entity) {
+            self.stale = true;
+            self.cancelled.push(Ended { entity, ticket });
+        }
+    }
+
+    /// Forgets `entity`'s pending request without an outcome (the unit is gone).
+    fn forget(&mut self, entity: Entity) {
+        if self.pending.remove(&entity).is_some() {
+            self.stale = true;
+        }
+    }
+}
+
+fn on_request_insert(mut world: DeferredWorld, ctx: HookContext) {
+    let Some(request) = world.get::<PathRequest>(ctx.entity).cloned() else {
+        return;
+    };
+    let Some(mut book) = world.get_resource_mut::<PendingRequests>() else {
+        return;
+    };
+    book.submit(ctx.entity, request, PathOrigin::User);
+    if let Some(mut status) = world.get_mut::<PathStatus>(ctx.entity) {
+        *status = PathStatus::Queued;
+    }
+}
+
+fn on_request_remove(mut world: DeferredWorld, ctx: HookContext) {
+    if let Some(mut book) = world.get_resource_mut::<PendingRequests>() {
+        book.cancel(ctx.entity);
+    }
+}
+
+fn on_request_despawn(mut world: DeferredWorld, ctx: HookContext) {
+    // Runs before `on_remove`: forget the request so no outcome is sent for a unit that is gone.
+    if let Some(mut book) = world.get_resource_mut::<PendingRequests>() {
+        book.forget(ctx.entity);
+    }
+}
+
+/// A search the plugin makes for a unit by itself, leaving the unit's [`PathRequest`] alone (a
+/// [`Command`]: queue it from systems that run before the next validation).
+pub(crate) struct SubmitInternal {
+    pub(crate) entity: Entity,
+    pub(crate) request: PathRequest,
+    pub(crate) origin: PathOrigin,
+}
+
+impl Command for SubmitInternal {
+    type Out = ();
+
+    fn apply(self, world: &mut World) {
+        if world.get_entity(self.entity).is_err() {
+            return;
+        }
+        if let Some(mut book) = world.get_resource_mut::<PendingRequests>() {
+            book.submit(self.entity, self.request, self.origin);
+        }
+        world.entity_mut(self.entity).insert(PathStatus::Queued);
+    }
+}
