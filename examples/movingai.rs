@@ -20,8 +20,11 @@ mod common;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bevy_tilepath::core::movingai::{read_map, read_scen};
-use bevy_tilepath::core::{AStar, Heuristic, MoveRules, SearchConfig, SearchStep, count_turns};
+use bevy_tilepath::core::movingai::{Scenario, read_map, read_scen};
+use bevy_tilepath::core::{
+    AStar, Heuristic, MoveRules, NavGrid, Path, SearchConfig, SearchStep, count_turns,
+    count_turns_f,
+};
 use bevy_tilepath::core::{RegionMap, find_path_hierarchical, polyline_length, smooth_path};
 
 fn main() -> ExitCode {
@@ -34,11 +37,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<(), String> {
+/// The command line.
+struct Args {
+    map_path: String,
+    scen_path: String,
+    per_query: bool,
+    smooth: bool,
+    mode: String,
+    config: SearchConfig,
+    cluster: Option<u32>,
+}
+
+const USAGE: &str = "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth] [--hierarchical N]";
+
+fn parse_args() -> Result<Args, String> {
     use lexopt::prelude::*;
     let mut positional = Vec::new();
-    let mut per_query = false;
-    let mut smooth = false;
+    let (mut per_query, mut smooth) = (false, false);
     let mut mode = "astar".to_string();
     let mut cluster: Option<u32> = None;
     let mut parser = lexopt::Parser::from_env();
@@ -52,12 +67,7 @@ fn run() -> Result<(), String> {
             other => return Err(common::unexpected(other)),
         }
     }
-    let [map_path, scen_path] = positional.as_slice() else {
-        return Err(
-            "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth] [--hierarchical N]"
-                .into(),
-        );
-    };
+    let [map_path, scen_path] = <[String; 2]>::try_from(positional).map_err(|_| USAGE)?;
     let config = match mode.as_str() {
         "astar" => SearchConfig::default(),
         "dijkstra" => SearchConfig {
@@ -74,26 +84,66 @@ fn run() -> Result<(), String> {
             ));
         }
     };
-    let grid = read_map(map_path, MoveRules::default()).map_err(|e| e.to_string())?;
-    let scens = read_scen(scen_path).map_err(|e| e.to_string())?;
+    Ok(Args {
+        map_path,
+        scen_path,
+        per_query,
+        smooth,
+        mode,
+        config,
+        cluster,
+    })
+}
 
-    let regions = cluster.map(|c| {
+/// Flat A* figures over all queries.
+#[derive(Default)]
+struct Flat {
+    times_us: Vec<f64>,
+    mismatches: usize,
+    expansions: u64,
+    secs: f64,
+}
+
+/// Smoothing figures (with `--smooth`).
+#[derive(Default)]
+struct Smoothing {
+    raw_turns: usize,
+    smoothed_turns: usize,
+    longer: usize,
+    times_us: Vec<f64>,
+}
+
+impl Smoothing {
+    /// Smooths `p` and counts its turns before and after.
+    fn add(&mut self, grid: &NavGrid, p: &Path) {
+        let t1 = Instant::now();
+        let smoothed = smooth_path(grid, &p.cells, 0.0);
+        self.times_us.push(t1.elapsed().as_secs_f64() * 1e6);
+        self.raw_turns += count_turns(&p.cells);
+        self.smoothed_turns += count_turns_f(&smoothed);
+        // f32 waypoints: allow their rounding (1e-5 relative), nothing more.
+        if polyline_length(&smoothed) > p.length * (1.0 + 1e-5) + 1e-5 {
+            self.longer += 1;
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args = parse_args()?;
+    let grid = read_map(&args.map_path, MoveRules::default()).map_err(|e| e.to_string())?;
+    let scens = read_scen(&args.scen_path).map_err(|e| e.to_string())?;
+    let regions = args.cluster.map(|c| {
         let t = Instant::now();
         let r = RegionMap::build(&grid, c);
         (r, t.elapsed().as_secs_f64() * 1e3)
     });
-    let mut hier = Hier::default();
+    let (mut flat, mut smoothing, mut hier) =
+        (Flat::default(), Smoothing::default(), Hier::default());
     let mut search = AStar::new();
-    let mut times = Vec::with_capacity(scens.len());
-    let mut mismatches = 0;
-    let mut total_exp: u64 = 0;
-    let mut total_secs = 0.0;
-    let (mut raw_turns, mut smooth_turns, mut smoothed_longer) = (0usize, 0usize, 0usize);
-    let mut smooth_times: Vec<f64> = Vec::new();
     for (row, s) in scens.iter().enumerate() {
         let t0 = Instant::now();
         let result = search
-            .begin(&grid, s.start, s.goal, &config)
+            .begin(&grid, s.start, s.goal, &args.config)
             .map_err(SearchStep::Failed)
             .map(|()| {
                 loop {
@@ -105,54 +155,42 @@ fn run() -> Result<(), String> {
             })
             .unwrap_or_else(|e| e);
         let dt = t0.elapsed().as_secs_f64();
-        times.push(dt * 1e6);
-        total_secs += dt;
+        flat.times_us.push(dt * 1e6);
+        flat.secs += dt;
         let (length, expansions) = match &result {
             SearchStep::Found(p) => (p.length, p.expansions as u64),
             _ => (-1.0, 0),
         };
-        total_exp += expansions;
-        if !s.matches(length) && mode != "weighted" {
-            mismatches += 1;
+        flat.expansions += expansions;
+        if !s.matches(length) && args.mode != "weighted" {
+            flat.mismatches += 1;
         }
-        if smooth && let SearchStep::Found(p) = &result {
-            let t1 = Instant::now();
-            let smoothed = smooth_path(&grid, &p.cells, 0.0);
-            smooth_times.push(t1.elapsed().as_secs_f64() * 1e6);
-            raw_turns += count_turns(&p.cells);
-            smooth_turns += bevy_tilepath::core::count_turns_f(&smoothed);
-            // f32 waypoints: allow their rounding (1e-5 relative), nothing more.
-            if polyline_length(&smoothed) > p.length * (1.0 + 1e-5) + 1e-5 {
-                smoothed_longer += 1;
+        if let SearchStep::Found(p) = &result {
+            if args.smooth {
+                smoothing.add(&grid, p);
+            }
+            if let Some((regions, _)) = &regions {
+                hier.add(&grid, regions, s, p, dt * 1e6, &args.config);
             }
         }
-        if let (Some((regions, _)), SearchStep::Found(p)) = (&regions, &result) {
-            let t1 = Instant::now();
-            let h = find_path_hierarchical(&grid, regions, s.start, s.goal, &config);
-            let dt1 = t1.elapsed().as_secs_f64() * 1e6;
-            match h {
-                Ok(h)
-                    if h.cells.first() == Some(&s.start)
-                        && h.cells.last() == Some(&s.goal)
-                        && h.cells.windows(2).all(|w| grid.can_step(w[0], w[1])) =>
-                {
-                    let long = usize::from(p.length >= 100.0);
-                    hier.queries[long] += 1;
-                    hier.flat_us[long] += dt * 1e6;
-                    hier.hier_us[long] += dt1;
-                    hier.flat_exp[long] += p.expansions as u64;
-                    hier.hier_exp[long] += h.expansions as u64;
-                    let excess = h.length / p.length.max(1e-9) - 1.0;
-                    hier.excess_sum[long] += excess;
-                    hier.excess_max = hier.excess_max.max(excess);
-                }
-                _ => hier.invalid += 1,
-            }
-        }
-        if per_query {
+        if args.per_query {
             println!("{row} {length:.6} {expansions} {:.1}", dt * 1e6);
         }
     }
+    report(&args, scens.len(), flat, smoothing, &hier, regions.as_ref());
+    Ok(())
+}
+
+/// The `smoothing`, `hierarchical` and `summary` lines.
+fn report(
+    args: &Args,
+    queries: usize,
+    mut flat: Flat,
+    mut smoothing: Smoothing,
+    hier: &Hier,
+    regions: Option<&(RegionMap, f64)>,
+) {
+    let times = &mut flat.times_us;
     times.sort_by(f64::total_cmp);
     let n = times.len().max(1);
     let mean = times.iter().sum::<f64>() / n as f64;
@@ -160,54 +198,32 @@ fn run() -> Result<(), String> {
         .get(((n as f64 * 0.99).ceil() as usize).saturating_sub(1))
         .copied()
         .unwrap_or(0.0);
-    let name = std::path::Path::new(map_path)
+    let name = std::path::Path::new(&args.map_path)
         .file_stem()
         .and_then(|s| s.to_str())
-        .unwrap_or(map_path);
+        .unwrap_or(&args.map_path);
     let mut line = format!(
-        "summary map={name} queries={} mismatches={mismatches} mean_us={mean:.1} p99_us={p99:.1} expansions_per_s={:.0}",
-        scens.len(),
-        total_exp as f64 / total_secs.max(1e-12)
+        "summary map={name} queries={queries} mismatches={} mean_us={mean:.1} p99_us={p99:.1} expansions_per_s={:.0}",
+        flat.mismatches,
+        flat.expansions as f64 / flat.secs.max(1e-12)
     );
-    if smooth {
-        smooth_times.sort_by(f64::total_cmp);
+    if args.smooth {
+        let st = &mut smoothing.times_us;
+        st.sort_by(f64::total_cmp);
         println!(
             "smoothing median_us={:.1} max_us={:.1}",
-            smooth_times
-                .get(smooth_times.len() / 2)
-                .copied()
-                .unwrap_or(0.0),
-            smooth_times.last().copied().unwrap_or(0.0)
+            st.get(st.len() / 2).copied().unwrap_or(0.0),
+            st.last().copied().unwrap_or(0.0)
         );
         line += &format!(
-            " raw_turns={raw_turns} smoothed_turns={smooth_turns} smoothed_longer={smoothed_longer}"
+            " raw_turns={} smoothed_turns={} smoothed_longer={}",
+            smoothing.raw_turns, smoothing.smoothed_turns, smoothing.longer
         );
     }
-    if let Some((regions, build_ms)) = &regions {
-        let part = |k: usize| {
-            let q = hier.queries[k].max(1) as f64;
-            format!(
-                "queries={} flat_mean_us={:.1} hier_mean_us={:.1} flat_exp={:.0} hier_exp={:.0} mean_excess_pct={:.2}",
-                hier.queries[k],
-                hier.flat_us[k] / q,
-                hier.hier_us[k] / q,
-                hier.flat_exp[k] as f64 / q,
-                hier.hier_exp[k] as f64 / q,
-                hier.excess_sum[k] / q * 100.0,
-            )
-        };
-        println!(
-            "hierarchical cluster={} nodes={} build_ms={build_ms:.1} invalid={} max_excess_pct={:.2} | short: {} | long (>= 100 tiles): {}",
-            regions.cluster_size(),
-            regions.node_count(),
-            hier.invalid,
-            hier.excess_max * 100.0,
-            part(0),
-            part(1),
-        );
+    if let Some((regions, build_ms)) = regions {
+        hier.report(regions, *build_ms);
     }
     println!("{line}");
-    Ok(())
 }
 
 /// Flat vs hierarchical figures, for short (0) and long (1) queries.
@@ -221,4 +237,65 @@ struct Hier {
     excess_sum: [f64; 2],
     excess_max: f64,
     invalid: u64,
+}
+
+impl Hier {
+    /// Runs query `s` through the region map and compares it with the flat path `p` (found in
+    /// `flat_us`).
+    fn add(
+        &mut self,
+        grid: &NavGrid,
+        regions: &RegionMap,
+        s: &Scenario,
+        p: &Path,
+        flat_us: f64,
+        config: &SearchConfig,
+    ) {
+        let t1 = Instant::now();
+        let h = find_path_hierarchical(grid, regions, s.start, s.goal, config);
+        let hier_us = t1.elapsed().as_secs_f64() * 1e6;
+        match h {
+            Ok(h)
+                if h.cells.first() == Some(&s.start)
+                    && h.cells.last() == Some(&s.goal)
+                    && h.cells.windows(2).all(|w| grid.can_step(w[0], w[1])) =>
+            {
+                let long = usize::from(p.length >= 100.0);
+                self.queries[long] += 1;
+                self.flat_us[long] += flat_us;
+                self.hier_us[long] += hier_us;
+                self.flat_exp[long] += p.expansions as u64;
+                self.hier_exp[long] += h.expansions as u64;
+                let excess = h.length / p.length.max(1e-9) - 1.0;
+                self.excess_sum[long] += excess;
+                self.excess_max = self.excess_max.max(excess);
+            }
+            _ => self.invalid += 1,
+        }
+    }
+
+    /// The `hierarchical` line.
+    fn report(&self, regions: &RegionMap, build_ms: f64) {
+        let part = |k: usize| {
+            let q = self.queries[k].max(1) as f64;
+            format!(
+                "queries={} flat_mean_us={:.1} hier_mean_us={:.1} flat_exp={:.0} hier_exp={:.0} mean_excess_pct={:.2}",
+                self.queries[k],
+                self.flat_us[k] / q,
+                self.hier_us[k] / q,
+                self.flat_exp[k] as f64 / q,
+                self.hier_exp[k] as f64 / q,
+                self.excess_sum[k] / q * 100.0,
+            )
+        };
+        println!(
+            "hierarchical cluster={} nodes={} build_ms={build_ms:.1} invalid={} max_excess_pct={:.2} | short: {} | long (>= 100 tiles): {}",
+            regions.cluster_size(),
+            regions.node_count(),
+            self.invalid,
+            self.excess_max * 100.0,
+            part(0),
+            part(1),
+        );
+    }
 }

@@ -202,29 +202,43 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let Args {
-        units,
-        size,
-        budget_us,
-        workers,
-        seed,
-        move_frames,
-        moving,
-        calibrate,
-        verbose,
-    } = args;
-    let mut rng = Rng::new(seed);
-    let grid = generate(size, &mut rng);
+    let mut rng = Rng::new(args.seed);
+    let grid = generate(args.size, &mut rng);
+    let mut app = build_app(&args);
+    let walkable: Vec<Cell> = grid.cells().filter(|&c| grid.is_walkable(c)).collect();
+    app.world_mut()
+        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0)));
+    app.update();
+    for _ in 0..args.units {
+        let start = walkable[rng.below(walkable.len() as u32) as usize];
+        let goal = walkable[rng.below(walkable.len() as u32) as usize];
+        let pos = (start.as_vec2() + 0.5) * 16.0;
+        let mut e = app.world_mut().spawn((
+            Transform::from_xyz(pos.x, pos.y, 0.0),
+            PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable),
+        ));
+        if args.moving {
+            e.insert(Mover {
+                speed: 6.0,
+                ..Default::default()
+            });
+        }
+    }
+    let frames = run(&mut app, &args);
+    report(&mut app, &args, &frames);
+}
 
+/// The app: the plugins with the run's settings, outcome tally and movement timer.
+fn build_app(args: &Args) -> App {
     let settings = TilepathSettings {
-        time_budget: Duration::from_micros(budget_us),
+        time_budget: Duration::from_micros(args.budget_us),
         expansion_budget: u32::MAX,
-        searches_per_frame: if workers == 0 { 8 } else { 64 },
-        workers: if workers == 0 {
+        searches_per_frame: if args.workers == 0 { 8 } else { 64 },
+        workers: if args.workers == 0 {
             WorkerMode::Inline
         } else {
             WorkerMode::Async {
-                max_in_flight: workers,
+                max_in_flight: args.workers,
             }
         },
         ..Default::default()
@@ -240,14 +254,8 @@ fn main() {
         .init_resource::<MoveTimer>()
         .add_systems(
             Update,
-            tally
-                .after(TilepathSystems::Receive)
-                .before(TilepathSystems::Move),
-        )
-        .add_systems(
-            Update,
             (
-                move_start
+                (tally, move_start)
                     .after(TilepathSystems::Receive)
                     .before(TilepathSystems::Move),
                 move_end
@@ -255,39 +263,38 @@ fn main() {
                     .before(TilepathSystems::Last),
             ),
         );
-    let walkable: Vec<Cell> = grid.cells().filter(|&c| grid.is_walkable(c)).collect();
-    app.world_mut()
-        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0)));
-    app.update();
-    let mut entities = Vec::new();
-    for _ in 0..units {
-        let start = walkable[rng.below(walkable.len() as u32) as usize];
-        let goal = walkable[rng.below(walkable.len() as u32) as usize];
-        let pos = (start.as_vec2() + 0.5) * 16.0;
-        let mut e = app.world_mut().spawn((
-            Transform::from_xyz(pos.x, pos.y, 0.0),
-            PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable),
-        ));
-        if moving {
-            e.insert(Mover {
-                speed: 6.0,
-                ..Default::default()
-            });
-        }
-        entities.push(e.id());
-    }
+    app
+}
 
+/// Per-frame figures of a run.
+struct Frames {
+    /// Wall time of the plugin's queue systems per frame.
+    wall_ms: Vec<f64>,
+    /// Their phases (collect, service, receive).
+    phases: Vec<[Duration; 3]>,
+    /// Their thread CPU time.
+    cpu_ms: Vec<f64>,
+    /// The calibration spin per frame (with `--calibrate`).
+    calibration_ms: Vec<f64>,
+    /// Frames until every request had its outcome.
+    to_drain: usize,
+}
+
+/// 60 Hz frames until every request has its outcome (and, with `--move`, `--move-frames` more).
+fn run(app: &mut App, args: &Args) -> Frames {
     let frame_period = Duration::from_secs_f64(1.0 / 60.0);
-    let mut frame_ms = Vec::new();
-    let mut phases = Vec::new();
-    let mut cpu_ms = Vec::new();
-    let mut calibration_ms = Vec::new();
-    let spin_for_budget = if calibrate {
-        spin_iterations_for(Duration::from_micros(budget_us))
+    let mut f = Frames {
+        wall_ms: Vec::new(),
+        phases: Vec::new(),
+        cpu_ms: Vec::new(),
+        calibration_ms: Vec::new(),
+        to_drain: 0,
+    };
+    let spin_for_budget = if args.calibrate {
+        spin_iterations_for(Duration::from_micros(args.budget_us))
     } else {
         0
     };
-    let mut frames_to_drain = 0;
     let max_frames = 200_000;
     let mut frame = 0;
     loop {
@@ -295,21 +302,20 @@ fn main() {
         app.update();
         frame += 1;
         let stats = app.world().resource::<TilepathFrameStats>();
-        frame_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
-        phases.push(stats.phases);
-        cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
-        if calibrate {
+        f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
+        f.phases.push(stats.phases);
+        f.cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
+        if args.calibrate {
             let t = Instant::now();
             spin(spin_for_budget);
-            calibration_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            f.calibration_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         let drained = app.world().resource::<PendingRequests>().is_empty();
-        if drained && frames_to_drain == 0 {
-            frames_to_drain = frame;
+        if drained && f.to_drain == 0 {
+            f.to_drain = frame;
         }
-        if (drained && (!moving || frame >= frames_to_drain + move_frames as usize))
-            || frame >= max_frames
-        {
+        let moved_enough = !args.moving || frame >= f.to_drain + args.move_frames as usize;
+        if drained && moved_enough || frame >= max_frames {
             break;
         }
         // 60 Hz: the workers get the rest of each frame, as in a game.
@@ -317,7 +323,12 @@ fn main() {
             std::thread::sleep(rest);
         }
     }
-    if moving {
+    f
+}
+
+/// The `move`, `cpu`, `calibration` and `summary` lines.
+fn report(app: &mut App, args: &Args, f: &Frames) {
+    if args.moving {
         let mt = app.world().resource::<MoveTimer>().frames.clone();
         let mut q = app.world_mut().query::<&bevy_tilepath::PathProgress>();
         let arrived = q
@@ -325,7 +336,8 @@ fn main() {
             .filter(|p| p.state == bevy_tilepath::MoveState::Arrived)
             .count();
         println!(
-            "move units={units} frames={} mean_move_ms={:.3} p99_move_ms={:.3} max_move_ms={:.3} arrived={arrived}",
+            "move units={} frames={} mean_move_ms={:.3} p99_move_ms={:.3} max_move_ms={:.3} arrived={arrived}",
+            args.units,
             mt.len(),
             mt.iter().sum::<f64>() / mt.len().max(1) as f64,
             percentile(&mt, 0.99),
@@ -337,26 +349,26 @@ fn main() {
     let duplicates = tally.per_ticket.values().filter(|&&n| n != 1).count();
     assert_eq!(duplicates, 0, "some request had more than one outcome");
     // Frames until drained only: later frames have no pathfinding work.
-    let drain = &frame_ms[..frames_to_drain.max(1).min(frame_ms.len())];
-    if verbose {
+    let drain = &f.wall_ms[..f.to_drain.max(1).min(f.wall_ms.len())];
+    if args.verbose {
         let (worst, ms) = drain
             .iter()
             .enumerate()
             .fold((0, 0.0), |b, (i, &m)| if m > b.1 { (i, m) } else { b });
         eprintln!(
             "worst frame {worst}: {ms:.3} ms (collect, service, receive: {:?})",
-            phases[worst]
+            f.phases[worst]
         );
     }
-    let cpu = &cpu_ms[..drain.len()];
+    let cpu = &f.cpu_ms[..drain.len()];
     println!(
         "cpu max_frame_cpu_ms={:.3} p99_frame_cpu_ms={:.3} (thread CPU time of the same systems: wall time minus preemption)",
         max(cpu),
         percentile(cpu, 0.99)
     );
-    let budget_ms = budget_us as f64 / 1000.0;
-    if calibrate {
-        let c = &calibration_ms[..drain.len()];
+    let budget_ms = args.budget_us as f64 / 1000.0;
+    if args.calibrate {
+        let c = &f.calibration_ms[..drain.len()];
         let median = percentile(c, 0.5);
         println!(
             "calibration frames={} median_ms={median:.3} p99_ms={:.3} max_ms={:.3} over_median_10pct={} (plugin: over_budget_10pct={})",
@@ -370,10 +382,11 @@ fn main() {
     // With --move, units also repath on their own: every request (ticket) still has one outcome.
     let requests = tally.per_ticket.len() as u32;
     println!(
-        "summary requests={requests} outcomes={outcomes} found={} failed={} cancelled={} frames_to_drain={frames_to_drain} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
+        "summary requests={requests} outcomes={outcomes} found={} failed={} cancelled={} frames_to_drain={} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
         tally.found,
         tally.failed,
         tally.cancelled,
+        f.to_drain,
         max(drain),
         percentile(drain, 0.99),
         budget_ms,

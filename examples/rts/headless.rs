@@ -2,7 +2,8 @@
 //! window, scripted orders, and a summary line; the process fails if a unit did not arrive.
 //!
 //! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap, `RTS_MAP=1` prints
-//! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame.
+//! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame, `RTS_HASH=1`
+//! prints a hash of all unit positions each frame (to show two builds behave the same).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -45,6 +46,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let mut frame_ms = Vec::with_capacity(frames);
     let mut wall_overlaps = 0u64;
     let debug = std::env::var_os("RTS_DEBUG").is_some();
+    let hash = std::env::var_os("RTS_HASH").is_some();
     let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
@@ -59,11 +61,20 @@ pub fn run(config: DemoConfig) -> ExitCode {
             print_trace(&mut app, trace, frame);
         }
         wall_overlaps += count_wall_overlaps(&mut app, &grid, frame, debug);
+        if hash {
+            eprintln!("hash {frame} {:016x}", positions_hash(&mut app));
+        }
     }
     let (arrived, stuck) = count_arrivals(&mut app, debug);
     if std::env::var_os("RTS_MAP").is_some() {
         print_map(&mut app, &terrain);
     }
+    let tally = &app.world().resource::<OutcomeTally>().0;
+    let outcomes: Vec<String> = tally
+        .iter()
+        .map(|((origin, kind), n)| format!("{origin}/{kind}={n}"))
+        .collect();
+    println!("outcomes {}", outcomes.join(" "));
     let mut sorted = frame_ms.clone();
     sorted.sort_by(f64::total_cmp);
     let p99 = sorted[((sorted.len() as f64 * 0.99).ceil() as usize).saturating_sub(1)];
@@ -96,8 +107,30 @@ fn build_app(config: DemoConfig) -> App {
         })
         .insert_resource(config)
         .add_plugins(TilepathPlugins::default())
-        .add_systems(Update, retry_failed.after(TilepathSystems::Receive));
+        .init_resource::<OutcomeTally>()
+        .add_systems(
+            Update,
+            (retry_failed, tally_outcomes).after(TilepathSystems::Receive),
+        );
     app
+}
+
+/// Outcomes by who asked (the game or the plugin, and why) and how they ended.
+#[derive(Resource, Default)]
+struct OutcomeTally(BTreeMap<(String, &'static str), usize>);
+
+fn tally_outcomes(mut reader: MessageReader<PathOutcome>, mut tally: ResMut<OutcomeTally>) {
+    for o in reader.read() {
+        let kind = match o.kind {
+            OutcomeKind::Found { .. } => "found",
+            OutcomeKind::Failed(_) => "failed",
+            OutcomeKind::Cancelled => "cancelled",
+        };
+        *tally
+            .0
+            .entry((format!("{:?}", o.origin), kind))
+            .or_default() += 1;
+    }
 }
 
 /// Blue units in the left third, red in the right; returns how many.
@@ -127,10 +160,12 @@ fn spawn_units(app: &mut App, grid: &NavGrid, config: &DemoConfig, rng: &mut Rng
 fn give_orders(app: &mut App, grid: &NavGrid, rng: &mut Rng, frame: usize, last: bool) {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &Team, &Transform)>();
-    let all: Vec<(Entity, Team, Vec2)> = q
+    let mut all: Vec<(Entity, Team, Vec2)> = q
         .iter(world)
         .map(|(e, t, tf)| (e, *t, to_grid(tf.translation.truncate())))
         .collect();
+    // Groups in spawn order, whatever order the ECS stores the units in.
+    all.sort_by_key(|u| u.0.index_u32());
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, world);
     for team in [Team::Blue, Team::Red] {
@@ -161,6 +196,22 @@ fn give_orders(app: &mut App, grid: &NavGrid, rng: &mut Rng, frame: usize, last:
         }
     }
     queue.apply(world);
+}
+
+/// A hash of every unit's position, whatever order the ECS keeps them in (`RTS_HASH=1` prints
+/// it every frame: two builds that behave the same print the same lines).
+fn positions_hash(app: &mut App) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let world = app.world_mut();
+    let mut q = world.query_filtered::<&Transform, With<Team>>();
+    let mut bits: Vec<(u32, u32)> = q
+        .iter(world)
+        .map(|t| (t.translation.x.to_bits(), t.translation.y.to_bits()))
+        .collect();
+    bits.sort_unstable();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bits.hash(&mut h);
+    h.finish()
 }
 
 /// Units whose body overlaps a wall by more than a hair this frame (touching is fine).

@@ -177,24 +177,25 @@ pub enum PathStatus {
     Cancelled,
 }
 
-/// A request that has no outcome yet: its ticket, the frame it was made, and who made it.
-#[derive(Clone, Copy, Debug)]
+/// A request that has no outcome yet: its ticket, the frame it was made, who made it, and what
+/// it asks.
+#[derive(Clone, Debug)]
 pub(crate) struct Ticket {
     pub(crate) id: u64,
     pub(crate) frame: u64,
     pub(crate) origin: PathOrigin,
-}
-
-/// A request made this frame, waiting to be validated.
-#[derive(Clone, Debug)]
-pub(crate) struct Submitted {
-    pub(crate) entity: Entity,
-    pub(crate) ticket: u64,
     pub(crate) request: PathRequest,
 }
 
-/// A request that ended before it was searched: removed or replaced (cancelled).
+/// A request made this frame, waiting to be validated.
 #[derive(Clone, Copy, Debug)]
+pub(crate) struct Submitted {
+    pub(crate) entity: Entity,
+    pub(crate) ticket: u64,
+}
+
+/// A request that ended before it was searched: removed or replaced (cancelled).
+#[derive(Clone, Debug)]
 pub(crate) struct Ended {
     pub(crate) entity: Entity,
     pub(crate) ticket: Ticket,
@@ -251,6 +252,11 @@ impl PendingRequests {
         self.pending.get(&entity).map(|t| t.origin)
     }
 
+    /// `entity`'s pending request (the game's or one the plugin made), if it has one.
+    pub fn request(&self, entity: Entity) -> Option<&PathRequest> {
+        self.pending.get(&entity).map(|t| &t.request)
+    }
+
     /// Whether `ticket` is `entity`'s pending request.
     pub(crate) fn is_current(&self, entity: Entity, ticket: u64) -> bool {
         self.pending.get(&entity).is_some_and(|t| t.id == ticket)
@@ -271,12 +277,14 @@ impl PendingRequests {
         let id = self.next_ticket;
         self.next_ticket += 1;
         let frame = self.frame;
-        self.pending.insert(entity, Ticket { id, frame, origin });
-        self.submitted.push(Submitted {
-            entity,
-            ticket: id,
+        let ticket = Ticket {
+            id,
+            frame,
+            origin,
             request,
-        });
+        };
+        self.pending.insert(entity, ticket);
+        self.submitted.push(Submitted { entity, ticket: id });
     }
 
     /// Ends `entity`'s pending request, if any, as cancelled.

@@ -135,6 +135,8 @@ struct Unit<'a> {
     grid: &'a NavGrid,
     path: &'a NavPath,
     status: PathStatus,
+    /// The unit's latest request: the one waiting for an outcome, or the one its path answers.
+    latest: &'a PathRequest,
 }
 
 /// Follows paths: advances units, updates claims and occupancy, handles units in the way.
@@ -142,6 +144,7 @@ pub(crate) fn move_units(
     time: Res<Time>,
     settings: Res<TilepathSettings>,
     mut claims: ResMut<Claims>,
+    book: Res<PendingRequests>,
     maps: Query<&NavMap>,
     mut units: Query<(
         Entity,
@@ -175,6 +178,7 @@ pub(crate) fn move_units(
             grid: map.grid(),
             path: &path,
             status: *status,
+            latest: book.request(entity).unwrap_or(&path.request),
         };
         let pos = map.world_to_grid(transform.translation.truncate());
         let progress = &mut *progress;
@@ -207,18 +211,14 @@ fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2
     progress.cell_index = 1;
     progress.leg = None;
     progress.speed_factor = 1.0;
-    progress.state = match progress.state {
+    progress.state = match progress.state.walking_through_from() {
         _ if unit.path.waypoints.is_empty() => MoveState::Arrived,
         // A repath while walking through others keeps walking through.
-        s @ MoveState::WalkingThrough { .. } => s,
-        _ => MoveState::Moving,
+        Some(from) => MoveState::WalkingThrough { from },
+        None => MoveState::Moving,
     };
     // A new order given while the unit stepped aside or made way replaces those.
-    if progress
-        .errand
-        .cell()
-        .is_some_and(|c| !heading_to(&unit.path.request, c))
-    {
+    if !on_errand(unit, &progress.errand) {
         progress.errand = Errand::None;
     }
     if progress.heading == Vec2::ZERO {
@@ -252,23 +252,79 @@ fn step_unit(
     pos: Vec2,
     new_path: bool,
 ) -> Option<(Vec2, Vec2)> {
-    let entity = unit.entity;
     let pending = unit.status != PathStatus::Found;
-    if unit.status != PathStatus::Found && unit.status != PathStatus::Queued {
+    if pending && unit.status != PathStatus::Queued && progress.state.is_underway() {
         // Failed or cancelled requests stop the unit where it is.
-        if progress.state.is_underway() {
-            progress.state = MoveState::Idle;
-            release_all(ctx.claims, entity, progress);
-        }
+        progress.state = MoveState::Idle;
+        release_all(ctx.claims, unit.entity, progress);
     }
     let here = cell_at(pos);
     if !progress.state.is_underway() {
         stand(ctx, unit, progress, here);
         return None;
     }
-    let cells = &unit.path.corridor;
-    let waypoint = |i: usize| grid_waypoint(unit, i);
+    let next = keep_track(ctx, unit, progress, pos, here, new_path);
+    let goal = progress.goal.expect("set with the path");
+    let situation = Situation {
+        in_the_way: next
+            .filter(|&c| c != here)
+            .and_then(|next| in_the_way(ctx.claims, unit, here, next, goal)),
+        waited: progress.state.waited() + ctx.dt,
+        wait_time: unit.mover.wait_time,
+        blocked: progress.blocked,
+        walking_through: progress.state.walking_through_from().is_some(),
+        near_goal: (goal - here).abs().max_element() <= ctx.crowd.close_enough,
+        free_here: ctx
+            .claims
+            .stopped_at(unit.map_entity, here)
+            .is_none_or(|e| e == unit.entity),
+        pending,
+        stuck_repaths: progress.stuck_repaths,
+        yields: progress.yields,
+    };
+    match decide(&situation, ctx.crowd) {
+        Action::StopHere => {
+            stop_here(ctx, unit, progress, here);
+            None
+        }
+        Action::Wait {
+            ask_to_make_way,
+            then,
+        } => {
+            progress.state = progress.state.wait(situation.waited);
+            if let Some(idle) = ask_to_make_way {
+                ctx.claims.ask_to_make_way(idle, unit.entity);
+            }
+            if let Some(reaction) = then {
+                react(ctx, unit, progress, here, goal, reaction);
+            }
+            None
+        }
+        Action::Go {
+            start_walking_through,
+        } => {
+            progress.state = if start_walking_through {
+                MoveState::WalkingThrough { from: pos }
+            } else {
+                progress.state.go()
+            };
+            Some(walk(ctx, unit, progress, pos, pending))
+        }
+    }
+}
 
+/// Tracks the unit along its corridor (passed cells, progress toward the goal, the end of
+/// walking through), keeps its claims, occupancy and intent up to date; returns its next cell.
+fn keep_track(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    pos: Vec2,
+    here: Cell,
+    new_path: bool,
+) -> Option<Cell> {
+    let (entity, map) = (unit.entity, unit.map_entity);
+    let cells = &unit.path.corridor;
     // Passed cells (only when the unit entered another cell or got a new path: with thousands
     // of units, reading each one's path every frame is what costs, in cache misses).
     let index_before = progress.cell_index;
@@ -277,110 +333,63 @@ fn step_unit(
     }
     let retrack = new_path || progress.cell_index != index_before;
     if new_path {
-        progress.end = waypoint(unit.path.waypoints.len() - 1);
+        progress.end = grid_waypoint(unit, unit.path.waypoints.len() - 1);
     }
     if retrack {
         progress.next = cells.get(progress.cell_index).copied();
     }
-    let next_cell = progress.next;
-    let goal_cell = progress.goal.expect("set with the path");
-    let map_e = unit.map_entity;
+    let next = progress.next;
     // Progress is getting closer to the goal than ever before on this order: walking back and
     // forth between two routes in a crowd is not.
-    let to_goal = pos.distance(cell_center(goal_cell));
+    let to_goal = pos.distance(cell_center(progress.goal.expect("set with the path")));
     let closer = to_goal < progress.closest - 1.0;
     if closer {
         progress.closest = to_goal;
     }
-    let next_taken = next_cell.is_some_and(|c| {
-        ctx.claims.stopped_at(map_e, c).is_some_and(|e| e != entity)
-            || ctx.claims.moving_at(map_e, c).is_some_and(|e| e != entity)
+    let next_taken = next.is_some_and(|c| {
+        ctx.claims.stopped_at(map, c).is_some_and(|e| e != entity)
+            || ctx.claims.moving_at(map, c).is_some_and(|e| e != entity)
     });
-    let walked_through = match progress.state {
-        MoveState::WalkingThrough { from } => {
-            Some(pos.distance(from) >= ctx.crowd.walk_through_for && !next_taken)
-        }
-        _ => None,
-    };
+    let walked_through = progress
+        .state
+        .walking_through_from()
+        .map(|from| pos.distance(from) >= ctx.crowd.walk_through_for && !next_taken);
     if closer && walked_through.is_none() || walked_through == Some(true) {
         progress.blocked = 0.0;
         progress.stuck_repaths = 0;
-        if walked_through == Some(true) {
-            progress.state = MoveState::Moving;
-        }
+        progress.state = progress.state.stop_walking_through();
     }
     if retrack {
         update_claims(ctx.claims, unit, progress);
     }
     if progress.moving_cell != Some(here) {
         ctx.claims
-            .set_moving_at(map_e, entity, progress.moving_cell, Some(here));
+            .set_moving_at(map, entity, progress.moving_cell, Some(here));
         progress.moving_cell = Some(here);
     }
-    let waited = progress.state.waited();
-    if waited > 0.0 {
+    let waiting = progress.state.waited() > 0.0;
+    if waiting {
         progress.blocked += ctx.dt;
     }
-    publish_intent(
-        ctx.claims,
-        entity,
-        progress,
-        Some(Intent {
-            here,
-            next: next_cell,
-            waiting: waited > 0.0,
-        }),
-    );
-
-    let situation = Situation {
-        in_the_way: next_cell
-            .filter(|&c| c != here)
-            .and_then(|next| in_the_way(ctx.claims, unit, here, next, goal_cell)),
-        waited: waited + ctx.dt,
-        wait_time: unit.mover.wait_time,
-        blocked: progress.blocked,
-        walking_through: matches!(progress.state, MoveState::WalkingThrough { .. }),
-        near_goal: (goal_cell - here).abs().max_element() <= ctx.crowd.close_enough,
-        free_here: ctx
-            .claims
-            .stopped_at(map_e, here)
-            .is_none_or(|e| e == entity),
-        pending,
-        stuck_repaths: progress.stuck_repaths,
-        yields: progress.yields,
+    let intent = Intent {
+        here,
+        next,
+        waiting,
     };
-    match decide(&situation, ctx.crowd) {
-        Action::StopHere => {
-            stop_here(ctx, unit, progress, here);
-            return None;
-        }
-        Action::Wait {
-            ask_to_make_way,
-            then,
-        } => {
-            progress.state = MoveState::Waiting {
-                seconds: situation.waited,
-            };
-            if let Some(idle) = ask_to_make_way {
-                ctx.claims.ask_to_make_way(idle, entity);
-            }
-            if let Some(reaction) = then {
-                react(ctx, unit, progress, here, goal_cell, reaction);
-            }
-            return None;
-        }
-        Action::Go {
-            start_walking_through,
-        } => {
-            if start_walking_through {
-                progress.state = MoveState::WalkingThrough { from: pos };
-            } else if matches!(progress.state, MoveState::Waiting { .. }) {
-                progress.state = MoveState::Moving;
-            }
-        }
-    }
+    publish_intent(ctx.claims, entity, progress, Some(intent));
+    next
+}
 
-    // Advance along the waypoints.
+/// Walks the unit along its waypoints for this frame (a new path if even its cell center cannot
+/// see the next waypoint) and arrives at the end; returns its position and heading.
+fn walk(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    pos: Vec2,
+    pending: bool,
+) -> (Vec2, Vec2) {
+    let waypoint = |i: usize| grid_waypoint(unit, i);
     let walk = Walk {
         grid: unit.grid,
         waypoints: &waypoint,
@@ -397,17 +406,16 @@ fn step_unit(
         unit.mover.speed * ctx.dt,
     );
     if walked.blocked && !pending {
-        ctx.submit(entity, unit.path.request.clone(), PathOrigin::Blocked);
-        progress.state = MoveState::Waiting { seconds: 0.0 };
+        ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
+        progress.state = progress.state.wait(0.0);
     }
-    let pos = walked.pos;
     progress.heading = walked.heading;
     if progress.waypoint >= unit.path.waypoints.len()
-        || pos.distance(progress.end) <= unit.mover.arrival_tolerance
+        || walked.pos.distance(progress.end) <= unit.mover.arrival_tolerance
     {
-        arrive(ctx, unit, progress, cell_at(pos), pending);
+        arrive(ctx, unit, progress, cell_at(walked.pos), pending);
     }
-    Some((pos, walked.heading))
+    (walked.pos, walked.heading)
 }
 
 /// The unit in `next` (not this one), as the crowd decision sees it.
@@ -474,12 +482,12 @@ fn react(
             progress.yields += 1;
             let trip = PathRequest::to_cell(side).with_priority(ctx.crowd.errand_priority);
             ctx.submit(entity, trip, PathOrigin::StepAside);
-            progress.state = MoveState::Waiting { seconds: ctx.dt };
+            progress.state = progress.state.wait(ctx.dt);
             return;
         }
     };
     progress.stuck_repaths += 1;
-    progress.state = MoveState::Waiting { seconds: ctx.dt };
+    progress.state = progress.state.wait(ctx.dt);
     ctx.submit(entity, request, origin);
 }
 
@@ -495,7 +503,7 @@ fn arrive(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, cell: Cell, p
         && let Some(free) = free_cell_near(ctx.claims, unit, cell)
     {
         let request = redirect(progress, unit.path.request.clone(), free);
-        progress.state = MoveState::Waiting { seconds: ctx.dt };
+        progress.state = progress.state.wait(ctx.dt);
         ctx.submit(unit.entity, request, PathOrigin::GoalTaken);
         return;
     }
@@ -591,6 +599,12 @@ fn heading_to(request: &PathRequest, cell: Cell) -> bool {
     request.goal == PathGoal::Cell(cell)
 }
 
+/// Whether the unit is still on `errand`: its latest request goes to the errand's cell (a new
+/// order replaces the errand).
+fn on_errand(unit: &Unit, errand: &Errand) -> bool {
+    errand.cell().is_some_and(|c| heading_to(unit.latest, c))
+}
+
 /// The nearest cell around `cell` that no unit stands on or claims: where a unit whose goal is
 /// taken goes instead.
 fn free_cell_near(claims: &Claims, unit: &Unit, cell: Cell) -> Option<Cell> {
@@ -627,10 +641,7 @@ fn stop_here(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, cell: Cell
     ctx.claims
         .set_stopped(map, entity, progress.stopped_cell, Some(cell));
     progress.stopped_cell = Some(cell);
-    let on_errand = progress
-        .errand
-        .cell()
-        .is_some_and(|c| heading_to(&unit.path.request, c));
+    let on_errand = on_errand(unit, &progress.errand);
     match std::mem::take(&mut progress.errand) {
         Errand::SteppingAside { resume, .. } if on_errand => {
             ctx.submit(entity, resume, PathOrigin::Resume);

@@ -17,10 +17,13 @@ pub enum MoveState {
     Idle,
     /// Following its path.
     Moving,
-    /// Waiting for a unit in the way.
+    /// Waiting: for a unit in the way, or for a new path.
     Waiting {
         /// Seconds waited so far.
         seconds: f32,
+        /// Where it started walking through other units, if it was doing so (it goes on once
+        /// it moves again).
+        through_from: Option<Vec2>,
     },
     /// Following its path through other units (never walls): the last resort of a unit kept in
     /// place too long, until it has walked
@@ -45,8 +48,49 @@ impl MoveState {
     /// Seconds waited so far (0 unless waiting).
     pub fn waited(self) -> f32 {
         match self {
-            MoveState::Waiting { seconds } => seconds,
+            MoveState::Waiting { seconds, .. } => seconds,
             _ => 0.0,
+        }
+    }
+
+    /// Where the unit started walking through other units, if it is doing so.
+    pub fn walking_through_from(self) -> Option<Vec2> {
+        match self {
+            MoveState::WalkingThrough { from } => Some(from),
+            MoveState::Waiting { through_from, .. } => through_from,
+            _ => None,
+        }
+    }
+
+    /// Waiting `seconds` so far, still walking through others if it was.
+    pub(crate) fn wait(self, seconds: f32) -> MoveState {
+        MoveState::Waiting {
+            seconds,
+            through_from: self.walking_through_from(),
+        }
+    }
+
+    /// Done walking through others: moving or waiting as before.
+    pub(crate) fn stop_walking_through(self) -> MoveState {
+        match self {
+            MoveState::WalkingThrough { .. } => MoveState::Moving,
+            MoveState::Waiting { seconds, .. } => MoveState::Waiting {
+                seconds,
+                through_from: None,
+            },
+            other => other,
+        }
+    }
+
+    /// Moving again after waiting (through others if it was walking through).
+    pub(crate) fn go(self) -> MoveState {
+        match self {
+            MoveState::Waiting {
+                through_from: Some(from),
+                ..
+            } => MoveState::WalkingThrough { from },
+            MoveState::Waiting { .. } => MoveState::Moving,
+            other => other,
         }
     }
 }

@@ -24,6 +24,9 @@ pub(super) struct InlineJob {
 pub(super) enum Slice {
     /// Not done: resume it later.
     Pending,
+    /// Started again with stopped units as a penalty (see [`Overlay::soften`]): step it again
+    /// now.
+    Restarted,
     /// Done, with a path or a failure.
     Done(Result<Path, PathError>),
 }
@@ -68,7 +71,7 @@ impl InlineJob {
                 );
                 self.overlay = soft;
                 match begun {
-                    Ok(()) => Slice::Pending,
+                    Ok(()) => Slice::Restarted,
                     Err(e) => Slice::Done(Err(e)),
                 }
             }

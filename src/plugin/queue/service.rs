@@ -194,18 +194,8 @@ pub(crate) fn service_queue(
         if elapsed + longest >= budget {
             break;
         }
-        if let Some(next) = queue.to_smooth.last_mut() {
-            let Ok(map) = maps.get(next.result.job.map) else {
-                let done = queue.to_smooth.pop().expect("checked");
-                let job = done.result.job;
-                queue.fail(book, job.entity, job.ticket, PathFailure::NoMap);
-                continue;
-            };
-            if let Some(points) = next.step(map.grid()) {
-                let mut done = queue.to_smooth.pop().expect("checked").result;
-                done.smoothed = points;
-                queue.results.push(done);
-            }
+        if !queue.to_smooth.is_empty() {
+            smooth_step(queue, book, &maps);
             continue;
         }
         // A slot freed up: start the next waiting search, within this frame's start limit.
@@ -223,37 +213,81 @@ pub(crate) fn service_queue(
         if k >= queue.inline.len() {
             k = 0;
         }
+        let mut ctx = Slicing {
+            settings: &settings,
+            maps: &maps,
+            tally: &mut tally,
+            stats: &mut stats,
+            expansions_left: &mut expansions_left,
+        };
+        if ctx.slice(queue, book, k) {
+            k += 1;
+        }
+    }
+}
+
+/// One line check of the inline smoothing last begun; a smoothed path becomes a result.
+fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&'static NavMap>) {
+    let Some(next) = queue.to_smooth.last_mut() else {
+        return;
+    };
+    let Ok(map) = maps.get(next.result.job.map) else {
+        let job = queue.to_smooth.pop().expect("checked").result.job;
+        queue.fail(book, job.entity, job.ticket, PathFailure::NoMap);
+        return;
+    };
+    if let Some(points) = next.step(map.grid()) {
+        let mut done = queue.to_smooth.pop().expect("checked").result;
+        done.smoothed = points;
+        queue.results.push(done);
+    }
+}
+
+/// What slicing inline searches needs from the service system.
+struct Slicing<'a, 'w, 's> {
+    settings: &'a TilepathSettings,
+    maps: &'a Query<'w, 's, &'static NavMap>,
+    tally: &'a mut FrameTally,
+    stats: &'a mut TilepathFrameStats,
+    expansions_left: &'a mut u64,
+}
+
+impl Slicing<'_, '_, '_> {
+    /// Advances inline search `k` by one slice; a finished search leaves for smoothing or the
+    /// results. Returns whether the round-robin moves on to the next search (`false` when this
+    /// one left the list, or restarted and goes on now).
+    fn slice(&mut self, queue: &mut PathQueue, book: &mut PendingRequests, k: usize) -> bool {
         let job = &mut queue.inline[k];
         if !book.is_current(job.job.entity, job.job.ticket) {
             let done = queue.inline.swap_remove(k);
             queue.pool.push(done.search);
-            continue;
+            return false;
         }
-        let Ok(map) = maps.get(job.job.map) else {
+        let Ok(map) = self.maps.get(job.job.map) else {
             let done = queue.inline.swap_remove(k);
             queue.fail(book, done.job.entity, done.job.ticket, PathFailure::NoMap);
             queue.pool.push(done.search);
-            continue;
+            return false;
         };
         let grid = map.grid();
         let before = job.search.expansions();
-        let slice = SLICE.min(expansions_left.min(u32::MAX as u64) as u32);
-        let step = job.slice(grid, slice, &settings.search);
+        let slice = SLICE.min((*self.expansions_left).min(u32::MAX as u64) as u32);
+        let step = job.slice(grid, slice, &self.settings.search);
         let done_exp = job.search.expansions().saturating_sub(before);
-        expansions_left = expansions_left.saturating_sub(done_exp.max(1));
-        tally.expansions += done_exp;
-        let Slice::Done(result) = step else {
-            k += 1;
-            continue;
+        *self.expansions_left = self.expansions_left.saturating_sub(done_exp.max(1));
+        self.tally.expansions += done_exp;
+        let result = match step {
+            Slice::Pending => return true,
+            Slice::Restarted => return false,
+            Slice::Done(result) => result,
         };
         let done = queue.inline.swap_remove(k);
-        if settings.record_expanded {
-            if stats.recent_expanded.len() >= 8 {
-                stats.recent_expanded.remove(0);
+        if self.settings.record_expanded {
+            let recent = &mut self.stats.recent_expanded;
+            if recent.len() >= 8 {
+                recent.remove(0);
             }
-            stats
-                .recent_expanded
-                .push((done.job.map, done.search.closed_cells(grid)));
+            recent.push((done.job.map, done.search.closed_cells(grid)));
         }
         let found = result.is_ok();
         let result = SearchResult {
@@ -263,11 +297,12 @@ pub(crate) fn service_queue(
             smoothed: Vec::new(),
             worker: false,
         };
-        if settings.smoothing && found {
+        if self.settings.smoothing && found {
             queue.to_smooth.push(Smoothing::new(result, done.radius));
         } else {
             queue.results.push(result);
         }
         queue.pool.push(done.search);
+        false
     }
 }

@@ -90,15 +90,19 @@ pub(crate) fn collect_requests(
             book.submitted.push(s);
             break;
         }
-        if !book.is_current(s.entity, s.ticket) {
+        let Some(request) = book
+            .request(s.entity)
+            .filter(|_| book.is_current(s.entity, s.ticket))
+        else {
             continue;
-        }
+        };
+        let request = request.clone();
         // A unit without a place in the world stands on no map cell.
         let Ok(transform) = transforms.get(s.entity) else {
             queue.fail(&mut book, s.entity, s.ticket, PathFailure::StartOutOfBounds);
             continue;
         };
-        match validate(s.entity, s.ticket, s.request, transform, &maps, frame) {
+        match validate(s.entity, s.ticket, request, transform, &maps, frame) {
             Ok(job) => queue.waiting.push(job),
             Err(failure) => queue.fail(&mut book, s.entity, s.ticket, failure),
         }
