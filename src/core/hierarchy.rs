@@ -26,7 +26,7 @@ use super::search::{SearchConfig, find_path, resolve_ends};
 const LONG_RUN: i32 = 6;
 
 /// An automatically built region map of a [`NavGrid`]: clusters, their transitions, and the
-/// costs between transitions (see the [module docs](self)).
+/// costs between transitions (see the `core::hierarchy` module docs).
 ///
 /// ```
 /// use bevy_tilepath::core::{Cell, NavGrid, RegionMap, SearchConfig, find_path_hierarchical};

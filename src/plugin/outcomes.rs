@@ -30,7 +30,7 @@ pub struct PathOutcome {
     pub entity: Entity,
     /// The request's ticket (unique, increasing).
     pub ticket: u64,
-    /// Who asked: [`PathOrigin::User`] for the game's [`PathRequest`](crate::PathRequest).
+    /// Who asked: [`PathOrigin::User`] for the game's [`PathRequest`].
     pub origin: PathOrigin,
     /// How it ended.
     pub kind: OutcomeKind,

@@ -3,9 +3,9 @@
 //! units in the way (Lester's notes 1 and 2). Optional: a game with its own movement leaves
 //! [`MovementPlugin`] out and reads the [`NavPath`]s itself.
 //!
-//! - [`state`]: what a unit is doing and its progress.
-//! - [`follow`]: tracking, turn planning and advancing (pure).
-//! - [`crowd`]: what a unit does about the unit in its way (pure).
+//! - `state`: what a unit is doing and its progress.
+//! - `follow`: tracking, turn planning and advancing (pure).
+//! - `crowd`: what a unit does about the unit in its way (pure).
 
 mod crowd;
 mod follow;

@@ -118,3 +118,50 @@ impl Overlay {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::{CostModel, MoveRules, NavGrid};
+
+    #[test]
+    fn stopped_units_soften_to_a_penalty_in_the_maps_own_cost_model() {
+        let rules = MoveRules {
+            costs: CostModel::LESTER,
+            ..MoveRules::default()
+        };
+        let map = NavMap::new(
+            NavGrid::with_rules(8, 8, rules).unwrap(),
+            Vec2::ZERO,
+            Vec2::ONE,
+        );
+        let map_entity = Entity::from_raw_u32(1).unwrap();
+        let (me, other) = (
+            Entity::from_raw_u32(2).unwrap(),
+            Entity::from_raw_u32(3).unwrap(),
+        );
+        let mut claims = Claims::default();
+        claims.set_stopped(map_entity, other, None, Some(Cell::new(3, 3)));
+        claims.claim(map_entity, Cell::new(4, 4), other);
+        let settings = TilepathSettings::default();
+        let overlay = Overlay::new(&claims, &settings, map_entity, &map, me, Cell::new(1, 1));
+        assert!(
+            overlay
+                .cells
+                .contains(&(Cell::new(3, 3), CellOverlay::Blocked))
+        );
+        // Lester's model: 10 per straight step, so 3 tiles of claim penalty are 30.
+        assert!(
+            overlay
+                .cells
+                .contains(&(Cell::new(4, 4), CellOverlay::Penalty(30)))
+        );
+        let soft = overlay.soften().expect("a stopped unit to soften");
+        // 20 tiles in the same model: 200, not the exact model's 20 x 65536.
+        assert!(
+            soft.cells
+                .contains(&(Cell::new(3, 3), CellOverlay::Penalty(200)))
+        );
+        assert!(soft.soften().is_none(), "nothing left to soften");
+    }
+}

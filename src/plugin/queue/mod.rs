@@ -1,8 +1,8 @@
-//! The time-sliced path queue: requests are validated ([`validate`]), wait in a list from which
-//! a few start per frame ([`policy`], [`service`]), advance inline within a per-frame budget and
-//! resume next frame ([`inline`]) or run on `AsyncComputeTaskPool` and report back over a
-//! `crossbeam-channel` ([`workers`]), and end in exactly one outcome ([`delivery`]). Paths that a
-//! grid edit crosses are searched again ([`repath`]).
+//! The time-sliced path queue: requests are validated (`validate`), wait in a list from which
+//! a few start per frame (`policy`, `service`), advance inline within a per-frame budget and
+//! resume next frame (`inline`) or run on `AsyncComputeTaskPool` and report back over a
+//! `crossbeam-channel` (`workers`), and end in exactly one outcome (`delivery`). Paths that a
+//! grid edit crosses are searched again (`repath`).
 
 mod delivery;
 mod inline;
