@@ -194,25 +194,37 @@ mod tests {
         assert_eq!(track(&corridor, 1, Cell::new(15, 0)), 1);
     }
 
-    #[test]
-    fn a_walk_reaches_the_end_of_a_straight_path() {
-        let grid = NavGrid::new(10, 3).unwrap();
-        let points = [Vec2::new(0.5, 1.5), Vec2::new(9.5, 1.5)];
+    /// Walks a body of radius 0.3, turning in place, from `start` along two waypoints: `steps`
+    /// frames of `distance` tiles. Returns the last position, the waypoint reached and the leg.
+    fn walk_two(
+        grid: &NavGrid,
+        points: [Vec2; 2],
+        start: Vec2,
+        steps: usize,
+        distance: f32,
+    ) -> (Vec2, usize, Option<Leg>) {
         let waypoints = |i: usize| points[i];
         let walk = Walk {
-            grid: &grid,
+            grid,
             waypoints: &waypoints,
             waypoint_count: 2,
             radius: 0.3,
             turning_radius: 0.0,
         };
-        let (mut waypoint, mut leg, mut speed) = (1, None, 1.0);
-        let mut pos = points[0];
-        for _ in 0..10 {
-            let w = walk.advance(&mut waypoint, &mut leg, &mut speed, pos, Vec2::X, 1.0);
+        let (mut waypoint, mut leg, mut speed, mut pos) = (1, None, 1.0, start);
+        for _ in 0..steps {
+            let w = walk.advance(&mut waypoint, &mut leg, &mut speed, pos, Vec2::X, distance);
             assert!(!w.blocked);
             pos = w.pos;
         }
+        (pos, waypoint, leg)
+    }
+
+    #[test]
+    fn a_walk_reaches_the_end_of_a_straight_path() {
+        let grid = NavGrid::new(10, 3).unwrap();
+        let points = [Vec2::new(0.5, 1.5), Vec2::new(9.5, 1.5)];
+        let (pos, waypoint, _) = walk_two(&grid, points, points[0], 10, 1.0);
         assert_eq!(waypoint, 2);
         assert!(pos.distance(points[1]) < 1e-3);
     }
@@ -223,17 +235,7 @@ mod tests {
         grid.set_walkable(Cell::new(2, 1), false).unwrap();
         // Standing low in cell (1, 2), the line to (3.5, 2.5) would clip the wall at (2, 1).
         let points = [Vec2::new(1.5, 2.5), Vec2::new(3.5, 2.5)];
-        let waypoints = |i: usize| points[i];
-        let walk = Walk {
-            grid: &grid,
-            waypoints: &waypoints,
-            waypoint_count: 2,
-            radius: 0.3,
-            turning_radius: 0.0,
-        };
-        let (mut waypoint, mut leg, mut speed) = (1, None, 1.0);
-        let start = Vec2::new(1.5, 2.1);
-        walk.advance(&mut waypoint, &mut leg, &mut speed, start, Vec2::X, 0.1);
+        let (_, _, leg) = walk_two(&grid, points, Vec2::new(1.5, 2.1), 1, 0.1);
         let leg = leg.expect("a leg was planned");
         assert!(leg.detour);
         assert_eq!(leg.plan.target, cell_center(Cell::new(1, 2)));
