@@ -108,6 +108,7 @@ impl Plugin for MovementPlugin {
 /// What the movement system shares between units in one frame.
 struct Ctx<'a, 'w, 's> {
     claims: &'a mut Claims,
+    book: &'a PendingRequests,
     crowd: &'a CrowdSettings,
     commands: Commands<'w, 's>,
     arrived: MessageWriter<'w, Arrived>,
@@ -132,11 +133,8 @@ struct Unit<'a> {
     radius: f32,
     map_entity: Entity,
     map: &'a NavMap,
-    grid: &'a NavGrid,
     path: &'a NavPath,
     status: PathStatus,
-    /// The unit's latest request: the one waiting for an outcome, or the one its path answers.
-    latest: &'a PathRequest,
 }
 
 /// Follows paths: advances units, updates claims and occupancy, handles units in the way.
@@ -160,6 +158,7 @@ pub(crate) fn move_units(
 ) {
     let mut ctx = Ctx {
         claims: &mut claims,
+        book: &book,
         crowd: &settings.crowd,
         commands,
         arrived,
@@ -175,10 +174,8 @@ pub(crate) fn move_units(
             radius: agent.radius,
             map_entity: path.map,
             map,
-            grid: map.grid(),
             path: &path,
             status: *status,
-            latest: book.request(entity).unwrap_or(&path.request),
         };
         let pos = map.world_to_grid(transform.translation.truncate());
         let progress = &mut *progress;
@@ -218,7 +215,7 @@ fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2
         None => MoveState::Moving,
     };
     // A new order given while the unit stepped aside or made way replaces those.
-    if !on_errand(unit, &progress.errand) {
+    if !on_errand(ctx.book, unit, &progress.errand) {
         progress.errand = Errand::None;
     }
     if progress.heading == Vec2::ZERO {
@@ -226,7 +223,7 @@ fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2
     }
     let cells = &unit.path.corridor;
     let count = unit.path.waypoints.len();
-    if count > 1 && !walkable(unit.grid, pos, grid_waypoint(unit, 1), unit.radius) {
+    if count > 1 && !walkable(unit.map.grid(), pos, grid_waypoint(unit, 1), unit.radius) {
         // Smoothing assumed the start cell's center: go there first if the unit stands
         // elsewhere in it and cannot see the next waypoint.
         progress.waypoint = 0;
@@ -391,7 +388,7 @@ fn walk(
 ) -> (Vec2, Vec2) {
     let waypoint = |i: usize| grid_waypoint(unit, i);
     let walk = Walk {
-        grid: unit.grid,
+        grid: unit.map.grid(),
         waypoints: &waypoint,
         waypoint_count: unit.path.waypoints.len(),
         radius: unit.radius,
@@ -467,7 +464,7 @@ fn react(
             // Onto the nearest cell the other does not claim, then resume the order.
             let map = unit.map_entity;
             let claims = &*ctx.claims;
-            let Some(side) = nearest_cell(unit.grid, here, STEP_ASIDE_REACH, |c| {
+            let Some(side) = nearest_cell(unit.map.grid(), here, STEP_ASIDE_REACH, |c| {
                 !claims.claimants(map, c).contains(&for_unit)
                     && claims.stopped_at(map, c).is_none()
                     && claims.moving_at(map, c).is_none()
@@ -525,7 +522,7 @@ fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, here: Cell) {
     // unit's claimed cells) and stay there.
     if ctx.claims.take_make_way(entity).is_some() && unit.status != PathStatus::Queued {
         let claims = &*ctx.claims;
-        let free = nearest_cell(unit.grid, here, ctx.crowd.make_way_reach, |c| {
+        let free = nearest_cell(unit.map.grid(), here, ctx.crowd.make_way_reach, |c| {
             claims.stopped_at(map, c).is_none()
                 && claims.moving_at(map, c).is_none()
                 && claims.claimants(map, c).is_empty()
@@ -599,17 +596,20 @@ fn heading_to(request: &PathRequest, cell: Cell) -> bool {
     request.goal == PathGoal::Cell(cell)
 }
 
-/// Whether the unit is still on `errand`: its latest request goes to the errand's cell (a new
-/// order replaces the errand).
-fn on_errand(unit: &Unit, errand: &Errand) -> bool {
-    errand.cell().is_some_and(|c| heading_to(unit.latest, c))
+/// Whether the unit is still on `errand`: its latest request (the one waiting for an outcome,
+/// or the one its path answers) goes to the errand's cell (a new order replaces the errand).
+fn on_errand(book: &PendingRequests, unit: &Unit, errand: &Errand) -> bool {
+    errand.cell().is_some_and(|c| {
+        let latest = book.request(unit.entity).unwrap_or(&unit.path.request);
+        heading_to(latest, c)
+    })
 }
 
 /// The nearest cell around `cell` that no unit stands on or claims: where a unit whose goal is
 /// taken goes instead.
 fn free_cell_near(claims: &Claims, unit: &Unit, cell: Cell) -> Option<Cell> {
     let map = unit.map_entity;
-    nearest_cell(unit.grid, cell, FREE_CELL_REACH, |c| {
+    nearest_cell(unit.map.grid(), cell, FREE_CELL_REACH, |c| {
         claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty()
     })
 }
@@ -641,7 +641,7 @@ fn stop_here(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, cell: Cell
     ctx.claims
         .set_stopped(map, entity, progress.stopped_cell, Some(cell));
     progress.stopped_cell = Some(cell);
-    let on_errand = on_errand(unit, &progress.errand);
+    let on_errand = on_errand(ctx.book, unit, &progress.errand);
     match std::mem::take(&mut progress.errand) {
         Errand::SteppingAside { resume, .. } if on_errand => {
             ctx.submit(entity, resume, PathOrigin::Resume);

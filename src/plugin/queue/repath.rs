@@ -11,15 +11,15 @@ use crate::core::Cell;
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::PathProgress;
 use crate::plugin::outcomes::NavPath;
-use crate::plugin::request::{PathOrigin, PathStatus, PendingRequests};
+use crate::plugin::request::{PathOrigin, PendingRequests, SubmitInternal};
 
 /// Repaths units whose remaining corridor crosses a changed cell or its neighbours (a unit's body
 /// may overlap a neighbour of the corridor cell it walks through).
 pub(crate) fn repath_on_change(
     mut maps: Query<(Entity, &mut NavMap)>,
     units: Query<(Entity, &NavPath, Option<&PathProgress>)>,
-    mut book: ResMut<PendingRequests>,
-    mut statuses: Query<&mut PathStatus>,
+    book: Res<PendingRequests>,
+    mut commands: Commands,
 ) {
     for (map_entity, mut map) in &mut maps {
         if map.changed_cells().is_empty() {
@@ -44,10 +44,11 @@ pub(crate) fn repath_on_change(
                 .iter()
                 .any(|c| !grid.is_walkable(*c) || near_changed.contains(c));
             if crosses {
-                book.submit(entity, path.request.clone(), PathOrigin::GridEdit);
-                if let Ok(mut status) = statuses.get_mut(entity) {
-                    *status = PathStatus::Queued;
-                }
+                commands.queue(SubmitInternal {
+                    entity,
+                    request: path.request.clone(),
+                    origin: PathOrigin::GridEdit,
+                });
             }
         }
     }

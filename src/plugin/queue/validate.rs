@@ -13,10 +13,7 @@ use super::PathQueue;
 use super::job::{Job, JobGoal};
 
 /// The map a request refers to: the one it names, or the only one there is.
-pub(super) fn pick_map(
-    request_map: Option<Entity>,
-    maps: &Query<(Entity, &NavMap)>,
-) -> Option<Entity> {
+fn pick_map(request_map: Option<Entity>, maps: &Query<(Entity, &NavMap)>) -> Option<Entity> {
     match request_map {
         Some(m) => maps.get(m).ok().map(|(e, _)| e),
         None => {
