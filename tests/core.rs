@@ -544,3 +544,84 @@ fn a_stale_region_map_gives_no_path() {
     let p = find_path_hierarchical(&grid, &rebuilt, a, b, &SearchConfig::default()).unwrap();
     assert!(!p.cells.contains(&Cell::new(30, 30)));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    /// Shared searches: every start's path read off one backward tree costs exactly what its own
+    /// A* costs under the same grid and overlay, is legal step by step and adds up to that cost;
+    /// starts added after the tree has grown (a later order to the same goal) too.
+    #[test]
+    fn goal_tree_paths_equal_own_astar(
+        (grid, _) in grid_strategy(),
+        goal in (0i32..14, 0i32..14),
+        starts in proptest::collection::vec((0i32..14, 0i32..14), 1..8),
+        later in proptest::collection::vec((0i32..14, 0i32..14), 0..4),
+        overlay in proptest::collection::vec((0i32..14, 0i32..14, prop_oneof![Just(None), (1u32..200_000).prop_map(Some)]), 0..6),
+        slice in prop_oneof![Just(1u32), 1u32..40, Just(u32::MAX)],
+    ) {
+        let (w, h) = (grid.width() as i32, grid.height() as i32);
+        let cell = |(x, y): (i32, i32)| Cell::new(x % w, y % h);
+        let goal = cell(goal);
+        prop_assume!(grid.is_walkable(goal));
+        let overlay: Vec<(Cell, CellOverlay)> = overlay
+            .iter()
+            .map(|&(x, y, p)| (cell((x, y)), p.map_or(CellOverlay::Blocked, CellOverlay::Penalty)))
+            .collect();
+        let mut tree = GoalTree::new();
+        tree.begin(&grid, goal, &overlay, Heuristic::Octile).unwrap();
+        let starts: Vec<Cell> = starts.into_iter().map(cell).collect();
+        let later: Vec<Cell> = later.into_iter().map(cell).collect();
+        let mut without_path = 0;
+        for batch in [&starts, &later] {
+            tree.add_starts(&grid, batch);
+            let mut rounds = 0;
+            while tree.step(&grid, slice) == TreeStep::Pending {
+                rounds += 1;
+                prop_assert!(rounds < 100_000);
+            }
+            for &s in batch.iter() {
+                let mut own = AStar::new();
+                let own = own
+                    .begin_with_overlay(&grid, s, goal, &SearchConfig::default(), &overlay)
+                    .and_then(|()| own.finish(&grid));
+                match (tree.path_from(&grid, s), own) {
+                    (Some(p), Ok(o)) => {
+                        prop_assert_eq!(p.cost, o.cost, "from {:?}", s);
+                        prop_assert_eq!(p.cells[0], s);
+                        prop_assert_eq!(*p.cells.last().unwrap(), goal);
+                        for step in p.cells.windows(2) {
+                            prop_assert!(grid.can_step(step[0], step[1]));
+                        }
+                    }
+                    (None, Err(_)) => without_path += 1,
+                    (p, o) => prop_assert!(false, "tree {:?} vs own {:?} from {:?}", p, o, s),
+                }
+            }
+        }
+        // Only starts without a path (under the overlay) are left unsettled.
+        prop_assert!(tree.unsettled() <= without_path);
+    }
+}
+
+#[test]
+fn goal_tree_goes_stale_with_the_grid() {
+    let mut grid = NavGrid::new(10, 10).unwrap();
+    let mut tree = GoalTree::new();
+    tree.begin(&grid, Cell::new(9, 9), &[], Heuristic::Octile)
+        .unwrap();
+    tree.add_starts(&grid, &[Cell::new(0, 0)]);
+    assert_eq!(tree.step(&grid, u32::MAX), TreeStep::Done);
+    assert!(tree.path_from(&grid, Cell::new(0, 0)).is_some());
+    grid.set_walkable(Cell::new(5, 5), false).unwrap();
+    assert_eq!(tree.step(&grid, u32::MAX), TreeStep::Stale);
+    assert!(tree.path_from(&grid, Cell::new(0, 0)).is_none());
+    assert_eq!(
+        tree.begin(&grid, Cell::new(5, 5), &[], Heuristic::Octile),
+        Err(PathError::GoalBlocked(Cell::new(5, 5)))
+    );
+    assert_eq!(
+        tree.begin(&grid, Cell::new(50, 5), &[], Heuristic::Octile),
+        Err(PathError::GoalOutOfBounds(Cell::new(50, 5)))
+    );
+}

@@ -2,10 +2,12 @@
 //!
 //! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands.
 //! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`].
+//! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
 //! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`].
 //! - [`movingai`]: the MovingAI benchmark file formats.
 
 mod cost;
+mod goal_tree;
 mod grid;
 mod heuristic;
 mod hierarchy;
@@ -18,6 +20,7 @@ mod smooth;
 mod turn;
 
 pub use cost::CostModel;
+pub use goal_tree::{GoalTree, TreeStep};
 pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
 pub use heuristic::Heuristic;
 pub use hierarchy::{RegionMap, find_path_hierarchical};

@@ -71,23 +71,23 @@ pub enum CellOverlay {
     Blocked,
 }
 
-const OVERLAY_BLOCKED: u32 = u32::MAX;
+pub(super) const OVERLAY_BLOCKED: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, Default)]
-struct NodeRecord {
-    g: u64,
-    parent: u32,
+pub(super) struct NodeRecord {
+    pub(super) g: u64,
+    pub(super) parent: u32,
     /// `2 * generation` = open this search, `2 * generation + 1` = closed; older = untouched.
-    stamp: u32,
+    pub(super) stamp: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
-struct HeapEntry {
+pub(super) struct HeapEntry {
     /// `F << 16 | tie-break`, where the tie-break is the remaining estimate H in sixteenths of a
     /// tile (saturated): among equal F, the entry with less H to go (more G done) comes first.
     /// On grids where F might not fit in 48 bits the key is plain F (ties broken arbitrarily).
-    key: u64,
-    node: u32,
+    pub(super) key: u64,
+    pub(super) node: u32,
 }
 
 impl HeapEntry {
@@ -99,14 +99,14 @@ impl HeapEntry {
 
 /// How F and H are packed into a heap key for one search.
 #[derive(Clone, Copy, Debug)]
-struct KeyPacking {
+pub(super) struct KeyPacking {
     f_shift: u32,
     h_shift: u32,
     h_mask: u64,
 }
 
 impl KeyPacking {
-    fn new(grid: &NavGrid, costs: CostModel, overlay_max: u32) -> Self {
+    pub(super) fn new(grid: &NavGrid, costs: CostModel, overlay_max: u32) -> Self {
         // Upper bound of any F: every cell visited at the dearest step, plus the largest estimate.
         let cells = (grid.width() as u128 + 2) * (grid.height() as u128 + 2);
         let step = costs.diagonal.max(costs.straight) as u128 * 255
@@ -131,7 +131,7 @@ impl KeyPacking {
     }
 
     #[inline(always)]
-    fn key(&self, f: u64, h: u64) -> u64 {
+    pub(super) fn key(&self, f: u64, h: u64) -> u64 {
         (f << self.f_shift) | ((h >> self.h_shift).min(self.h_mask))
     }
 }
@@ -141,15 +141,15 @@ impl KeyPacking {
 /// the depth of a binary heap and keep siblings in one cache line; measured faster than binary
 /// on the MovingAI maps (see the README's performance section).
 #[derive(Clone, Debug, Default)]
-struct OpenList {
-    items: Vec<HeapEntry>,
+pub(super) struct OpenList {
+    pub(super) items: Vec<HeapEntry>,
 }
 
 const ARITY: usize = 4;
 
 impl OpenList {
     #[inline(always)]
-    fn push(&mut self, e: HeapEntry) {
+    pub(super) fn push(&mut self, e: HeapEntry) {
         let key = e.key();
         let mut pos = self.items.len();
         self.items.push(e);
@@ -167,7 +167,7 @@ impl OpenList {
     }
 
     #[inline(always)]
-    fn pop(&mut self) -> Option<HeapEntry> {
+    pub(super) fn pop(&mut self) -> Option<HeapEntry> {
         let last = self.items.pop()?;
         let items = &mut self.items[..];
         let len = items.len();
@@ -202,7 +202,7 @@ impl OpenList {
         Some(top)
     }
 
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.items.clear();
     }
 

@@ -1,0 +1,471 @@
+//! Shared searches: one backward search from a goal answers every unit going there.
+//!
+//! A [`GoalTree`] grows from the goal over reversed moves (the cost of a step is the cost of
+//! entering the cell it ends on, as in the forward search, so it is charged to the cell the
+//! backward search expands). Every cell it settles knows its cheapest cost to the goal and its
+//! next step there, so the path of any settled start is read off the tree and costs exactly what
+//! its own A* would under the same grid and overlay. It is A*, not plain Dijkstra: the estimate
+//! is the distance to the bounding box of the starts still to settle (a minimum of consistent
+//! estimates, so consistent), which steers the tree toward the group instead of flooding the
+//! map. More starts can be added later (a later order to the same goal): the open list is
+//! re-keyed for the larger box and the search goes on where it stopped.
+
+use super::cost::CostModel;
+use super::grid::{BLOCKED, Cell, Connectivity, CornerRule, NavGrid};
+use super::heuristic::{Heuristic, WEIGHT_ONE};
+use super::path::{Path, PathError};
+use super::search::{CellOverlay, HeapEntry, KeyPacking, NodeRecord, OVERLAY_BLOCKED, OpenList};
+
+/// How far a [`GoalTree`] has come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeStep {
+    /// Starts are still unsettled and the budget ran out: call [`GoalTree::step`] again.
+    Pending,
+    /// Every start added so far is settled, or the tree has covered every cell it can reach
+    /// (starts it never settled have no path under its overlay).
+    Done,
+    /// The grid changed since [`GoalTree::begin`]: the tree no longer describes it.
+    Stale,
+}
+
+/// The box of unsettled starts, and the cost model the estimate uses.
+#[derive(Clone, Copy, Debug)]
+struct Estimate {
+    heuristic: Heuristic,
+    costs: CostModel,
+    min_terrain: u64,
+    /// `(x0, y0, x1, y1)`, inclusive; `None` before any start is added.
+    rect: Option<(u32, u32, u32, u32)>,
+}
+
+impl Estimate {
+    #[inline(always)]
+    fn h(&self, x: u32, y: u32) -> u64 {
+        let Some((x0, y0, x1, y1)) = self.rect else {
+            return 0;
+        };
+        let dx = x0.saturating_sub(x).max(x.saturating_sub(x1));
+        let dy = y0.saturating_sub(y).max(y.saturating_sub(y1));
+        self.heuristic
+            .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE)
+    }
+
+    /// Grows the box to hold `c`; whether it changed.
+    fn include(&mut self, c: Cell) -> bool {
+        let (x, y) = (c.x as u32, c.y as u32);
+        let grown = match self.rect {
+            None => (x, y, x, y),
+            Some((x0, y0, x1, y1)) => (x0.min(x), y0.min(y), x1.max(x), y1.max(y)),
+        };
+        let changed = self.rect != Some(grown);
+        self.rect = Some(grown);
+        changed
+    }
+}
+
+/// The tree in progress.
+#[derive(Clone, Debug)]
+struct Growing {
+    goal: Cell,
+    goal_i: usize,
+    version: u64,
+    estimate: Estimate,
+    packing: KeyPacking,
+    /// Starts added and not settled yet.
+    unsettled: usize,
+    /// Every reachable cell is settled.
+    exhausted: bool,
+    expansions: u64,
+}
+
+/// A backward search from one goal, shared by every unit going there (see the module docs).
+///
+/// ```
+/// use bevy_tilepath::core::{Cell, GoalTree, Heuristic, NavGrid, TreeStep, find_path, SearchConfig};
+///
+/// let mut grid = NavGrid::new(16, 16).unwrap();
+/// for y in 0..12 {
+///     grid.set_walkable(Cell::new(8, y), false).unwrap();
+/// }
+/// let goal = Cell::new(14, 2);
+/// let starts = [Cell::new(1, 1), Cell::new(2, 5), Cell::new(3, 9)];
+/// let mut tree = GoalTree::new();
+/// tree.begin(&grid, goal, &[], Heuristic::Octile).unwrap();
+/// tree.add_starts(&grid, &starts);
+/// while tree.step(&grid, 64) == TreeStep::Pending {}
+/// for s in starts {
+///     let shared = tree.path_from(&grid, s).unwrap();
+///     let own = find_path(&grid, s, goal, &SearchConfig::default()).unwrap();
+///     assert_eq!(shared.cost, own.cost);
+/// }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct GoalTree {
+    /// Per cell: `g` is the cost to the goal, `parent` the next cell toward it.
+    nodes: Vec<NodeRecord>,
+    open: OpenList,
+    /// Per cell: `generation` when it is a start of this tree.
+    starts: Vec<u32>,
+    /// Per cell: `(generation, extra)`.
+    overlay: Vec<(u32, u32)>,
+    generation: u32,
+    growing: Option<Growing>,
+}
+
+impl GoalTree {
+    /// An empty tree; its arrays grow to the grid's size on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a tree at `goal` (in bounds and walkable) with per-tree extra costs or blocks
+    /// (never applied to the goal; a blocked cell may still be a start). `heuristic` should be
+    /// admissible for the grid's moves, or the paths read off the tree may not be the cheapest.
+    pub fn begin(
+        &mut self,
+        grid: &NavGrid,
+        goal: Cell,
+        overlay: &[(Cell, CellOverlay)],
+        heuristic: Heuristic,
+    ) -> Result<(), PathError> {
+        self.growing = None;
+        let goal_i = grid
+            .index(goal)
+            .map_err(|_| PathError::GoalOutOfBounds(goal))?;
+        if grid.terrain_raw()[goal_i] == BLOCKED {
+            return Err(PathError::GoalBlocked(goal));
+        }
+        self.next_generation(grid.terrain_raw().len());
+        let generation = self.generation;
+        let mut overlay_max = 0;
+        if !overlay.is_empty() {
+            self.overlay.resize(self.nodes.len(), (0, 0));
+        }
+        for &(cell, o) in overlay {
+            if let Ok(i) = grid.index(cell)
+                && i != goal_i
+            {
+                let extra = match o {
+                    CellOverlay::Penalty(p) => p.min(OVERLAY_BLOCKED - 1),
+                    CellOverlay::Blocked => OVERLAY_BLOCKED,
+                };
+                if extra != OVERLAY_BLOCKED {
+                    overlay_max = overlay_max.max(extra);
+                }
+                let slot = &mut self.overlay[i];
+                slot.1 = if slot.0 == generation {
+                    extra.max(slot.1)
+                } else {
+                    extra
+                };
+                slot.0 = generation;
+            }
+        }
+        let costs = grid.rules().costs;
+        let packing = KeyPacking::new(grid, costs, overlay_max);
+        self.nodes[goal_i] = NodeRecord {
+            g: 0,
+            parent: goal_i as u32,
+            stamp: 2 * generation,
+        };
+        self.open.push(HeapEntry {
+            key: packing.key(0, 0),
+            node: goal_i as u32,
+        });
+        self.growing = Some(Growing {
+            goal,
+            goal_i,
+            version: grid.version(),
+            estimate: Estimate {
+                heuristic,
+                costs,
+                min_terrain: grid.min_terrain() as u64,
+                rect: None,
+            },
+            packing,
+            unsettled: 0,
+            exhausted: false,
+            expansions: 0,
+        });
+        Ok(())
+    }
+
+    fn next_generation(&mut self, len: usize) {
+        if self.nodes.len() != len {
+            self.nodes.clear();
+            self.nodes.resize(len, NodeRecord::default());
+            self.starts.clear();
+            self.starts.resize(len, 0);
+            self.overlay.clear();
+            self.generation = 0;
+        }
+        if self.generation >= u32::MAX / 2 - 1 {
+            self.nodes.fill(NodeRecord::default());
+            self.starts.fill(0);
+            self.overlay.fill((0, 0));
+            self.generation = 0;
+        }
+        self.generation += 1;
+        self.open.clear();
+    }
+
+    /// The goal of the tree, if one was begun.
+    pub fn goal(&self) -> Option<Cell> {
+        self.growing.as_ref().map(|g| g.goal)
+    }
+
+    /// The grid version the tree was grown on.
+    pub fn version(&self) -> Option<u64> {
+        self.growing.as_ref().map(|g| g.version)
+    }
+
+    /// Node expansions so far.
+    pub fn expansions(&self) -> u64 {
+        self.growing.as_ref().map_or(0, |g| g.expansions)
+    }
+
+    /// Starts added and not settled yet.
+    pub fn unsettled(&self) -> usize {
+        self.growing.as_ref().map_or(0, |g| g.unsettled)
+    }
+
+    /// The scratch memory the tree holds, in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<NodeRecord>()
+            + self.open.items.capacity() * std::mem::size_of::<HeapEntry>()
+            + self.starts.capacity() * 4
+            + self.overlay.capacity() * 8
+    }
+
+    /// Whether `cell`'s cheapest path to the goal is known.
+    pub fn is_settled(&self, grid: &NavGrid, cell: Cell) -> bool {
+        self.growing.is_some()
+            && grid
+                .index(cell)
+                .is_ok_and(|i| self.nodes.get(i).is_some_and(|n| n.stamp == self.closed()))
+    }
+
+    fn closed(&self) -> u32 {
+        2 * self.generation + 1
+    }
+
+    /// Adds starts the tree must settle; [`GoalTree::step`] goes on until all are. Starts that
+    /// are out of bounds, blocked, on another island than the goal or already settled are not
+    /// waited for. The open list is re-keyed when the box of starts grows.
+    pub fn add_starts(&mut self, grid: &NavGrid, starts: &[Cell]) {
+        let closed = self.closed();
+        let generation = self.generation;
+        let Some(g) = self.growing.as_mut() else {
+            return;
+        };
+        let goal_island = grid.island_raw(g.goal_i);
+        let mut grown = false;
+        for &s in starts {
+            let Ok(i) = grid.index(s) else {
+                continue;
+            };
+            if grid.terrain_raw()[i] == BLOCKED
+                || grid.island_raw(i) != goal_island
+                || self.nodes[i].stamp == closed
+                || self.starts[i] == generation
+            {
+                continue;
+            }
+            self.starts[i] = generation;
+            g.unsettled += 1;
+            grown |= g.estimate.include(s);
+        }
+        if grown && !g.exhausted {
+            let stride = grid.stride();
+            let (estimate, packing) = (g.estimate, g.packing);
+            for e in &mut self.open.items {
+                let i = e.node as usize;
+                let h = estimate.h((i % stride) as u32 - 1, (i / stride) as u32 - 1);
+                e.key = packing.key(self.nodes[i].g + h, h);
+            }
+            // A sorted array is a valid heap.
+            self.open.items.sort_unstable_by_key(|e| e.key);
+        }
+    }
+
+    /// Grows the tree by at most `max_pops` heap pops.
+    pub fn step(&mut self, grid: &NavGrid, max_pops: u32) -> TreeStep {
+        let Some(g) = self.growing.as_ref() else {
+            return TreeStep::Done;
+        };
+        if g.version != grid.version() {
+            return TreeStep::Stale;
+        }
+        if g.unsettled == 0 || g.exhausted {
+            return TreeStep::Done;
+        }
+        let rules = grid.rules();
+        let penalties = grid.has_penalties() || !self.overlay.is_empty();
+        match (rules.connectivity, rules.corner_rule, penalties) {
+            (Connectivity::Four, _, false) => self.run::<false, false, false>(grid, max_pops),
+            (Connectivity::Four, _, true) => self.run::<false, false, true>(grid, max_pops),
+            (Connectivity::Eight, CornerRule::NoCutting, false) => {
+                self.run::<true, false, false>(grid, max_pops)
+            }
+            (Connectivity::Eight, CornerRule::NoCutting, true) => {
+                self.run::<true, false, true>(grid, max_pops)
+            }
+            (Connectivity::Eight, CornerRule::AllowCutting, false) => {
+                self.run::<true, true, false>(grid, max_pops)
+            }
+            (Connectivity::Eight, CornerRule::AllowCutting, true) => {
+                self.run::<true, true, true>(grid, max_pops)
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn run<const EIGHT: bool, const CUT: bool, const PENALTY: bool>(
+        &mut self,
+        grid: &NavGrid,
+        budget: u32,
+    ) -> TreeStep {
+        let g = self.growing.as_mut().expect("run needs a tree");
+        let terrain = grid.terrain_raw();
+        let penalty = grid.penalty_raw();
+        let stride = grid.stride();
+        let nodes = &mut self.nodes[..];
+        let overlay = &self.overlay[..];
+        let starts = &self.starts[..];
+        let open = &mut self.open;
+        let generation = self.generation;
+        let open_stamp = 2 * generation;
+        let closed_stamp = open_stamp + 1;
+        let (straight, diagonal) = (
+            g.estimate.costs.straight as u64,
+            g.estimate.costs.diagonal as u64,
+        );
+        let (estimate, packing, goal_i) = (g.estimate, g.packing, g.goal_i);
+        let mut left = budget;
+        while g.unsettled > 0 {
+            if left == 0 {
+                return TreeStep::Pending;
+            }
+            left -= 1;
+            let Some(top) = open.pop() else {
+                g.exhausted = true;
+                return TreeStep::Done;
+            };
+            let i = top.node as usize;
+            if nodes[i].stamp == closed_stamp {
+                continue;
+            }
+            nodes[i].stamp = closed_stamp;
+            if starts[i] == generation {
+                g.unsettled -= 1;
+            }
+            // The cost of entering `i`, which every step from a neighbour onto it pays.
+            let enter = terrain[i] as u64;
+            let mut extra = 0u64;
+            if PENALTY {
+                extra = penalty[i] as u64;
+                if i != goal_i
+                    && let Some(&(s, e)) = overlay.get(i)
+                    && s == generation
+                {
+                    if e == OVERLAY_BLOCKED {
+                        // Nothing may pass through it (it was settled only as a start).
+                        continue;
+                    }
+                    extra += e as u64;
+                }
+            }
+            g.expansions += 1;
+            let base = nodes[i].g;
+            let to_straight = base + straight * enter + extra;
+            let to_diagonal = base + diagonal * enter + extra;
+            let x = (i % stride) as u32 - 1;
+            let y = (i / stride) as u32 - 1;
+            macro_rules! relax {
+                ($j:expr, $ng:expr, $nx:expr, $ny:expr) => {{
+                    let j: usize = $j;
+                    let ng: u64 = $ng;
+                    let r = &mut nodes[j];
+                    if r.stamp < open_stamp || (r.stamp == open_stamp && ng < r.g) {
+                        r.g = ng;
+                        r.parent = i as u32;
+                        r.stamp = open_stamp;
+                        let h = estimate.h($nx, $ny);
+                        open.push(HeapEntry {
+                            key: packing.key(ng + h, h),
+                            node: j as u32,
+                        });
+                    }
+                }};
+            }
+            let (n, s, w, e) = (i - stride, i + stride, i - 1, i + 1);
+            let (tn, ts, tw, te) = (terrain[n], terrain[s], terrain[w], terrain[e]);
+            if tn != BLOCKED {
+                relax!(n, to_straight, x, y.wrapping_sub(1));
+            }
+            if ts != BLOCKED {
+                relax!(s, to_straight, x, y + 1);
+            }
+            if tw != BLOCKED {
+                relax!(w, to_straight, x.wrapping_sub(1), y);
+            }
+            if te != BLOCKED {
+                relax!(e, to_straight, x + 1, y);
+            }
+            if EIGHT {
+                let ok = |a: u8, b: u8| {
+                    if CUT {
+                        a != BLOCKED || b != BLOCKED
+                    } else {
+                        a != BLOCKED && b != BLOCKED
+                    }
+                };
+                if ok(tn, tw) && terrain[n - 1] != BLOCKED {
+                    relax!(n - 1, to_diagonal, x.wrapping_sub(1), y.wrapping_sub(1));
+                }
+                if ok(tn, te) && terrain[n + 1] != BLOCKED {
+                    relax!(n + 1, to_diagonal, x + 1, y.wrapping_sub(1));
+                }
+                if ok(ts, tw) && terrain[s - 1] != BLOCKED {
+                    relax!(s - 1, to_diagonal, x.wrapping_sub(1), y + 1);
+                }
+                if ok(ts, te) && terrain[s + 1] != BLOCKED {
+                    relax!(s + 1, to_diagonal, x + 1, y + 1);
+                }
+            }
+        }
+        TreeStep::Done
+    }
+
+    /// The cheapest path from `start` to the goal, read off the tree: `None` until `start` is
+    /// settled (never, if it has no path under the tree's overlay), or if the grid changed since
+    /// the tree began.
+    pub fn path_from(&self, grid: &NavGrid, start: Cell) -> Option<Path> {
+        let g = self.growing.as_ref()?;
+        if g.version != grid.version() || !self.is_settled(grid, start) {
+            return None;
+        }
+        let mut i = grid.index(start).ok()?;
+        let mut cells = vec![start];
+        let (mut straight, mut diagonal) = (0u32, 0u32);
+        while i != g.goal_i {
+            i = self.nodes[i].parent as usize;
+            let c = grid.cell_of(i);
+            let d = c - *cells.last().expect("non-empty");
+            if d.x != 0 && d.y != 0 {
+                diagonal += 1;
+            } else {
+                straight += 1;
+            }
+            cells.push(c);
+        }
+        Some(Path {
+            cost: self.nodes[grid.index(start).ok()?].g,
+            length: straight as f64 + diagonal as f64 * std::f64::consts::SQRT_2,
+            expansions: g.expansions.min(u32::MAX as u64) as u32,
+            goal: g.goal,
+            goal_index: None,
+            cells,
+        })
+    }
+}
