@@ -36,10 +36,10 @@ fn print_outcome(
     mut exit: MessageWriter<AppExit>,
 ) {
     match outcome.kind {
-        OutcomeKind::Found { length } => {
+        OutcomeKind::Found { length, search } => {
             let path = paths.get(outcome.entity).expect("found paths are inserted");
             println!(
-                "found a path of {length:.2} tiles through {} cells:",
+                "found a path of {length:.2} tiles through {} cells ({search:?} search):",
                 path.cells.len()
             );
             println!(

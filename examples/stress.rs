@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{Cell, NavGrid};
+use bevy_tilepath::core::{Cell, NavGrid, group_center, spread_slots};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PendingRequests, TilepathFrameStats};
+use bevy_tilepath::{PendingRequests, SearchKind, TilepathFrameStats};
 use common::Rng;
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
@@ -78,13 +78,28 @@ struct Tally {
     found: u32,
     failed: u32,
     cancelled: u32,
+    /// Found paths by the search that found them (own, shared).
+    shared: u32,
+    /// Frames seen so far.
+    frames: usize,
+    /// The frame of the first path found for a game's request (a unit can move).
+    first_found: Option<usize>,
 }
 
 fn tally(mut reader: MessageReader<PathOutcome>, mut t: ResMut<Tally>) {
+    t.frames += 1;
     for o in reader.read() {
         *t.per_ticket.entry(o.ticket).or_default() += 1;
         match o.kind {
-            OutcomeKind::Found { .. } => t.found += 1,
+            OutcomeKind::Found { search, .. } => {
+                t.found += 1;
+                if search == SearchKind::Shared {
+                    t.shared += 1;
+                }
+                if o.origin.is_user() && t.first_found.is_none() {
+                    t.first_found = Some(t.frames);
+                }
+            }
             OutcomeKind::Failed(_) => t.failed += 1,
             OutcomeKind::Cancelled => t.cancelled += 1,
         }
@@ -143,7 +158,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--move] [--move-frames N] [--calibrate] [--verbose]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--move] [--move-frames N] [--calibrate] [--verbose]";
 
 /// The command line.
 struct Args {
@@ -154,6 +169,8 @@ struct Args {
     seed: u64,
     move_frames: u32,
     moving: bool,
+    group: bool,
+    share: bool,
     calibrate: bool,
     verbose: bool,
 }
@@ -169,6 +186,8 @@ impl Args {
             seed: 1,
             move_frames: 300,
             moving: false,
+            group: false,
+            share: true,
             calibrate: false,
             verbose: false,
         };
@@ -182,6 +201,8 @@ impl Args {
                 Long("seed") => a.seed = common::value(&mut parser, "--seed")?,
                 Long("move-frames") => a.move_frames = common::value(&mut parser, "--move-frames")?,
                 Long("move") => a.moving = true,
+                Long("group") => a.group = true,
+                Long("no-share") => a.share = false,
                 Long("calibrate") => a.calibrate = true,
                 Long("verbose") => a.verbose = true,
                 other => return Err(common::unexpected(other)),
@@ -205,18 +226,19 @@ fn main() {
     let mut rng = Rng::new(args.seed);
     let grid = generate(args.size, &mut rng);
     let mut app = build_app(&args);
-    let walkable: Vec<Cell> = grid.cells().filter(|&c| grid.is_walkable(c)).collect();
-    app.world_mut()
-        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0)));
+    let map = NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0));
+    let orders = if args.group {
+        group_orders(&map, &args)
+    } else {
+        random_orders(map.grid(), &mut rng, &args)
+    };
+    app.world_mut().spawn(map);
     app.update();
-    for _ in 0..args.units {
-        let start = walkable[rng.below(walkable.len() as u32) as usize];
-        let goal = walkable[rng.below(walkable.len() as u32) as usize];
+    for (start, request) in orders {
         let pos = (start.as_vec2() + 0.5) * 16.0;
-        let mut e = app.world_mut().spawn((
-            Transform::from_xyz(pos.x, pos.y, 0.0),
-            PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable),
-        ));
+        let mut e = app
+            .world_mut()
+            .spawn((Transform::from_xyz(pos.x, pos.y, 0.0), request));
         if args.moving {
             e.insert(Mover {
                 speed: 6.0,
@@ -228,12 +250,61 @@ fn main() {
     report(&mut app, &args, &frames);
 }
 
+/// Units anywhere, each to a goal anywhere: (start, request) per unit.
+fn random_orders(grid: &NavGrid, rng: &mut Rng, args: &Args) -> Vec<(Cell, PathRequest)> {
+    let walkable: Vec<Cell> = grid.cells().filter(|&c| grid.is_walkable(c)).collect();
+    (0..args.units)
+        .map(|_| {
+            let start = walkable[rng.below(walkable.len() as u32) as usize];
+            let goal = walkable[rng.below(walkable.len() as u32) as usize];
+            let request = PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable);
+            (start, request)
+        })
+        .collect()
+}
+
+/// `--group`: every unit in one cluster near the left edge, one group order to a cell near the
+/// right edge (through [`group_order`], as a game would give it).
+fn group_orders(map: &NavMap, args: &Args) -> Vec<(Cell, PathRequest)> {
+    let grid = map.grid();
+    let (s, mid) = (args.size as i32, args.size as i32 / 2);
+    let island = grid
+        .cells()
+        .filter_map(|c| grid.island(c))
+        .fold(HashMap::new(), |mut m: HashMap<u32, u32>, i| {
+            *m.entry(i).or_default() += 1;
+            m
+        })
+        .into_iter()
+        .max_by_key(|&(i, n)| (n, i))
+        .map(|(i, _)| i);
+    let home = group_center(grid, Cell::new(s / 16, mid), island).expect("a main island");
+    let starts = spread_slots(grid, home, args.units as usize);
+    let target = map.cell_to_world(Cell::new(s - 1 - s / 16, mid));
+    let units: Vec<(Entity, Vec2)> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| {
+            (
+                Entity::from_raw_u32(k as u32 + 1).expect("small index"),
+                map.cell_to_world(c),
+            )
+        })
+        .collect();
+    starts
+        .into_iter()
+        .zip(group_order(map, target, &units))
+        .map(|(start, (_, request))| (start, request))
+        .collect()
+}
+
 /// The app: the plugins with the run's settings, outcome tally and movement timer.
 fn build_app(args: &Args) -> App {
     let settings = TilepathSettings {
         time_budget: Duration::from_micros(args.budget_us),
         expansion_budget: u32::MAX,
         searches_per_frame: if args.workers == 0 { 8 } else { 64 },
+        share_searches: args.share,
         workers: if args.workers == 0 {
             WorkerMode::Inline
         } else {
@@ -305,6 +376,17 @@ fn run(app: &mut App, args: &Args) -> Frames {
         f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
         f.phases.push(stats.phases);
         f.cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
+        if args.verbose && std::env::var("STRESS_FRAMES").is_ok() {
+            eprintln!(
+                "frame {frame}: finished={} expansions={} queue={} searching={} smoothing={} phases={:?}",
+                stats.finished,
+                stats.expansions,
+                stats.queue_len,
+                stats.searching,
+                stats.smoothing,
+                stats.phases
+            );
+        }
         if args.calibrate {
             let t = Instant::now();
             spin(spin_for_budget);
@@ -382,10 +464,12 @@ fn report(app: &mut App, args: &Args, f: &Frames) {
     // With --move, units also repath on their own: every request (ticket) still has one outcome.
     let requests = tally.per_ticket.len() as u32;
     println!(
-        "summary requests={requests} outcomes={outcomes} found={} failed={} cancelled={} frames_to_drain={} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
+        "summary requests={requests} outcomes={outcomes} found={} shared={} failed={} cancelled={} frames_to_first={} frames_to_drain={} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
         tally.found,
+        tally.shared,
         tally.failed,
         tally.cancelled,
+        tally.first_found.unwrap_or(0),
         f.to_drain,
         max(drain),
         percentile(drain, 0.99),

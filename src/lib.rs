@@ -33,9 +33,10 @@ pub use plugin::TilepathPlugins;
 pub use plugin::agent::NavAgent;
 pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
+pub use plugin::group::group_order;
 pub use plugin::map::NavMap;
 pub use plugin::movement::{Arrived, Errand, MoveState, MovementPlugin, Mover, PathProgress};
-pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome};
+pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 pub use plugin::queue::{PathQueue, PathQueuePlugin};
 pub use plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,
@@ -48,7 +49,7 @@ pub mod prelude {
     pub use crate::core::{Cell, GoalPolicy, NavGrid};
     pub use crate::{
         Arrived, MoveState, Mover, NavAgent, NavMap, NavPath, OutcomeKind, PathFailure, PathGoal,
-        PathOrigin, PathOutcome, PathRequest, PathStatus, TilepathPlugins, TilepathSettings,
-        TilepathSystems, WorkerMode,
+        PathOrigin, PathOutcome, PathRequest, PathStatus, SearchKind, TilepathPlugins,
+        TilepathSettings, TilepathSystems, WorkerMode, group_order,
     };
 }

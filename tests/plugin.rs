@@ -7,7 +7,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PathQueue, PendingRequests, TilepathFrameStats};
+use bevy_tilepath::{PathQueue, PendingRequests, SearchKind, TilepathFrameStats, group_order};
 
 #[derive(Resource, Default)]
 struct Log {
@@ -79,6 +79,15 @@ fn run_until_drained(app: &mut App, max_frames: usize) -> usize {
         std::thread::sleep(Duration::from_micros(200));
     }
     panic!("requests still pending after {max_frames} frames");
+}
+
+/// The outcome kinds of `unit`, in order.
+fn kinds_of(log: &Log, unit: Entity) -> Vec<OutcomeKind> {
+    log.messages
+        .iter()
+        .filter(|o| o.entity == unit)
+        .map(|o| o.kind)
+        .collect()
 }
 
 fn outcomes_per_entity(log: &Log) -> HashMap<Entity, Vec<PathOutcome>> {
@@ -165,12 +174,7 @@ fn replace_remove_and_despawn_mid_search() {
     run_until_drained(&mut app, 5000);
     app.update();
     let log = app.world().resource::<Log>();
-    let per = outcomes_per_entity(log);
-    let kinds = |e: Entity| {
-        per.get(&e)
-            .map(|v| v.iter().map(|o| o.kind).collect::<Vec<_>>())
-            .unwrap_or_default()
-    };
+    let kinds = |e: Entity| kinds_of(log, e);
     let r = kinds(replaced);
     assert_eq!(r.len(), 2, "{r:?}");
     assert_eq!(r[0], OutcomeKind::Cancelled);
@@ -509,4 +513,219 @@ fn public_types_are_registered_for_reflection() {
     ] {
         assert!(registry.get(id).is_some(), "{name} is not registered");
     }
+}
+
+/// Sums the expansions of every frame (to tell a cached tree from a new search).
+#[derive(Resource, Default)]
+struct Expansions(u64);
+
+fn count_expansions(mut total: ResMut<Expansions>, stats: Res<TilepathFrameStats>) {
+    total.0 += stats.expansions;
+}
+
+fn shared_app(settings: TilepathSettings) -> App {
+    let mut app = app(settings, walls());
+    app.init_resource::<Expansions>().add_systems(
+        Update,
+        count_expansions
+            .after(TilepathSystems::Receive)
+            .before(TilepathSystems::Last),
+    );
+    app.update();
+    app
+}
+
+fn found_search(log: &Log, unit: Entity) -> Option<SearchKind> {
+    let per = outcomes_per_entity(log);
+    let v = per.get(&unit)?;
+    assert_eq!(v.len(), 1, "{v:?}");
+    match v[0].kind {
+        OutcomeKind::Found { search, .. } => Some(search),
+        _ => None,
+    }
+}
+
+#[test]
+fn one_shared_search_serves_a_group_at_their_own_astar_costs() {
+    for workers in [WorkerMode::Inline, WorkerMode::Async { max_in_flight: 2 }] {
+        let mut app = shared_app(TilepathSettings {
+            workers,
+            ..Default::default()
+        });
+        let goal = Cell::new(60, 2);
+        let units: Vec<Entity> = (0..120)
+            .map(|i| {
+                unit_at(
+                    &mut app,
+                    Cell::new(i % 12, i / 12 * 3),
+                    PathRequest::to_cell(goal),
+                )
+            })
+            .collect();
+        run_until_drained(&mut app, 2000);
+        app.update();
+        let grid = walls();
+        let log = app.world().resource::<Log>();
+        for &u in &units {
+            assert_eq!(
+                found_search(log, u),
+                Some(SearchKind::Shared),
+                "{workers:?}"
+            );
+            let path = app.world().get::<NavPath>(u).unwrap();
+            let own =
+                bevy_tilepath::core::find_path(&grid, path.cells[0], goal, &Default::default())
+                    .unwrap();
+            assert_eq!(path.cost, own.cost, "{workers:?}");
+            assert_eq!(path.search, SearchKind::Shared);
+        }
+        // One search, not 120 (at most 16 starting a frame). Inline, requests validated in
+        // later frames join the tree in progress; with workers, whose tree is away on a thread,
+        // they start a second one.
+        let most = if workers == WorkerMode::Inline { 1 } else { 2 };
+        assert!(
+            log.max_searching <= most,
+            "{workers:?}: {}",
+            log.max_searching
+        );
+    }
+}
+
+#[test]
+fn shared_searches_off_search_alone_at_the_same_costs() {
+    let mut app = shared_app(TilepathSettings {
+        share_searches: false,
+        ..Default::default()
+    });
+    let goal = Cell::new(60, 2);
+    let units: Vec<Entity> = (0..20)
+        .map(|i| unit_at(&mut app, Cell::new(i, 30), PathRequest::to_cell(goal)))
+        .collect();
+    run_until_drained(&mut app, 2000);
+    app.update();
+    let log = app.world().resource::<Log>();
+    for &u in &units {
+        assert_eq!(found_search(log, u), Some(SearchKind::Own));
+    }
+}
+
+#[test]
+fn group_order_gives_every_unit_a_legal_slot_of_its_own() {
+    let mut app = shared_app(TilepathSettings::default());
+    let spots: Vec<Cell> = (0..90).map(|i| Cell::new(i % 15, 20 + i / 15)).collect();
+    let units: Vec<(Entity, Vec2)> = spots
+        .iter()
+        .map(|&c| {
+            let e = app
+                .world_mut()
+                .spawn(Transform::from_xyz(c.x as f32 + 0.5, c.y as f32 + 0.5, 0.0))
+                .id();
+            (e, c.as_vec2() + 0.5)
+        })
+        .collect();
+    // The target is a wall cell: the group gathers at the nearest walkable cell.
+    let requests = {
+        let mut q = app.world_mut().query::<&NavMap>();
+        let map = q.single(app.world()).unwrap();
+        group_order(map, Vec2::new(40.5, 30.5), &units)
+    };
+    for (e, r) in requests {
+        app.world_mut().entity_mut(e).insert(r);
+    }
+    run_until_drained(&mut app, 2000);
+    app.update();
+    let grid = walls();
+    let log = app.world().resource::<Log>();
+    let mut ends = std::collections::HashSet::new();
+    for &(u, _) in &units {
+        assert_eq!(found_search(log, u), Some(SearchKind::Shared));
+        let path = app.world().get::<NavPath>(u).unwrap();
+        let end = *path.cells.last().unwrap();
+        assert!(grid.is_walkable(end) && grid.connected(end, Cell::new(0, 0)));
+        assert!(ends.insert(end), "two units sent to {end:?}");
+        assert!(
+            (end - Cell::new(40, 30)).abs().max_element() <= 8,
+            "{end:?}"
+        );
+        for w in path.cells.windows(2) {
+            assert!(grid.can_step(w[0], w[1]));
+        }
+        let PathGoal::Slot { slot, .. } = path.request.goal else {
+            panic!("{:?}", path.request.goal);
+        };
+        assert_eq!(slot, end);
+    }
+}
+
+#[test]
+fn shared_search_members_replaced_removed_despawned_or_joining_mid_search() {
+    // A tiny budget keeps the tree growing over many frames.
+    let mut app = shared_app(TilepathSettings {
+        expansion_budget: 20,
+        ..Default::default()
+    });
+    let far = PathRequest::to_cell(Cell::new(63, 63));
+    let units: Vec<Entity> = (0..8)
+        .map(|i| unit_at(&mut app, Cell::new(i, 0), far.clone()))
+        .collect();
+    app.update();
+    app.update();
+    assert_eq!(
+        app.world().get::<PathStatus>(units[0]),
+        Some(&PathStatus::Searching)
+    );
+    app.world_mut()
+        .entity_mut(units[0])
+        .insert(PathRequest::to_cell(Cell::new(5, 5)));
+    app.world_mut().entity_mut(units[1]).remove::<PathRequest>();
+    app.world_mut().entity_mut(units[2]).despawn();
+    let late = unit_at(&mut app, Cell::new(0, 40), far.clone());
+    run_until_drained(&mut app, 20_000);
+    app.update();
+    let log = app.world().resource::<Log>();
+    let kinds = |e: Entity| kinds_of(log, e);
+    let r = kinds(units[0]);
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert_eq!(r[0], OutcomeKind::Cancelled);
+    assert!(matches!(r[1], OutcomeKind::Found { .. }));
+    assert_eq!(kinds(units[1]), vec![OutcomeKind::Cancelled]);
+    assert!(kinds(units[2]).is_empty());
+    for &u in units[3..].iter().chain([&late]) {
+        assert_eq!(found_search(log, u), Some(SearchKind::Shared));
+    }
+}
+
+#[test]
+fn a_cached_tree_answers_later_requests_until_the_grid_changes() {
+    let mut app = shared_app(TilepathSettings::default());
+    let goal = Cell::new(60, 60);
+    let first = unit_at(&mut app, Cell::new(2, 2), PathRequest::to_cell(goal));
+    run_until_drained(&mut app, 100);
+    app.update();
+    assert_eq!(app.world().resource::<PathQueue>().cached_trees(), 1);
+    let on_route = app.world().get::<NavPath>(first).unwrap().cells[30];
+    // A second unit standing on the first one's route: its path is read off the cached tree
+    // without a single expansion.
+    app.world_mut().resource_mut::<Expansions>().0 = 0;
+    let second = unit_at(&mut app, on_route, PathRequest::to_cell(goal));
+    run_until_drained(&mut app, 100);
+    app.update();
+    assert_eq!(app.world().resource::<Expansions>().0, 0);
+    assert_eq!(
+        found_search(app.world().resource::<Log>(), second),
+        Some(SearchKind::Shared)
+    );
+    // A wall across the route: the cached tree is not used; the new path goes around it.
+    let cut = app.world().get::<NavPath>(first).unwrap().cells[40];
+    {
+        let mut q = app.world_mut().query::<&mut NavMap>();
+        let mut map = q.single_mut(app.world_mut()).unwrap();
+        map.set_walkable(cut, false).unwrap();
+    }
+    let third = unit_at(&mut app, Cell::new(2, 2), PathRequest::to_cell(goal));
+    run_until_drained(&mut app, 100);
+    app.update();
+    assert!(app.world().resource::<Expansions>().0 > 0);
+    let path = app.world().get::<NavPath>(third).unwrap();
+    assert!(!path.cells.contains(&cut));
 }

@@ -13,7 +13,7 @@
 use super::cost::CostModel;
 use super::grid::{BLOCKED, Cell, Connectivity, CornerRule, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
-use super::path::{Path, PathError};
+use super::path::{Path, PathError, cells_length};
 use super::search::{CellOverlay, HeapEntry, KeyPacking, NodeRecord, OVERLAY_BLOCKED, OpenList};
 
 /// How far a [`GoalTree`] has come.
@@ -75,6 +75,8 @@ struct Growing {
     unsettled: usize,
     /// Every reachable cell is settled.
     exhausted: bool,
+    /// The tree has an overlay.
+    overlaid: bool,
     expansions: u64,
 }
 
@@ -185,6 +187,7 @@ impl GoalTree {
             packing,
             unsettled: 0,
             exhausted: false,
+            overlaid: !overlay.is_empty(),
             expansions: 0,
         });
         Ok(())
@@ -207,6 +210,16 @@ impl GoalTree {
         }
         self.generation += 1;
         self.open.clear();
+    }
+
+    /// Grows the tree's arrays to `grid`'s size now (and touches them), so the first tree on it
+    /// does not pay for the allocation.
+    pub fn reserve_for(&mut self, grid: &NavGrid) {
+        let len = grid.terrain_raw().len();
+        if self.nodes.len() != len {
+            self.growing = None;
+            self.next_generation(len);
+        }
     }
 
     /// The goal of the tree, if one was begun.
@@ -300,7 +313,7 @@ impl GoalTree {
             return TreeStep::Done;
         }
         let rules = grid.rules();
-        let penalties = grid.has_penalties() || !self.overlay.is_empty();
+        let penalties = grid.has_penalties() || g.overlaid;
         match (rules.connectivity, rules.corner_rule, penalties) {
             (Connectivity::Four, _, false) => self.run::<false, false, false>(grid, max_pops),
             (Connectivity::Four, _, true) => self.run::<false, false, true>(grid, max_pops),
@@ -437,6 +450,13 @@ impl GoalTree {
         TreeStep::Done
     }
 
+    /// The cost of `cell`'s cheapest path to the goal, once it is settled.
+    pub fn cost_from(&self, grid: &NavGrid, cell: Cell) -> Option<u64> {
+        let i = grid.index(cell).ok()?;
+        (self.growing.as_ref()?.version == grid.version() && self.is_settled(grid, cell))
+            .then(|| self.nodes[i].g)
+    }
+
     /// The cheapest path from `start` to the goal, read off the tree: `None` until `start` is
     /// settled (never, if it has no path under the tree's overlay), or if the grid changed since
     /// the tree began.
@@ -446,22 +466,15 @@ impl GoalTree {
             return None;
         }
         let mut i = grid.index(start).ok()?;
+        let cost = self.nodes[i].g;
         let mut cells = vec![start];
-        let (mut straight, mut diagonal) = (0u32, 0u32);
         while i != g.goal_i {
             i = self.nodes[i].parent as usize;
-            let c = grid.cell_of(i);
-            let d = c - *cells.last().expect("non-empty");
-            if d.x != 0 && d.y != 0 {
-                diagonal += 1;
-            } else {
-                straight += 1;
-            }
-            cells.push(c);
+            cells.push(grid.cell_of(i));
         }
         Some(Path {
-            cost: self.nodes[grid.index(start).ok()?].g,
-            length: straight as f64 + diagonal as f64 * std::f64::consts::SQRT_2,
+            cost,
+            length: cells_length(&cells),
             expansions: g.expansions.min(u32::MAX as u64) as u32,
             goal: g.goal,
             goal_index: None,

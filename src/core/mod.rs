@@ -16,6 +16,7 @@ mod line;
 pub mod movingai;
 mod path;
 mod search;
+mod slots;
 mod smooth;
 mod turn;
 
@@ -27,11 +28,12 @@ pub use hierarchy::{RegionMap, find_path_hierarchical};
 pub use line::{
     cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
 };
-pub use path::{Path, PathError, count_turns};
+pub use path::{Path, PathError, cells_length, count_turns};
 pub use search::{
     AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path,
     nearest_on_island,
 };
 pub(crate) use search::{check_nearest, resolve_ends, with_scratch};
+pub use slots::{assign_slots, group_center, spread_slots};
 pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path, smooth_path_in_steps};
 pub use turn::TurnPlan;

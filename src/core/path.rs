@@ -89,3 +89,13 @@ pub fn count_turns(cells: &[Cell]) -> usize {
         })
         .count()
 }
+
+/// Length in tiles of a cell path made of single steps (straight 1, diagonal sqrt 2).
+pub fn cells_length(cells: &[Cell]) -> f64 {
+    let diagonal = cells
+        .windows(2)
+        .filter(|w| w[0].x != w[1].x && w[0].y != w[1].y)
+        .count();
+    let straight = cells.len().saturating_sub(1) - diagonal;
+    straight as f64 + diagonal as f64 * std::f64::consts::SQRT_2
+}

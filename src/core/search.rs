@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use super::cost::CostModel;
 use super::grid::{BLOCKED, Cell, Connectivity, CornerRule, NavGrid};
 use super::heuristic::{Heuristic, weight_fixed};
-use super::path::{Path, PathError};
+use super::path::{Path, PathError, cells_length};
 
 /// What to do when the goal is blocked or on another island than the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
@@ -714,18 +714,8 @@ impl AStar {
         let active = self.active.take().expect("trace needs a finished search");
         let mut cells = Vec::new();
         let mut i = goal;
-        let (mut straight, mut diagonal) = (0u32, 0u32);
         loop {
-            let c = grid.cell_of(i);
-            if let Some(&prev) = cells.last() {
-                let d: Cell = prev - c;
-                if d.x != 0 && d.y != 0 {
-                    diagonal += 1;
-                } else {
-                    straight += 1;
-                }
-            }
-            cells.push(c);
+            cells.push(grid.cell_of(i));
             let p = self.nodes[i].parent as usize;
             if p == i {
                 break;
@@ -740,9 +730,9 @@ impl AStar {
             None
         };
         Path {
+            length: cells_length(&cells),
             cells,
             cost: self.nodes[goal].g,
-            length: straight as f64 + diagonal as f64 * std::f64::consts::SQRT_2,
             expansions: active.expansions as u32,
             goal: goal_cell,
             goal_index,

@@ -188,6 +188,28 @@ impl Claims {
         penalty: u32,
         block_stopped: bool,
     ) -> Vec<(Cell, CellOverlay)> {
+        self.overlay_around(
+            map,
+            |e| e == entity,
+            (start, start),
+            radius,
+            penalty,
+            block_stopped,
+        )
+    }
+
+    /// The overlay of a search shared by several units (see [`Claims::overlay_for`]): claims and
+    /// stopped cells of units for which `is_member` is false, within `radius` tiles of the box
+    /// `area` (inclusive corners) of their starts.
+    pub fn overlay_around(
+        &self,
+        map: Entity,
+        is_member: impl Fn(Entity) -> bool,
+        area: (Cell, Cell),
+        radius: f32,
+        penalty: u32,
+        block_stopped: bool,
+    ) -> Vec<(Cell, CellOverlay)> {
         let mut out = Vec::new();
         let Some(m) = self.on(map) else {
             return out;
@@ -202,23 +224,22 @@ impl Claims {
         } else {
             0
         };
-        let window = ((2 * r + 1) * (2 * r + 1)) as usize;
-        let near = |c: Cell| (c - start).abs().max_element() <= r;
+        let (lo, hi) = (area.0 - Cell::splat(r), area.1 + Cell::splat(r));
+        let window = ((hi.x - lo.x + 1) as i64 * (hi.y - lo.y + 1) as i64).max(0) as usize;
+        let near = |c: Cell| c.x >= lo.x && c.y >= lo.y && c.x <= hi.x && c.y <= hi.y;
+        let others = |v: &[Entity]| v.iter().any(|&e| !is_member(e));
         if penalty > 0 {
             if m.claimed.len() < window {
                 for (c, v) in &m.claimed {
-                    if near(*c) && v.iter().any(|&e| e != entity) {
+                    if near(*c) && others(v) {
                         out.push((*c, CellOverlay::Penalty(penalty)));
                     }
                 }
             } else {
-                for dy in -r..=r {
-                    for dx in -r..=r {
-                        let c = start + Cell::new(dx, dy);
-                        if m.claimed
-                            .get(&c)
-                            .is_some_and(|v| v.iter().any(|&e| e != entity))
-                        {
+                for y in lo.y..=hi.y {
+                    for x in lo.x..=hi.x {
+                        let c = Cell::new(x, y);
+                        if m.claimed.get(&c).is_some_and(|v| others(v)) {
                             out.push((c, CellOverlay::Penalty(penalty)));
                         }
                     }
@@ -227,7 +248,7 @@ impl Claims {
         }
         if block_stopped {
             for (c, &e) in &m.stopped {
-                if e != entity && near(*c) {
+                if !is_member(e) && near(*c) {
                     out.push((*c, CellOverlay::Blocked));
                 }
             }

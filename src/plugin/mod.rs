@@ -6,12 +6,15 @@
 //!   component.
 //! - [`queue`]: validation, the start policy, inline slicing, workers, delivery, repath on edit.
 //! - [`movement`]: following paths, crowd decisions, claims upkeep.
+//! - [`group`]: group orders ([`group_order`](group::group_order)): a slot per unit, one shared
+//!   search.
 //! - [`map`], [`agent`], [`claims`], [`settings`], [`schedule`], [`diagnostics`].
 
 pub mod agent;
 pub mod claims;
 mod cpu_clock;
 pub mod diagnostics;
+pub mod group;
 pub mod map;
 pub mod movement;
 pub mod outcomes;

@@ -14,11 +14,25 @@ pub enum OutcomeKind {
     Found {
         /// Length in tiles.
         length: f64,
+        /// Which search found it.
+        search: SearchKind,
     },
     /// The request failed.
     Failed(PathFailure),
     /// The request was removed or replaced first.
     Cancelled,
+}
+
+/// Which search found a path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+pub enum SearchKind {
+    /// The unit's own A* (or Dijkstra for nearest-of goals).
+    #[default]
+    Own,
+    /// A search shared with other units going to the same goal or group target, grown in this
+    /// request's frames or earlier and kept in the cache
+    /// ([`TilepathSettings::share_searches`](crate::TilepathSettings::share_searches)).
+    Shared,
 }
 
 /// The one outcome of one request: read it with a `MessageReader<PathOutcome>` or observe it on
@@ -60,6 +74,10 @@ pub struct NavPath {
     pub map: Entity,
     /// Who asked for it.
     pub origin: PathOrigin,
+    /// Which search found it.
+    pub search: SearchKind,
+    /// The ticket of the request it answers (as in its [`PathOutcome`]).
+    pub ticket: u64,
     /// The request it answers (searched again when an edit crosses the path).
     pub request: PathRequest,
 }

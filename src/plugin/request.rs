@@ -19,6 +19,16 @@ pub enum PathGoal {
     Cell(Cell),
     /// The cheapest to reach of several cells (Dijkstra; Lester's nearest resource).
     NearestOf(Vec<Cell>),
+    /// One unit's place in a group order: go to `slot`, sharing one search to `target` with
+    /// every request to the same target; the unit plans on its own only the last tiles, from
+    /// where its shared path comes within `slot`'s distance of `target` (plus two tiles).
+    /// [`group_order`](crate::group_order) hands out slots around a point.
+    Slot {
+        /// The unit's own cell near the target.
+        slot: Cell,
+        /// The group's target, where the shared search starts from.
+        target: Cell,
+    },
 }
 
 /// Ask for a path: insert this on a unit (an entity with a `Transform`). Inserting a new one
@@ -60,7 +70,8 @@ impl PathRequest {
         Self::new(PathGoal::NearestOf(goals))
     }
 
-    fn new(goal: PathGoal) -> Self {
+    /// A request to any goal.
+    pub fn new(goal: PathGoal) -> Self {
         PathRequest {
             goal,
             policy: GoalPolicy::Fail,
@@ -213,6 +224,9 @@ pub struct PendingRequests {
     pub(crate) cancelled: Vec<Ended>,
     /// Set when a request left without its queued job (cancel, replace, despawn).
     pub(crate) stale: bool,
+    /// Requests taken for their outcome whose outcome is not delivered yet (delivery has a
+    /// budget: the rest go out next frame).
+    pub(crate) in_delivery: usize,
     /// Frames counted by the plugin (advanced at the end of each of its frames).
     pub(crate) frame: u64,
 }
@@ -225,6 +239,7 @@ impl Default for PendingRequests {
             submitted: Vec::new(),
             cancelled: Vec::new(),
             stale: false,
+            in_delivery: 0,
             frame: 0,
         }
     }
@@ -234,7 +249,7 @@ impl PendingRequests {
     /// Requests without an outcome delivered yet (cancelled ones whose outcome is still to go
     /// out included).
     pub fn len(&self) -> usize {
-        self.pending.len() + self.cancelled.len()
+        self.pending.len() + self.cancelled.len() + self.in_delivery
     }
 
     /// Whether every request has its outcome.
@@ -262,9 +277,11 @@ impl PendingRequests {
         self.pending.get(&entity).is_some_and(|t| t.id == ticket)
     }
 
-    /// Takes `entity`'s pending request if `ticket` is it: it is about to get its outcome.
+    /// Takes `entity`'s pending request if `ticket` is it: it is about to get its outcome
+    /// (counted in [`PendingRequests::len`] until it is delivered).
     pub(crate) fn take(&mut self, entity: Entity, ticket: u64) -> Option<Ticket> {
         if self.is_current(entity, ticket) {
+            self.in_delivery += 1;
             self.pending.remove(&entity)
         } else {
             None

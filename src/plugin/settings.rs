@@ -65,6 +65,18 @@ pub struct TilepathSettings {
     /// Cost, in tiles, of a stopped unit's cell in the second attempt described at
     /// [`TilepathSettings::avoid_stopped_units`].
     pub stopped_unit_penalty: f32,
+    /// Serve waiting requests to the same goal cell (or the same group target) with one shared
+    /// backward search ([`GoalTree`](crate::core::GoalTree)); each unit's path costs exactly
+    /// what its own search would under the shared search's overlay (see the queue docs). Off:
+    /// every unit searches alone. Requires a search without turn penalty or expansion limit.
+    pub share_searches: bool,
+    /// Shared searches kept after they finish, for later requests to the same goal while the
+    /// grid is unchanged (each holds memory the size of the grid: 16 bytes a cell).
+    pub tree_cache: usize,
+    /// Priority added to the game's own requests over the plugin's automatic ones (repaths,
+    /// errands), so a player's order never waits behind a backlog of them; automatic requests
+    /// still age past it in `user_priority * ageing_frames` frames.
+    pub user_priority: i32,
     /// How units in a crowd wait, make way, step aside and, as a last resort, walk through.
     pub crowd: CrowdSettings,
 }
@@ -85,6 +97,9 @@ impl Default for TilepathSettings {
             avoid_stopped_units: true,
             stopped_unit_penalty: 20.0,
             record_expanded: false,
+            share_searches: true,
+            tree_cache: 4,
+            user_priority: 100,
             crowd: CrowdSettings::default(),
         }
     }

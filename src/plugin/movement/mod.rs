@@ -593,7 +593,10 @@ fn nearest_cell(
 
 /// Whether `request` is an order to go to `cell` (a step-aside or make-way trip).
 fn heading_to(request: &PathRequest, cell: Cell) -> bool {
-    request.goal == PathGoal::Cell(cell)
+    match request.goal {
+        PathGoal::Cell(c) | PathGoal::Slot { slot: c, .. } => c == cell,
+        _ => false,
+    }
 }
 
 /// Whether the unit is still on `errand`: its latest request (the one waiting for an outcome,
@@ -622,7 +625,10 @@ fn redirect(progress: &mut PathProgress, mut request: PathRequest, free: Cell) -
     {
         *to = free;
     }
-    request.goal = PathGoal::Cell(free);
+    request.goal = match request.goal {
+        PathGoal::Slot { target, .. } => PathGoal::Slot { slot: free, target },
+        _ => PathGoal::Cell(free),
+    };
     request
 }
 

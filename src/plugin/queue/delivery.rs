@@ -4,15 +4,17 @@
 
 use bevy::prelude::*;
 
-use crate::core::{cell_center, polyline_cells};
+use crate::core::cell_center;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
-use crate::plugin::settings::TilepathSettings;
+use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
 use super::PathQueue;
 use super::job::{Job, SearchResult};
+use super::refine::{Refining, Rest, corridor};
+use super::workers::WorkerReport;
 
 /// Priority boost of a worker search that has to run again because the grid changed under it
 /// (ahead of newer requests).
@@ -24,6 +26,8 @@ pub(super) struct Ready {
     pub(super) ticket: Ticket,
     pub(super) kind: OutcomeKind,
     pub(super) path: Option<NavPath>,
+    /// The part of the path still to smooth.
+    pub(super) rest: Option<Rest>,
 }
 
 /// What to do with a finished search.
@@ -43,6 +47,8 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
         result,
         smoothed,
         worker,
+        search,
+        rest,
     } = r;
     if !book.is_current(job.entity, job.ticket) {
         return Verdict::Stale;
@@ -54,6 +60,7 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
             ticket,
             kind: OutcomeKind::Failed(PathFailure::NoMap),
             path: None,
+            rest: None,
         });
     };
     let grid = map.grid();
@@ -75,13 +82,14 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
     let (kind, path) = match result {
         Ok(p) => {
             // Grid-space waypoints: the smoothed ones, or the cells' centers.
-            let points = if smoothed.is_empty() {
-                p.cells.iter().map(|&c| cell_center(c)).collect()
+            let (points, corridor) = if smoothed.is_empty() {
+                let centers = p.cells.iter().map(|&c| cell_center(c)).collect();
+                (centers, p.cells.clone())
             } else {
-                smoothed
+                let corridor = corridor(&p.cells, &smoothed, rest);
+                (smoothed, corridor)
             };
             let waypoints = points.iter().map(|&g| map.grid_to_world(g)).collect();
-            let corridor = polyline_cells(&points);
             let path = NavPath {
                 cells: p.cells,
                 waypoints,
@@ -91,9 +99,17 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
                 goal: p.goal,
                 map: job.map,
                 origin: ticket.origin,
+                search,
+                ticket: ticket.id,
                 request: job.request,
             };
-            (OutcomeKind::Found { length: p.length }, Some(path))
+            (
+                OutcomeKind::Found {
+                    length: p.length,
+                    search,
+                },
+                Some(path),
+            )
         }
         Err(e) => (OutcomeKind::Failed(e.into()), None),
     };
@@ -102,6 +118,7 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
         ticket,
         kind,
         path,
+        rest,
     })
 }
 
@@ -128,30 +145,61 @@ pub(crate) fn receive_results(
     // Worker results: take what the budget allows; the rest waits in the channel.
     while tally.elapsed() < budget / 2 {
         match queue.workers.try_recv() {
-            Some(r) => results.push(r),
+            Some(WorkerReport::One(r)) => results.push(r),
+            Some(WorkerReport::Refined(r)) => queue.refined.push(r),
+            Some(WorkerReport::Shared(s)) => {
+                results.extend(s.results);
+                for job in s.alone {
+                    queue.waiting.push(Job {
+                        enqueued: frame,
+                        ..job
+                    });
+                }
+                queue
+                    .trees
+                    .put(s.map, s.goal, s.tree, s.overlay, frame, settings.tree_cache);
+            }
             None => break,
         }
     }
-    for r in results {
+    // Judging builds each path's waypoints and corridor: within the budget too (at least one a
+    // frame); the rest waits for the next frame.
+    let mut results = results.into_iter();
+    for r in results.by_ref() {
         let map = maps.get(r.job.map).ok();
         match judge(r, book, map, frame) {
             Verdict::Stale => {}
             Verdict::Again(job) => queue.waiting.push(job),
             Verdict::Outcome(ready) => queue.ready.push(ready),
         }
+        if tally.elapsed() >= budget {
+            break;
+        }
     }
+    queue.results.extend(results);
     // Cancellations first (they happened before this frame's searches ended), then the rest.
+    book.in_delivery += book.cancelled.len();
     let cancelled = book.cancelled.drain(..).map(|c| Ready {
         entity: c.entity,
         ticket: c.ticket,
         kind: OutcomeKind::Cancelled,
         path: None,
+        rest: None,
     });
     let mut to_deliver: Vec<Ready> = cancelled.collect();
     to_deliver.append(&mut queue.ready);
     let mut to_deliver = to_deliver.into_iter();
-    for ready in to_deliver.by_ref() {
+    for mut ready in to_deliver.by_ref() {
         let latency = (frame - ready.ticket.frame) as u32;
+        if let (Some(rest), Some(path)) = (ready.rest.take(), &ready.path) {
+            let refining = Refining::new(ready.entity, path, rest);
+            match (settings.workers, maps.get(path.map)) {
+                (WorkerMode::Async { .. }, Ok(map)) => {
+                    queue.workers.spawn_refine(refining, map.snapshot());
+                }
+                _ => queue.refining.push(refining),
+            }
+        }
         deliver(
             ready,
             latency,
@@ -160,6 +208,7 @@ pub(crate) fn receive_results(
             &mut commands,
             &mut writer,
         );
+        book.in_delivery -= 1;
         tally.finished += 1;
         tally.latency_sum += latency as u64;
         if tally.elapsed() >= budget {
@@ -187,6 +236,7 @@ fn deliver(
         ticket,
         kind,
         path,
+        ..
     } = ready;
     let replaced = book.contains(entity);
     if let Ok(mut status) = statuses.get_mut(entity)

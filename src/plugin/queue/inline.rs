@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use crate::core::{AStar, Cell, NavGrid, Path, PathError, SearchConfig, SearchStep, Smoother};
 
 use super::job::{Job, Overlay, SearchResult, begin};
+use super::refine::{first_leg, with_raw_rest};
 
 /// Heap pops per slice of an inline search.
 pub(super) const SLICE: u32 = 256;
@@ -85,23 +86,36 @@ impl InlineJob {
 pub(super) struct Smoothing {
     pub(super) result: SearchResult,
     smoother: Smoother,
+    radius: f32,
 }
 
 impl Smoothing {
-    /// Smoothing for the path of `result` (which must be found), for a body of `radius`.
+    /// Smoothing of the first leg of the path of `result` (which must be found), for a body of
+    /// `radius` (the rest is smoothed after delivery: see `refine`).
     pub(super) fn new(result: SearchResult, radius: f32) -> Self {
-        let smoother = Smoother::new(
-            result
-                .result
-                .as_ref()
-                .map_or(&[][..], |p| p.cells.as_slice()),
+        let cells = result
+            .result
+            .as_ref()
+            .map_or(&[][..], |p| p.cells.as_slice());
+        let smoother = Smoother::new(first_leg(cells), radius);
+        Smoothing {
+            result,
+            smoother,
             radius,
-        );
-        Smoothing { result, smoother }
+        }
     }
 
-    /// One line check; the result with its waypoints once smoothing is done.
+    /// One line check; the first leg's waypoints once it is smoothed.
     pub(super) fn step(&mut self, grid: &NavGrid) -> Option<Vec<Vec2>> {
         self.smoother.step(grid, 1)
+    }
+
+    /// The result with the first leg's `points` and the rest's cell centers.
+    pub(super) fn finish(self, points: Vec<Vec2>) -> SearchResult {
+        let mut done = self.result;
+        if let Ok(p) = &done.result {
+            (done.smoothed, done.rest) = with_raw_rest(&p.cells, points, self.radius);
+        }
+        done
     }
 }

@@ -6,6 +6,9 @@ use bevy::prelude::*;
 use crate::core::{AStar, Cell, CellOverlay, GoalPolicy, NavGrid, Path, PathError, SearchConfig};
 use crate::plugin::claims::Claims;
 use crate::plugin::map::NavMap;
+use crate::plugin::outcomes::SearchKind;
+
+use super::refine::Rest;
 use crate::plugin::request::PathRequest;
 use crate::plugin::settings::TilepathSettings;
 
@@ -14,6 +17,11 @@ use crate::plugin::settings::TilepathSettings;
 pub(crate) enum JobGoal {
     Single(Cell),
     Nearest(Vec<Cell>),
+    /// A group order's slot, its path shared up to near `target`.
+    Slot {
+        slot: Cell,
+        target: Cell,
+    },
 }
 
 /// One validated request, waiting or being searched.
@@ -29,6 +37,20 @@ pub(crate) struct Job {
     pub(crate) enqueued: u64,
     /// The request it answers (kept on the path for repaths).
     pub(crate) request: PathRequest,
+    /// Searched alone even if its goal is shared (a shared search could not serve it).
+    pub(crate) alone: bool,
+}
+
+impl Job {
+    /// The cell a shared search for this job grows from, if it can share one.
+    pub(crate) fn shared_goal(&self) -> Option<Cell> {
+        match self.goal {
+            _ if self.alone => None,
+            JobGoal::Single(g) => Some(g),
+            JobGoal::Slot { target, .. } => Some(target),
+            JobGoal::Nearest(_) => None,
+        }
+    }
 }
 
 /// What a search produced, inline or on a worker.
@@ -41,6 +63,10 @@ pub(crate) struct SearchResult {
     pub(crate) smoothed: Vec<Vec2>,
     /// Whether it ran on a worker against a snapshot.
     pub(crate) worker: bool,
+    /// Which search found it.
+    pub(crate) search: SearchKind,
+    /// The part of the path left to smooth after delivery.
+    pub(crate) rest: Option<Rest>,
 }
 
 /// Starts `job`'s search from `start` with `overlay`.
@@ -57,7 +83,9 @@ pub(crate) fn begin(
         ..*config
     };
     match &job.goal {
-        JobGoal::Single(goal) => search.begin_with_overlay(grid, start, *goal, &config, overlay),
+        JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => {
+            search.begin_with_overlay(grid, start, *goal, &config, overlay)
+        }
         JobGoal::Nearest(goals) => {
             search.begin_nearest_with_overlay(grid, start, goals, &config, overlay)
         }

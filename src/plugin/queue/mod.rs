@@ -8,8 +8,10 @@ mod delivery;
 mod inline;
 mod job;
 mod policy;
+mod refine;
 mod repath;
 mod service;
+mod shared;
 mod validate;
 mod workers;
 
@@ -20,7 +22,7 @@ use crate::core::AStar;
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
 use super::diagnostics::{FrameTally, TilepathFrameStats, roll_frame};
-use super::outcomes::{NavPath, OutcomeKind, PathOutcome};
+use super::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use super::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests};
 use super::schedule::{TilepathSchedule, TilepathSystems};
 use super::settings::{CrowdSettings, TilepathSettings, WorkerMode};
@@ -28,6 +30,8 @@ use super::settings::{CrowdSettings, TilepathSettings, WorkerMode};
 use delivery::Ready;
 use inline::{InlineJob, Smoothing};
 use job::{Job, SearchResult};
+use refine::{Refined, Refining};
+use shared::{SharedSearch, TreeCache};
 use workers::WorkerChannel;
 
 /// The queue of validated requests and of searches in progress.
@@ -35,6 +39,10 @@ use workers::WorkerChannel;
 pub struct PathQueue {
     waiting: Vec<Job>,
     inline: Vec<InlineJob>,
+    /// Shared searches in progress inline (see `shared`).
+    shared: Vec<SharedSearch>,
+    /// Finished shared searches kept for later requests to the same goal.
+    trees: TreeCache,
     /// Searches kept for reuse (boxed so moving them in and out of jobs stays cheap).
     #[allow(clippy::vec_box)]
     pool: Vec<Box<AStar>>,
@@ -45,6 +53,10 @@ pub struct PathQueue {
     to_smooth: Vec<Smoothing>,
     /// Outcomes ready to be delivered.
     ready: Vec<Ready>,
+    /// Delivered paths whose rest is being smoothed inline (see `refine`).
+    refining: Vec<Refining>,
+    /// Smoothed rests to patch into their paths.
+    refined: Vec<Refined>,
 }
 
 impl PathQueue {
@@ -53,15 +65,26 @@ impl PathQueue {
         self.waiting.len()
     }
 
-    /// Searches running: inline searches in progress and searches on workers (smoothing on a
-    /// worker included, inline smoothing not).
+    /// Searches running: inline searches in progress (shared ones count once) and searches on
+    /// workers (smoothing on a worker included, inline smoothing not).
     pub fn searching(&self) -> usize {
-        self.inline.len() + self.workers.in_flight
+        self.inline.len() + self.shared.len() + self.workers.in_flight
     }
 
-    /// Found paths being smoothed inline.
+    /// Finished shared searches kept for later requests to the same goal
+    /// ([`TilepathSettings::tree_cache`]).
+    pub fn cached_trees(&self) -> usize {
+        self.trees.len()
+    }
+
+    /// Found paths being smoothed inline before delivery (their first leg).
     pub fn smoothing(&self) -> usize {
         self.to_smooth.len()
+    }
+
+    /// Delivered paths whose rest is still being smoothed inline.
+    pub fn refining(&self) -> usize {
+        self.refining.len()
     }
 
     /// Outcomes waiting for delivery (delivery has a budget too).
@@ -83,6 +106,7 @@ impl PathQueue {
                 ticket,
                 kind: OutcomeKind::Failed(failure),
                 path: None,
+                rest: None,
             });
         }
     }
@@ -120,6 +144,7 @@ impl Plugin for PathQueuePlugin {
             .register_type::<NavAgent>()
             .register_type::<PathOutcome>()
             .register_type::<OutcomeKind>()
+            .register_type::<SearchKind>()
             .register_type::<Intent>()
             .add_systems(
                 schedule,
@@ -132,7 +157,7 @@ impl Plugin for PathQueuePlugin {
                         .chain()
                         .in_set(TilepathSystems::Collect),
                     service::service_queue.in_set(TilepathSystems::Service),
-                    (delivery::receive_results, roll_frame)
+                    (delivery::receive_results, refine::apply_refined, roll_frame)
                         .chain()
                         .in_set(TilepathSystems::Receive),
                     next_frame.in_set(TilepathSystems::Last),

@@ -4,12 +4,15 @@
 
 use std::time::Duration;
 
+use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
+use crate::core::{Cell, CellOverlay};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
+use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
@@ -17,6 +20,7 @@ use super::PathQueue;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{Job, Overlay, SearchResult};
 use super::policy::{aged_priority, take_starts};
+use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
 use super::workers::WorkerSearch;
 
@@ -38,6 +42,9 @@ pub(crate) fn prepare_scratch(
         }
         for search in &mut queue.pool {
             search.reserve_for(map.grid());
+        }
+        if settings.share_searches {
+            queue.trees.reserve_for(map.grid());
         }
     }
 }
@@ -75,60 +82,199 @@ impl Starter<'_, '_, '_, '_, '_> {
                 j.ticket,
             )
         });
+        let share = settings.share_searches
+            && settings.search.turn_penalty == 0
+            && settings.search.max_expansions.is_none();
         for job in starting {
             tally.started += 1;
-            let Ok(map) = self.maps.get(job.map) else {
-                queue.fail(book, job.entity, job.ticket, PathFailure::NoMap);
+            let Some((start, radius)) = self.place(queue, book, &job) else {
                 continue;
             };
-            let Ok((transform, agent)) = self.units.get(job.entity) else {
-                // Despawned meanwhile (its request was forgotten) or without a place.
-                queue.fail(book, job.entity, job.ticket, PathFailure::StartOutOfBounds);
-                continue;
-            };
-            let Some(start) = unit_cell(map, transform) else {
-                queue.fail(book, job.entity, job.ticket, PathFailure::StartOutOfBounds);
-                continue;
-            };
-            let radius = agent.map_or(0.0, |a| a.radius);
-            let overlay = Overlay::new(self.claims, settings, job.map, map, job.entity, start);
-            if let Ok(mut s) = self.statuses.get_mut(job.entity) {
-                *s = PathStatus::Searching;
-            }
-            match settings.workers {
-                WorkerMode::Inline => {
-                    let search = queue.pool.pop().unwrap_or_default();
-                    let grid = map.grid();
-                    match InlineJob::begin(
-                        search,
-                        grid,
-                        job,
-                        start,
-                        radius,
-                        overlay,
-                        &settings.search,
-                    ) {
-                        Ok(inline) => queue.inline.push(inline),
-                        Err((job, search, e)) => {
-                            queue.fail(book, job.entity, job.ticket, e.into());
-                            queue.pool.push(search);
-                        }
-                    }
-                }
-                WorkerMode::Async { .. } => queue.workers.spawn(
-                    job,
-                    WorkerSearch {
-                        grid: map.snapshot(),
-                        start,
-                        config: settings.search,
-                        overlay,
-                        smoothing: settings.smoothing,
-                        radius,
-                    },
-                ),
+            match job.shared_goal() {
+                Some(goal) if share => self.start_shared(queue, book, job, goal, start, radius),
+                _ => self.start_own(queue, book, job, start, radius),
             }
         }
     }
+
+    /// Where `job`'s unit stands and its body radius; `None` (and the job failed) if its map or
+    /// place is gone.
+    fn place(
+        &mut self,
+        queue: &mut PathQueue,
+        book: &mut PendingRequests,
+        job: &Job,
+    ) -> Option<(Cell, f32)> {
+        let Ok(map) = self.maps.get(job.map) else {
+            queue.fail(book, job.entity, job.ticket, PathFailure::NoMap);
+            return None;
+        };
+        // Despawned meanwhile (its request was forgotten) or without a place.
+        let start = self
+            .units
+            .get(job.entity)
+            .ok()
+            .and_then(|(transform, agent)| Some((unit_cell(map, transform)?, agent)));
+        let Some((start, agent)) = start else {
+            queue.fail(book, job.entity, job.ticket, PathFailure::StartOutOfBounds);
+            return None;
+        };
+        if let Ok(mut s) = self.statuses.get_mut(job.entity) {
+            *s = PathStatus::Searching;
+        }
+        Some((start, agent.map_or(0.0, |a| a.radius)))
+    }
+
+    /// Starts `job`'s own search, inline or on a worker.
+    fn start_own(
+        &mut self,
+        queue: &mut PathQueue,
+        book: &mut PendingRequests,
+        job: Job,
+        start: Cell,
+        radius: f32,
+    ) {
+        let settings = self.settings;
+        let map = self.maps.get(job.map).expect("placed on it");
+        let overlay = Overlay::new(self.claims, settings, job.map, map, job.entity, start);
+        match settings.workers {
+            WorkerMode::Inline => {
+                let search = queue.pool.pop().unwrap_or_default();
+                match InlineJob::begin(
+                    search,
+                    map.grid(),
+                    job,
+                    start,
+                    radius,
+                    overlay,
+                    &settings.search,
+                ) {
+                    Ok(inline) => queue.inline.push(inline),
+                    Err((job, search, e)) => {
+                        queue.fail(book, job.entity, job.ticket, e.into());
+                        queue.pool.push(search);
+                    }
+                }
+            }
+            WorkerMode::Async { .. } => queue.workers.spawn(
+                job,
+                WorkerSearch {
+                    grid: map.snapshot(),
+                    start,
+                    config: settings.search,
+                    overlay,
+                    smoothing: settings.smoothing,
+                    radius,
+                },
+            ),
+        }
+    }
+
+    /// Starts a shared search to `goal` for `first` and every waiting request that shares its
+    /// goal, or adds them to the one in progress; a tree for `goal` in the cache goes on where
+    /// it stopped.
+    fn start_shared(
+        &mut self,
+        queue: &mut PathQueue,
+        book: &mut PendingRequests,
+        first: Job,
+        goal: Cell,
+        start: Cell,
+        radius: f32,
+    ) {
+        let map_entity = first.map;
+        let mut members = vec![Member {
+            job: first,
+            start,
+            radius,
+        }];
+        let joining: Vec<Job> = queue
+            .waiting
+            .extract_if(.., |j| j.map == map_entity && j.shared_goal() == Some(goal))
+            .collect();
+        for job in joining {
+            if !book.is_current(job.entity, job.ticket) {
+                continue;
+            }
+            if let Some((start, radius)) = self.place(queue, book, &job) {
+                members.push(Member { job, start, radius });
+            }
+        }
+        let map = self.maps.get(map_entity).expect("placed on it");
+        let grid = map.grid();
+        let inline = self.settings.workers == WorkerMode::Inline;
+        if inline
+            && let Some(s) = queue
+                .shared
+                .iter_mut()
+                .find(|s| s.map == map_entity && s.goal == goal)
+        {
+            s.add(grid, members);
+            return;
+        }
+        let (tree, overlay, fresh) = match queue.trees.take(map_entity, goal, grid.version()) {
+            Some((tree, overlay)) => (tree, overlay, false),
+            None => {
+                let overlay = shared_overlay(self.claims, self.settings, map_entity, map, &members);
+                (queue.trees.fresh(), overlay, true)
+            }
+        };
+        let config = &self.settings.search;
+        let mut shared =
+            match SharedSearch::new(map_entity, goal, tree, overlay, fresh, grid, config) {
+                Ok(s) => s,
+                Err(tree) => {
+                    // The goal cannot start a tree: every member searches alone.
+                    queue.trees.recycle(tree);
+                    for m in members {
+                        self.start_own(
+                            queue,
+                            book,
+                            Job {
+                                alone: true,
+                                ..m.job
+                            },
+                            m.start,
+                            m.radius,
+                        );
+                    }
+                    return;
+                }
+            };
+        shared.add(grid, members);
+        if inline {
+            queue.shared.push(shared);
+        } else {
+            queue
+                .workers
+                .spawn_shared(shared, map.snapshot(), *config, self.settings.smoothing);
+        }
+    }
+}
+
+/// The overlay of a shared search: claims and stopped cells of units that are not its members,
+/// within the claim radius of the box of their starts.
+fn shared_overlay(
+    claims: &Claims,
+    settings: &TilepathSettings,
+    map_entity: Entity,
+    map: &NavMap,
+    members: &[Member],
+) -> Vec<(Cell, CellOverlay)> {
+    let ids: EntityHashSet = members.iter().map(|m| m.job.entity).collect();
+    let (lo, hi) = members.iter().fold(
+        (Cell::splat(i32::MAX), Cell::splat(i32::MIN)),
+        |(lo, hi), m| (lo.min(m.start), hi.max(m.start)),
+    );
+    let costs = map.grid().rules().costs;
+    claims.overlay_around(
+        map_entity,
+        |e| ids.contains(&e),
+        (lo, hi),
+        settings.claim_radius,
+        costs.from_tiles(settings.claim_penalty),
+        settings.avoid_stopped_units,
+    )
 }
 
 /// Service: start at most `searches_per_frame` searches (highest aged priority first, FIFO among
@@ -147,8 +293,13 @@ pub(crate) fn service_queue(
 ) {
     let mut tally = PhaseTimer::start(tally, Phase::Service);
     // Room is left for the receive phase (as long as it took last frame, at most a quarter of the
-    // budget), so the frame as a whole stays within the budget.
-    let reserve = stats.phases[Phase::Receive as usize].min(settings.time_budget / 4);
+    // budget), so the frame as a whole stays within the budget; half the budget while outcomes
+    // wait for delivery (a shared search finds paths faster than a quarter delivers them).
+    let reserve = if queue.ready_len() > 0 {
+        settings.time_budget / 2
+    } else {
+        stats.phases[Phase::Receive as usize].min(settings.time_budget / 4)
+    };
     let budget = settings
         .time_budget
         .saturating_sub(tally.main_thread)
@@ -167,7 +318,7 @@ pub(crate) fn service_queue(
     // searches in flight), at most `searches_per_frame` per frame.
     let max_inline = settings.max_inline_searches.max(1);
     let slots = match settings.workers {
-        WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len()),
+        WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
         WorkerMode::Async { max_in_flight } => {
             max_in_flight.saturating_sub(queue.workers.in_flight)
         }
@@ -199,16 +350,34 @@ pub(crate) fn service_queue(
             continue;
         }
         // A slot freed up: start the next waiting search, within this frame's start limit.
+        let running = queue.inline.len() + queue.shared.len();
         if settings.workers == WorkerMode::Inline
-            && queue.inline.len() < max_inline
+            && running < max_inline
             && !queue.waiting.is_empty()
             && (tally.started as usize) < settings.searches_per_frame
         {
-            starter.start(queue, book, &mut tally, max_inline - queue.inline.len());
+            starter.start(queue, book, &mut tally, max_inline - running);
             continue;
         }
-        if queue.inline.is_empty() || expansions_left == 0 {
+        if running == 0 || expansions_left == 0 {
+            // Nothing else to do: smooth the rest of delivered paths (once every outcome is out).
+            if !queue.refining.is_empty() && queue.ready_len() == 0 {
+                refine_step(queue, &maps);
+                continue;
+            }
             break;
+        }
+        // Shared searches first: each serves many units.
+        if !queue.shared.is_empty() {
+            shared_step(
+                queue,
+                book,
+                &maps,
+                &settings,
+                &mut tally,
+                &mut expansions_left,
+            );
+            continue;
         }
         if k >= queue.inline.len() {
             k = 0;
@@ -226,6 +395,64 @@ pub(crate) fn service_queue(
     }
 }
 
+/// One step of the first inline shared search: a slice of its tree's growth, or one member
+/// served (its path to smoothing or the results); a search with every member served leaves its
+/// tree in the cache.
+fn shared_step(
+    queue: &mut PathQueue,
+    book: &mut PendingRequests,
+    maps: &Query<&'static NavMap>,
+    settings: &TilepathSettings,
+    tally: &mut FrameTally,
+    expansions_left: &mut u64,
+) {
+    let Ok(map) = maps.get(queue.shared[0].map) else {
+        let gone = queue.shared.swap_remove(0);
+        let (tree, _) = gone.into_tree();
+        queue.trees.recycle(tree);
+        return;
+    };
+    let grid = map.grid();
+    let mut search = queue.pool.pop().unwrap_or_default();
+    let shared = &mut queue.shared[0];
+    let before = shared.expansions();
+    let slice = SLICE.min((*expansions_left).min(u32::MAX as u64) as u32);
+    let step = shared.step(grid, slice, &mut search, &settings.search, |j| {
+        book.is_current(j.entity, j.ticket)
+    });
+    let grown = shared.expansions().saturating_sub(before);
+    *expansions_left = expansions_left.saturating_sub(grown.max(1));
+    tally.expansions += grown;
+    queue.pool.push(search);
+    match step {
+        SharedStep::Growing => {}
+        SharedStep::Served(result, radius) => {
+            if settings.smoothing {
+                queue.to_smooth.push(Smoothing::new(result, radius));
+            } else {
+                queue.results.push(result);
+            }
+        }
+        SharedStep::Alone(job) => queue.waiting.push(Job {
+            enqueued: book.frame,
+            ..job
+        }),
+        SharedStep::Idle => {
+            let done = queue.shared.swap_remove(0);
+            let (map_entity, goal) = (done.map, done.goal);
+            let (tree, overlay) = done.into_tree();
+            queue.trees.put(
+                map_entity,
+                goal,
+                tree,
+                overlay,
+                book.frame,
+                settings.tree_cache,
+            );
+        }
+    }
+}
+
 /// One line check of the inline smoothing last begun; a smoothed path becomes a result.
 fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&'static NavMap>) {
     let Some(next) = queue.to_smooth.last_mut() else {
@@ -237,9 +464,23 @@ fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&
         return;
     };
     if let Some(points) = next.step(map.grid()) {
-        let mut done = queue.to_smooth.pop().expect("checked").result;
-        done.smoothed = points;
+        let done = queue.to_smooth.pop().expect("checked").finish(points);
         queue.results.push(done);
+    }
+}
+
+/// One line check of the rest of a delivered path; a smoothed rest goes to be patched in.
+fn refine_step(queue: &mut PathQueue, maps: &Query<&'static NavMap>) {
+    let Some(next) = queue.refining.last_mut() else {
+        return;
+    };
+    let Ok(map) = maps.get(next.map) else {
+        queue.refining.pop();
+        return;
+    };
+    if let Some(done) = next.step(map.grid(), 1) {
+        queue.refining.pop();
+        queue.refined.push(done);
     }
 }
 
@@ -296,6 +537,8 @@ impl Slicing<'_, '_, '_> {
             result,
             smoothed: Vec::new(),
             worker: false,
+            search: SearchKind::Own,
+            rest: None,
         };
         if self.settings.smoothing && found {
             queue.to_smooth.push(Smoothing::new(result, done.radius));

@@ -47,12 +47,18 @@ fn validate(
         }
         PathGoal::Cell(c) => JobGoal::Single(*c),
         PathGoal::NearestOf(cells) => JobGoal::Nearest(cells.clone()),
+        PathGoal::Slot { slot, target } => JobGoal::Slot {
+            slot: *slot,
+            target: *target,
+        },
     };
     // Check the ends now: bad input and unreachable goals end here, without a search.
     let start = unit_cell(map, transform).ok_or(PathFailure::StartOutOfBounds)?;
     let grid = map.grid();
     match &goal {
-        JobGoal::Single(g) => resolve_ends(grid, start, *g, request.policy).map(|_| ()),
+        JobGoal::Single(g) | JobGoal::Slot { slot: g, .. } => {
+            resolve_ends(grid, start, *g, request.policy).map(|_| ())
+        }
         JobGoal::Nearest(goals) => check_nearest(grid, start, goals),
     }?;
     Ok(Job {
@@ -64,6 +70,7 @@ fn validate(
         priority: request.priority,
         enqueued: frame,
         request,
+        alone: false,
     })
 }
 
@@ -99,8 +106,14 @@ pub(crate) fn collect_requests(
             queue.fail(&mut book, s.entity, s.ticket, PathFailure::StartOutOfBounds);
             continue;
         };
+        let user = book.origin(s.entity).is_some_and(|o| o.is_user());
         match validate(s.entity, s.ticket, request, transform, &maps, frame) {
-            Ok(job) => queue.waiting.push(job),
+            Ok(mut job) => {
+                if user {
+                    job.priority = job.priority.saturating_add(settings.user_priority);
+                }
+                queue.waiting.push(job);
+            }
             Err(failure) => queue.fail(&mut book, s.entity, s.ticket, failure),
         }
     }

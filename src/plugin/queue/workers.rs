@@ -8,14 +8,42 @@ use std::time::{Duration, Instant};
 use bevy::tasks::AsyncComputeTaskPool;
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::core::{Cell, NavGrid, SearchConfig, smooth_path_in_steps, with_scratch};
+use bevy::prelude::{Entity, Vec2};
+
+use crate::core::{
+    Cell, CellOverlay, GoalTree, NavGrid, SearchConfig, smooth_path_in_steps, with_scratch,
+};
+
+use crate::plugin::outcomes::SearchKind;
 
 use super::job::{Job, Overlay, SearchResult, begin};
+use super::refine::{Refined, Refining, Rest, first_leg, with_raw_rest};
+use super::shared::{SharedSearch, SharedStep};
+
+/// What a worker sends back.
+pub(super) enum WorkerReport {
+    /// A unit's own search.
+    One(SearchResult),
+    /// A shared search: its members' results, the members it could not serve, and its tree.
+    Shared(SharedReport),
+    /// The rest of a delivered path, smoothed.
+    Refined(Refined),
+}
+
+/// A shared search done on a worker.
+pub(super) struct SharedReport {
+    pub(super) map: Entity,
+    pub(super) goal: Cell,
+    pub(super) results: Vec<SearchResult>,
+    pub(super) alone: Vec<Job>,
+    pub(super) tree: Box<GoalTree>,
+    pub(super) overlay: Vec<(Cell, CellOverlay)>,
+}
 
 /// The channel worker searches report on, and how many are out.
 pub(super) struct WorkerChannel {
-    sender: Sender<SearchResult>,
-    receiver: Receiver<SearchResult>,
+    sender: Sender<WorkerReport>,
+    receiver: Receiver<WorkerReport>,
     /// Searches spawned whose result has not been received.
     pub(super) in_flight: usize,
 }
@@ -51,15 +79,53 @@ impl WorkerChannel {
                 let result = run_job(job, &search);
                 // The receiver lives as long as the plugin's queue; if it is gone the app is
                 // shutting down and the result has nowhere to go.
-                let _ = sender.send(result);
+                let _ = sender.send(WorkerReport::One(result));
+            })
+            .detach();
+    }
+
+    /// Runs a shared search on the async compute pool against `grid`.
+    pub(super) fn spawn_shared(
+        &mut self,
+        shared: SharedSearch,
+        grid: Arc<NavGrid>,
+        config: SearchConfig,
+        smoothing: bool,
+    ) {
+        let sender = self.sender.clone();
+        self.in_flight += 1;
+        AsyncComputeTaskPool::get()
+            .spawn(async move {
+                let report = run_shared(shared, &grid, &config, smoothing);
+                let _ = sender.send(WorkerReport::Shared(report));
+            })
+            .detach();
+    }
+
+    /// Smooths the rest of a delivered path on the async compute pool against `grid`.
+    /// It does not count as a search in flight.
+    pub(super) fn spawn_refine(&mut self, mut refining: Refining, grid: Arc<NavGrid>) {
+        let sender = self.sender.clone();
+        AsyncComputeTaskPool::get()
+            .spawn(async move {
+                let mut co = Cooperative::new();
+                let refined = loop {
+                    if let Some(r) = refining.step(&grid, WORKER_SMOOTH_STEP) {
+                        break r;
+                    }
+                    co.pause_point();
+                };
+                let _ = sender.send(WorkerReport::Refined(refined));
             })
             .detach();
     }
 
     /// A finished worker search, if one is waiting.
-    pub(super) fn try_recv(&mut self) -> Option<SearchResult> {
+    pub(super) fn try_recv(&mut self) -> Option<WorkerReport> {
         let r = self.receiver.try_recv().ok()?;
-        self.in_flight -= 1;
+        if !matches!(r, WorkerReport::Refined(_)) {
+            self.in_flight -= 1;
+        }
         Some(r)
     }
 }
@@ -112,11 +178,9 @@ fn run_job(job: Job, s: &WorkerSearch) -> SearchResult {
             other => other,
         }
     });
-    let smoothed = match (&result, s.smoothing) {
-        (Ok(p), true) => smooth_path_in_steps(grid, &p.cells, s.radius, WORKER_SMOOTH_STEP, || {
-            co.pause_point()
-        }),
-        _ => Vec::new(),
+    let (smoothed, rest) = match (&result, s.smoothing) {
+        (Ok(p), true) => smooth_first_leg(grid, &p.cells, s.radius, &mut co),
+        _ => (Vec::new(), None),
     };
     SearchResult {
         job,
@@ -124,5 +188,58 @@ fn run_job(job: Job, s: &WorkerSearch) -> SearchResult {
         result,
         smoothed,
         worker: true,
+        search: SearchKind::Own,
+        rest,
+    }
+}
+
+/// The first leg of `cells` smoothed and the rest's cell centers (see `refine`).
+fn smooth_first_leg(
+    grid: &NavGrid,
+    cells: &[Cell],
+    radius: f32,
+    co: &mut Cooperative,
+) -> (Vec<Vec2>, Option<Rest>) {
+    let points = smooth_path_in_steps(grid, first_leg(cells), radius, WORKER_SMOOTH_STEP, || {
+        co.pause_point()
+    });
+    with_raw_rest(cells, points, radius)
+}
+
+/// A whole shared search on a worker thread: the tree grown, every member served and smoothed.
+fn run_shared(
+    mut shared: SharedSearch,
+    grid: &NavGrid,
+    config: &SearchConfig,
+    smoothing: bool,
+) -> SharedReport {
+    let mut co = Cooperative::new();
+    let (mut results, mut alone) = (Vec::new(), Vec::new());
+    with_scratch(|search| {
+        loop {
+            match shared.step(grid, WORKER_SLICE, search, config, |_| true) {
+                SharedStep::Growing => {}
+                SharedStep::Served(mut r, radius) => {
+                    r.worker = true;
+                    if smoothing && let Ok(p) = &r.result {
+                        (r.smoothed, r.rest) = smooth_first_leg(grid, &p.cells, radius, &mut co);
+                    }
+                    results.push(r);
+                }
+                SharedStep::Alone(job) => alone.push(job),
+                SharedStep::Idle => break,
+            }
+            co.pause_point();
+        }
+    });
+    let (map, goal) = (shared.map, shared.goal);
+    let (tree, overlay) = shared.into_tree();
+    SharedReport {
+        map,
+        goal,
+        results,
+        alone,
+        tree,
+        overlay,
     }
 }
