@@ -19,14 +19,14 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{Cell, NavGrid, group_center, spread_slots};
+use bevy_tilepath::core::{Cell, NavGrid, cell_at, group_center, overlaps_blocked, spread_slots};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PendingRequests, SearchKind, TilepathFrameStats};
+use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
 use common::Rng;
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
@@ -158,7 +158,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--move] [--move-frames N] [--calibrate] [--verbose]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--edits K] [--move] [--move-frames N] [--calibrate] [--verbose]";
 
 /// The command line.
 struct Args {
@@ -171,6 +171,7 @@ struct Args {
     moving: bool,
     group: bool,
     share: bool,
+    edits: usize,
     calibrate: bool,
     verbose: bool,
 }
@@ -188,6 +189,7 @@ impl Args {
             moving: false,
             group: false,
             share: true,
+            edits: 0,
             calibrate: false,
             verbose: false,
         };
@@ -203,6 +205,7 @@ impl Args {
                 Long("move") => a.moving = true,
                 Long("group") => a.group = true,
                 Long("no-share") => a.share = false,
+                Long("edits") => a.edits = common::value(&mut parser, "--edits")?,
                 Long("calibrate") => a.calibrate = true,
                 Long("verbose") => a.verbose = true,
                 other => return Err(common::unexpected(other)),
@@ -210,6 +213,9 @@ impl Args {
         }
         if a.size < 8 {
             return Err(format!("--map-size {} is below 8", a.size));
+        }
+        if a.edits > 0 && !a.moving {
+            return Err("--edits needs --move (walls go across routes units walk)".into());
         }
         Ok(a)
     }
@@ -246,8 +252,9 @@ fn main() {
             });
         }
     }
-    let frames = run(&mut app, &args);
-    report(&mut app, &args, &frames);
+    let mut edits = (args.edits > 0).then(|| Edits::new(args.edits, args.seed));
+    let frames = run(&mut app, &args, &mut edits);
+    report(&mut app, &args, &frames, edits.as_ref());
 }
 
 /// Units anywhere, each to a goal anywhere: (start, request) per unit.
@@ -337,6 +344,76 @@ fn build_app(args: &Args) -> App {
     app
 }
 
+/// `--edits K`: every K frames a short wall goes down across a route in use (a few cells ahead
+/// of a walking unit, across its way, never on or beside a unit), and the wall from three edits
+/// before comes down; every frame, units whose body overlaps a blocked cell are counted.
+struct Edits {
+    every: usize,
+    rng: Rng,
+    walls: VecDeque<Vec<Cell>>,
+    made: u32,
+    overlaps: u64,
+}
+
+impl Edits {
+    fn new(every: usize, seed: u64) -> Self {
+        Edits {
+            every,
+            rng: Rng::new(seed ^ 0xED17),
+            walls: VecDeque::new(),
+            made: 0,
+            overlaps: 0,
+        }
+    }
+
+    fn frame(&mut self, app: &mut App, frame: usize) {
+        let world = app.world_mut();
+        let mut units = world.query::<(&Transform, &NavAgent, &NavPath, &PathProgress)>();
+        let mut maps = world.query::<&mut NavMap>();
+        let Ok(map) = maps.single(world) else {
+            return;
+        };
+        let mut occupied = HashSet::new();
+        let mut walkers = Vec::new();
+        for (tf, agent, path, progress) in units.iter(world) {
+            let pos = map.world_to_grid(tf.translation.truncate());
+            if overlaps_blocked(map.grid(), pos, agent.radius) {
+                self.overlaps += 1;
+            }
+            occupied.insert(cell_at(pos));
+            if progress.state == MoveState::Moving && progress.cell_index + 8 < path.corridor.len()
+            {
+                walkers
+                    .push(path.corridor[progress.cell_index + 5..progress.cell_index + 8].to_vec());
+            }
+        }
+        if !frame.is_multiple_of(self.every) || walkers.is_empty() {
+            return;
+        }
+        let ahead = &walkers[self.rng.below(walkers.len() as u32) as usize];
+        let (c, d) = (ahead[1], ahead[2] - ahead[0]);
+        let across = Cell::new(-d.y.signum(), d.x.signum());
+        let near_unit = |w: Cell| {
+            (-1..=1).any(|dy| (-1..=1).any(|dx| occupied.contains(&(w + Cell::new(dx, dy)))))
+        };
+        let wall: Vec<Cell> = (-3..=3)
+            .map(|k| c + across * k)
+            .filter(|&w| map.grid().is_walkable(w) && !near_unit(w))
+            .collect();
+        let mut map = maps.single_mut(world).expect("one map");
+        for &w in &wall {
+            map.set_walkable(w, false).expect("in bounds");
+        }
+        self.walls.push_back(wall);
+        self.made += 1;
+        if self.walls.len() > 3 {
+            for w in self.walls.pop_front().expect("non-empty") {
+                map.set_walkable(w, true).expect("in bounds");
+            }
+        }
+    }
+}
+
 /// Per-frame figures of a run.
 struct Frames {
     /// Wall time of the plugin's queue systems per frame.
@@ -352,7 +429,7 @@ struct Frames {
 }
 
 /// 60 Hz frames until every request has its outcome (and, with `--move`, `--move-frames` more).
-fn run(app: &mut App, args: &Args) -> Frames {
+fn run(app: &mut App, args: &Args, edits: &mut Option<Edits>) -> Frames {
     let frame_period = Duration::from_secs_f64(1.0 / 60.0);
     let mut f = Frames {
         wall_ms: Vec::new(),
@@ -372,21 +449,13 @@ fn run(app: &mut App, args: &Args) -> Frames {
         let t = Instant::now();
         app.update();
         frame += 1;
+        if let Some(edits) = edits.as_mut() {
+            edits.frame(app, frame);
+        }
         let stats = app.world().resource::<TilepathFrameStats>();
         f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
         f.phases.push(stats.phases);
         f.cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
-        if args.verbose && std::env::var("STRESS_FRAMES").is_ok() {
-            eprintln!(
-                "frame {frame}: finished={} expansions={} queue={} searching={} smoothing={} phases={:?}",
-                stats.finished,
-                stats.expansions,
-                stats.queue_len,
-                stats.searching,
-                stats.smoothing,
-                stats.phases
-            );
-        }
         if args.calibrate {
             let t = Instant::now();
             spin(spin_for_budget);
@@ -409,7 +478,13 @@ fn run(app: &mut App, args: &Args) -> Frames {
 }
 
 /// The `move`, `cpu`, `calibration` and `summary` lines.
-fn report(app: &mut App, args: &Args, f: &Frames) {
+fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
+    if let Some(e) = edits {
+        println!(
+            "edits walls={} wall_overlaps={} (unit-frames with a body over a blocked cell)",
+            e.made, e.overlaps
+        );
+    }
     if args.moving {
         let mt = app.world().resource::<MoveTimer>().frames.clone();
         let mut q = app.world_mut().query::<&bevy_tilepath::PathProgress>();

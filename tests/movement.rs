@@ -343,3 +343,69 @@ fn an_idle_unit_in_a_gate_makes_way() {
     assert_eq!(log.iter().filter(|&&e| e == idle).count(), 1);
     assert_eq!(log.iter().filter(|&&e| e == mover).count(), 1);
 }
+
+#[test]
+fn a_wall_dropped_across_a_units_way_is_never_walked_into() {
+    // Open ground: one straight leg from (2, 10) to (37, 10).
+    let mut app = app(NavGrid::new(40, 20).unwrap());
+    let goal = Cell::new(37, 10);
+    let u = unit(&mut app, Cell::new(2, 10), goal, Mover::default());
+    // Walk until the unit is on its way, its body just short of x = 12.
+    for _ in 0..600 {
+        app.update();
+        if pos(&app, u).x > 11.0 {
+            break;
+        }
+    }
+    assert!(
+        pos(&app, u).x > 11.0 && pos(&app, u).x < 11.6,
+        "{}",
+        pos(&app, u)
+    );
+    // The queue stalls for two seconds: the unit's repath stays queued and it walks on along
+    // its old leg meanwhile (a searching unit stops; a queued one does not).
+    app.world_mut()
+        .resource_mut::<TilepathSettings>()
+        .searches_per_frame = 0;
+    // A wall across its leg, with a gap far to the side: the leg in progress must not carry
+    // the unit into it, before or after its new path arrives.
+    let wall: Vec<Cell> = (0..17).map(|y| Cell::new(12, y)).collect();
+    {
+        let mut q = app.world_mut().query::<&mut NavMap>();
+        let mut map = q.single_mut(app.world_mut()).unwrap();
+        for &c in &wall {
+            map.set_walkable(c, false).unwrap();
+        }
+    }
+    let radius = NavAgent::default().radius;
+    let mut arrived = false;
+    for f in 0..3000 {
+        app.update();
+        if f == 120 {
+            // The queue moves again: the new path arrives and goes round the wall.
+            app.world_mut()
+                .resource_mut::<TilepathSettings>()
+                .searches_per_frame = 16;
+        }
+        let grid = {
+            let mut q = app.world_mut().query::<&NavMap>();
+            q.single(app.world()).unwrap().grid().clone()
+        };
+        assert!(
+            !overlaps_blocked(&grid, pos(&app, u), radius),
+            "in the wall at {}",
+            pos(&app, u)
+        );
+        if state(&app, u) == MoveState::Arrived {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(
+        arrived,
+        "never arrived: {:?} at {}",
+        state(&app, u),
+        pos(&app, u)
+    );
+    assert_eq!(cell_at(pos(&app, u)), goal);
+}

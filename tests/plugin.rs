@@ -548,8 +548,10 @@ fn found_search(log: &Log, unit: Entity) -> Option<SearchKind> {
 #[test]
 fn one_shared_search_serves_a_group_at_their_own_astar_costs() {
     for workers in [WorkerMode::Inline, WorkerMode::Async { max_in_flight: 2 }] {
+        // Budget enough to validate all 120 in one (debug build) frame: they wait together.
         let mut app = shared_app(TilepathSettings {
             workers,
+            time_budget: Duration::from_millis(50),
             ..Default::default()
         });
         let goal = Cell::new(60, 2);
@@ -699,7 +701,9 @@ fn shared_search_members_replaced_removed_despawned_or_joining_mid_search() {
 fn a_cached_tree_answers_later_requests_until_the_grid_changes() {
     let mut app = shared_app(TilepathSettings::default());
     let goal = Cell::new(60, 60);
+    // Two units to one goal share a tree (a lone request searches alone).
     let first = unit_at(&mut app, Cell::new(2, 2), PathRequest::to_cell(goal));
+    unit_at(&mut app, Cell::new(3, 2), PathRequest::to_cell(goal));
     run_until_drained(&mut app, 100);
     app.update();
     assert_eq!(app.world().resource::<PathQueue>().cached_trees(), 1);

@@ -19,8 +19,8 @@ use bevy_tilepath::{NavAgent, PathProgress};
 use crate::DemoConfig;
 use crate::common::Rng;
 use crate::map::{
-    MAP_H, MAP_W, Terrain, generate_map, nav_grid, spawn_positions, spawn_tilemap, to_grid,
-    to_world,
+    MAP_H, MAP_W, TILE, Terrain, generate_map, nav_grid, origin, spawn_positions, spawn_tilemap,
+    to_grid, to_world,
 };
 use crate::orders::{Team, mover, order_group, retry_failed};
 
@@ -39,6 +39,8 @@ pub fn run(config: DemoConfig) -> ExitCode {
     spawn_tilemap(&mut commands, &terrain, None);
     queue.apply(app.world_mut());
     let units = spawn_units(&mut app, &grid, &config, &mut rng);
+    // The script's own copy of the map to plan group orders on (the map never changes here).
+    let order_map = NavMap::new(grid.clone(), origin(), Vec2::splat(TILE));
     app.update();
     // Scripted orders: groups of 50 cross the map (through the bridges and the wall gaps), then
     // everyone is sent to a final rally point on the other side.
@@ -52,7 +54,13 @@ pub fn run(config: DemoConfig) -> ExitCode {
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
     for frame in 0..frames {
         if frame % ORDER_EVERY == 0 && frame < final_order_frame || frame == final_order_frame {
-            give_orders(&mut app, &grid, &mut rng, frame, frame == final_order_frame);
+            give_orders(
+                &mut app,
+                &order_map,
+                &mut rng,
+                frame,
+                frame == final_order_frame,
+            );
         }
         let t = Instant::now();
         app.update();
@@ -157,7 +165,7 @@ fn spawn_units(app: &mut App, grid: &NavGrid, config: &DemoConfig, rng: &mut Rng
 
 /// The script: every [`ORDER_EVERY`] frames the next group of each army goes somewhere random;
 /// at the final order everyone goes to a rally point on the other side.
-fn give_orders(app: &mut App, grid: &NavGrid, rng: &mut Rng, frame: usize, last: bool) {
+fn give_orders(app: &mut App, map: &NavMap, rng: &mut Rng, frame: usize, last: bool) {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &Team, &Transform)>();
     let mut all: Vec<(Entity, Team, Vec2)> = q
@@ -182,7 +190,7 @@ fn give_orders(app: &mut App, grid: &NavGrid, rng: &mut Rng, frame: usize, last:
                 MAP_W as i32 / 6
             };
             let target = Cell::new(x, MAP_H as i32 / 2 + if blue { 8 } else { -8 });
-            order_group(&mut commands, grid, &members, target);
+            order_group(&mut commands, map, &members, target);
         } else {
             let k = (frame / ORDER_EVERY) % 8;
             let group: Vec<(Entity, Vec2)> = members
@@ -192,7 +200,7 @@ fn give_orders(app: &mut App, grid: &NavGrid, rng: &mut Rng, frame: usize, last:
                 .copied()
                 .collect();
             let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
-            order_group(&mut commands, grid, &group, target);
+            order_group(&mut commands, map, &group, target);
         }
     }
     queue.apply(world);

@@ -30,6 +30,33 @@ struct Game {
 #[derive(Component)]
 struct Selected;
 
+/// The player's last order: how many frames until its first unit and its last unit had a path
+/// (from the outcomes' own latency), for the HUD.
+#[derive(Resource, Default)]
+struct PlayerOrder {
+    units: usize,
+    waiting: bevy::ecs::entity::EntityHashSet,
+    first: Option<u32>,
+    last: Option<u32>,
+}
+
+fn track_player_order(mut order: ResMut<PlayerOrder>, mut outcomes: MessageReader<PathOutcome>) {
+    for o in outcomes.read() {
+        if o.origin.is_user() && order.waiting.remove(&o.entity) {
+            order.first = Some(
+                order
+                    .first
+                    .map_or(o.latency_frames, |f| f.min(o.latency_frames)),
+            );
+            order.last = Some(
+                order
+                    .last
+                    .map_or(o.latency_frames, |f| f.max(o.latency_frames)),
+            );
+        }
+    }
+}
+
 #[derive(Component)]
 struct Hud;
 
@@ -68,13 +95,14 @@ pub fn run(config: DemoConfig) {
         rng_state: config.seed,
     })
     .insert_resource(config)
+    .init_resource::<PlayerOrder>()
     .add_systems(Startup, setup)
     .add_systems(
         Update,
         (
             (select_and_order, toggle_wall, red_script, screenshot_script)
                 .before(TilepathSystems::First),
-            retry_failed.after(TilepathSystems::Receive),
+            (retry_failed, track_player_order).after(TilepathSystems::Receive),
             (draw_selection, update_hud).after(TilepathSystems::Move),
         ),
     )
@@ -161,6 +189,7 @@ fn select_and_order(
     cameras: Query<(&Camera, &GlobalTransform)>,
     units: Query<(Entity, &Team, &Transform, Has<Selected>)>,
     maps: Query<&NavMap>,
+    mut order: ResMut<PlayerOrder>,
 ) {
     let Some(cursor) = cursor_world(&windows, &cameras) else {
         return;
@@ -195,7 +224,12 @@ fn select_and_order(
             .filter(|u| u.3)
             .map(|(e, _, tf, _)| (e, map.world_to_grid(tf.translation.truncate())))
             .collect();
-        order_group(&mut commands, map.grid(), &group, target);
+        order_group(&mut commands, map, &group, target);
+        *order = PlayerOrder {
+            units: group.len(),
+            waiting: group.iter().map(|g| g.0).collect(),
+            ..default()
+        };
     }
 }
 
@@ -264,7 +298,7 @@ fn red_script(
     let k = rng.below(6) as usize;
     let group: Vec<(Entity, Vec2)> = reds.iter().skip(k * 50).take(50).copied().collect();
     let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
-    order_group(&mut commands, map.grid(), &group, target);
+    order_group(&mut commands, map, &group, target);
 }
 
 /// `--screenshot`: select all blue units, order them across the river, save a screenshot a few
@@ -299,7 +333,7 @@ fn screenshot_script(
             }
             order_group(
                 &mut commands,
-                map.grid(),
+                map,
                 &blues,
                 Cell::new(MAP_W as i32 * 3 / 4, MAP_H as i32 / 2),
             );
@@ -351,6 +385,7 @@ fn update_hud(
     diagnostics: Res<DiagnosticsStore>,
     units: Query<&PathProgress>,
     selected: Query<(), With<Selected>>,
+    order: Res<PlayerOrder>,
     mut hud: Query<&mut Text, With<Hud>>,
 ) {
     let value = |path: &bevy::diagnostic::DiagnosticPath| {
@@ -360,9 +395,20 @@ fn update_hud(
             .unwrap_or(0.0)
     };
     let moving = units.iter().filter(|p| p.state.is_underway()).count();
+    let frames = |f: Option<u32>| f.map_or("-".to_string(), |f| f.to_string());
+    let your_order = format!(
+        "your order: {} units, first path after {} frames, all after {}",
+        order.units,
+        frames(order.first),
+        if order.waiting.is_empty() {
+            frames(order.last)
+        } else {
+            format!("({} waiting)", order.waiting.len())
+        },
+    );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\ndrag: select   right-click: move   W: wall   F1-F5: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move   W: wall   F1-F5: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,

@@ -386,6 +386,14 @@ fn walk(
     pos: Vec2,
     pending: bool,
 ) -> (Vec2, Vec2) {
+    // A grid edit since the leg was planned: plan it again from here, so a unit never walks on
+    // into a wall dropped across its leg (it stops short of it if the new grid blocks its way,
+    // and waits there for its new path).
+    let version = unit.map.grid().version();
+    if progress.grid_version != version {
+        progress.grid_version = version;
+        progress.leg = None;
+    }
     let waypoint = |i: usize| grid_waypoint(unit, i);
     let walk = Walk {
         grid: unit.map.grid(),

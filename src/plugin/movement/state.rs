@@ -174,6 +174,9 @@ pub struct PathProgress {
     pub(crate) intent: Option<Intent>,
     /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
     pub(crate) yields: u32,
+    /// The grid version its current leg was planned on (an edit since: the leg is planned
+    /// again, with its line checked against the new grid).
+    pub(crate) grid_version: u64,
 }
 
 /// One curve of a unit's walk: the plan, the distance along it, and whether it is a detour to

@@ -85,6 +85,8 @@ pub(super) struct Refined {
     pub(super) rest: Rest,
     /// Grid-space points from the center of the rest's first cell to the goal.
     pub(super) points: Vec<Vec2>,
+    /// The grid version they were smoothed on.
+    pub(super) version: u64,
 }
 
 impl Refining {
@@ -107,6 +109,7 @@ impl Refining {
             ticket: self.ticket,
             rest: self.rest,
             points,
+            version: grid.version(),
         })
     }
 }
@@ -130,6 +133,11 @@ pub(super) fn patch(
     let rest = refined.rest;
     if path.ticket != refined.ticket || rest.from_cell >= path.cells.len() {
         return Patch::Done;
+    }
+    if refined.version != map.grid().version() {
+        // Smoothed on a grid edited since: its lines may cross the edit. Smooth again (the raw
+        // rest is the path's own cells, which the repath on edit looks after).
+        return Patch::Again(rest);
     }
     if walking_to > rest.from_waypoint {
         // The waypoints past `from_waypoint` are the raw cell centers, one per cell.

@@ -85,13 +85,21 @@ impl Starter<'_, '_, '_, '_, '_> {
         let share = settings.share_searches
             && settings.search.turn_penalty == 0
             && settings.search.max_expansions.is_none();
-        for job in starting {
+        let mut starting = std::collections::VecDeque::from(starting);
+        while let Some(job) = starting.pop_front() {
             tally.started += 1;
             let Some((start, radius)) = self.place(queue, book, &job) else {
                 continue;
             };
             match job.shared_goal() {
-                Some(goal) if share => self.start_shared(queue, book, job, goal, start, radius),
+                Some(goal) if share => {
+                    // Requests starting with it to the same goal join it too.
+                    let same = |j: &Job| j.map == job.map && j.shared_goal() == Some(goal);
+                    let (joining, rest): (Vec<Job>, Vec<Job>) = starting.drain(..).partition(same);
+                    starting.extend(rest);
+                    queue.waiting.extend(joining);
+                    self.start_shared(queue, book, job, goal, start, radius);
+                }
                 _ => self.start_own(queue, book, job, start, radius),
             }
         }
@@ -210,6 +218,13 @@ impl Starter<'_, '_, '_, '_, '_> {
                 .find(|s| s.map == map_entity && s.goal == goal)
         {
             s.add(grid, members);
+            return;
+        }
+        // A lone request with no tree to reuse searches alone: a tree for it would cost as much
+        // as its own A*, and random goals would only churn the cache.
+        if members.len() == 1 && !queue.trees.has(map_entity, goal, grid.version()) {
+            let m = members.pop().expect("one member");
+            self.start_own(queue, book, m.job, m.start, m.radius);
             return;
         }
         let (tree, overlay, fresh) = match queue.trees.take(map_entity, goal, grid.version()) {

@@ -249,6 +249,13 @@ impl TreeCache {
         }
     }
 
+    /// Whether a tree from `goal` on `map` grown on grid version `version` is kept.
+    pub(super) fn has(&self, map: Entity, goal: Cell, version: u64) -> bool {
+        self.trees
+            .iter()
+            .any(|t| t.map == map && t.goal == goal && t.tree.version() == Some(version))
+    }
+
     /// Keeps `tree` (at most `capacity` trees; the least recently used goes).
     pub(super) fn put(
         &mut self,
