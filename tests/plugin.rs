@@ -733,3 +733,66 @@ fn a_cached_tree_answers_later_requests_until_the_grid_changes() {
     let path = app.world().get::<NavPath>(third).unwrap();
     assert!(!path.cells.contains(&cut));
 }
+
+#[test]
+fn a_players_order_never_waits_behind_the_plugins_own_repaths() {
+    // One search a frame, each alone: a backlog of automatic repaths builds up.
+    let mut app = app(
+        TilepathSettings {
+            searches_per_frame: 1,
+            share_searches: false,
+            ..Default::default()
+        },
+        NavGrid::new(64, 64).unwrap(),
+    );
+    app.update();
+    let movers: Vec<Entity> = (0..40)
+        .map(|i| {
+            let e = unit_at(
+                &mut app,
+                Cell::new(1, i + 10),
+                PathRequest::to_cell(Cell::new(62, i + 10)),
+            );
+            app.world_mut().entity_mut(e).insert(Mover::default());
+            e
+        })
+        .collect();
+    run_until_drained(&mut app, 500);
+    // A wall across every unit's way (a gap at the top): they all repath at once.
+    {
+        let mut q = app.world_mut().query::<&mut NavMap>();
+        let mut map = q.single_mut(app.world_mut()).unwrap();
+        for y in 0..60 {
+            map.set_walkable(Cell::new(40, y), false).unwrap();
+        }
+    }
+    app.update();
+    let player = unit_at(
+        &mut app,
+        Cell::new(5, 5),
+        PathRequest::to_cell(Cell::new(20, 5)),
+    );
+    app.world_mut().resource_mut::<Log>().messages.clear();
+    run_until_drained(&mut app, 500);
+    let log = app.world().resource::<Log>();
+    let order: Vec<PathOutcome> = log.messages.clone();
+    let repaths = order
+        .iter()
+        .filter(|o| o.origin == PathOrigin::GridEdit)
+        .count();
+    assert!(repaths >= 30, "{repaths} repaths");
+    let at = order
+        .iter()
+        .position(|o| o.entity == player)
+        .expect("the player's outcome");
+    assert!(
+        at <= 2,
+        "the player's order came after {at} of the plugin's repaths"
+    );
+    assert!(order[at].latency_frames <= 3, "{:?}", order[at]);
+    assert!(
+        movers
+            .iter()
+            .all(|m| app.world().get::<NavPath>(*m).is_some())
+    );
+}
