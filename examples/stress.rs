@@ -1,16 +1,28 @@
 //! Queue and movement load runner (headless).
 //!
 //! ```text
-//! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W [--move] [--seed X]
+//! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
+//!     [--group] [--no-share] [--smooth-first N|all] [--move] [--edits K] [--seed X]
 //! ```
 //!
-//! Issues N requests in one frame on an S x S generated map with walls and terrain, runs 60 Hz
-//! frames until every request has an outcome, and prints as its last line
-//! `summary requests=<n> outcomes=<n> found=<n> failed=<n> cancelled=<n> frames_to_drain=<n> max_frame_ms=<f> p99_frame_ms=<f> budget_ms=<f>`
-//! where frame_ms is the main-thread time spent in the plugin's systems in that frame.
+//! Issues N requests in one frame on an S x S generated map with walls and terrain (random
+//! starts and goals; with `--group` every unit starts in one cluster near the left edge and gets
+//! one group order, through `group_order`, to a cell near the right edge), runs 60 Hz frames
+//! until every request has an outcome, and prints as its last line
+//! `summary requests=<n> outcomes=<n> found=<n> shared=<n> failed=<n> cancelled=<n> frames_to_first=<n> frames_to_drain=<n> max_frame_ms=<f> p99_frame_ms=<f> budget_ms=<f>`
+//! where `shared` counts paths read off a shared search, `frames_to_first` is the frame of the
+//! first path for a request of the game (a unit can move) and frame_ms is the main-thread time
+//! spent in the plugin's systems in that frame. Every request must have exactly one outcome (the
+//! run panics otherwise).
 //! `W = 0` searches inline; `W > 0` on the async compute pool with up to W searches in flight.
+//! `--no-share` turns shared searches off, `--smooth-first` sets how many cells of a path are
+//! smoothed before delivery (`all`: whole paths, as before lazy smoothing): together they give
+//! the plugin as it was before issue 11, side by side.
 //! With `--move`, every unit also gets a `Mover` and the run goes on for `--move-frames` frames
 //! (default 300) while they walk with claims; a `move` line reports the movement systems' time.
+//! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
+//! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
+//! unit-frames in which a unit's body overlaps a blocked cell.
 //! With `--calibrate`, every frame also times a fixed piece of plain arithmetic on the main
 //! thread that takes the budget on a quiet core, and a `calibration` line reports how long it
 //! took: the machine's own noise (preemption, hypervisor steal), measured side by side with the
@@ -158,7 +170,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--edits K] [--move] [--move-frames N] [--calibrate] [--verbose]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--edits K] [--move] [--move-frames N] [--calibrate] [--verbose]";
 
 /// The command line.
 struct Args {
@@ -171,6 +183,7 @@ struct Args {
     moving: bool,
     group: bool,
     share: bool,
+    smooth_first: usize,
     edits: usize,
     calibrate: bool,
     verbose: bool,
@@ -189,6 +202,7 @@ impl Args {
             moving: false,
             group: false,
             share: true,
+            smooth_first: TilepathSettings::default().smooth_before_delivery,
             edits: 0,
             calibrate: false,
             verbose: false,
@@ -205,6 +219,15 @@ impl Args {
                 Long("move") => a.moving = true,
                 Long("group") => a.group = true,
                 Long("no-share") => a.share = false,
+                Long("smooth-first") => {
+                    let v: String = common::value(&mut parser, "--smooth-first")?;
+                    a.smooth_first = if v == "all" {
+                        usize::MAX
+                    } else {
+                        v.parse()
+                            .map_err(|_| format!("--smooth-first {v}: a number or all"))?
+                    };
+                }
                 Long("edits") => a.edits = common::value(&mut parser, "--edits")?,
                 Long("calibrate") => a.calibrate = true,
                 Long("verbose") => a.verbose = true,
@@ -312,6 +335,7 @@ fn build_app(args: &Args) -> App {
         expansion_budget: u32::MAX,
         searches_per_frame: if args.workers == 0 { 8 } else { 64 },
         share_searches: args.share,
+        smooth_before_delivery: args.smooth_first,
         workers: if args.workers == 0 {
             WorkerMode::Inline
         } else {

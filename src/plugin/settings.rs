@@ -46,6 +46,11 @@ pub struct TilepathSettings {
     pub ageing_frames: u32,
     /// Smooth found paths (Pinter's post-process): on by default.
     pub smoothing: bool,
+    /// Cells of a found path smoothed before it is delivered; the rest is smoothed afterwards
+    /// (inline when the frame has budget left, or on a worker) and patched into the unit's
+    /// [`NavPath`](crate::NavPath) beyond the waypoint it walks to. `usize::MAX` smooths whole
+    /// paths before delivery (smoothing long paths then limits how fast a group's paths come).
+    pub smooth_before_delivery: usize,
     /// Extra cost, in tiles, of stepping onto a cell claimed by another unit near the searcher
     /// (Lester's claimed nodes: groups spread out; claimed cells never become unwalkable).
     pub claim_penalty: f32,
@@ -92,6 +97,7 @@ impl Default for TilepathSettings {
             search: SearchConfig::default(),
             ageing_frames: 10,
             smoothing: true,
+            smooth_before_delivery: 12,
             claim_penalty: 3.0,
             claim_radius: 8.0,
             avoid_stopped_units: true,

@@ -87,21 +87,24 @@ pub(super) struct Smoothing {
     pub(super) result: SearchResult,
     smoother: Smoother,
     radius: f32,
+    /// Cells smoothed before delivery.
+    first: usize,
 }
 
 impl Smoothing {
-    /// Smoothing of the first leg of the path of `result` (which must be found), for a body of
-    /// `radius` (the rest is smoothed after delivery: see `refine`).
-    pub(super) fn new(result: SearchResult, radius: f32) -> Self {
+    /// Smoothing of the first `first` steps of the path of `result` (which must be found), for a
+    /// body of `radius` (the rest is smoothed after delivery: see `refine`).
+    pub(super) fn new(result: SearchResult, radius: f32, first: usize) -> Self {
         let cells = result
             .result
             .as_ref()
             .map_or(&[][..], |p| p.cells.as_slice());
-        let smoother = Smoother::new(first_leg(cells), radius);
+        let smoother = Smoother::new(first_leg(cells, first), radius);
         Smoothing {
             result,
             smoother,
             radius,
+            first,
         }
     }
 
@@ -114,7 +117,7 @@ impl Smoothing {
     pub(super) fn finish(self, points: Vec<Vec2>) -> SearchResult {
         let mut done = self.result;
         if let Ok(p) = &done.result {
-            (done.smoothed, done.rest) = with_raw_rest(&p.cells, points, self.radius);
+            (done.smoothed, done.rest) = with_raw_rest(&p.cells, points, self.radius, self.first);
         }
         done
     }

@@ -1,5 +1,6 @@
 //! Lazy smoothing: a found path is delivered with its first leg smoothed (its first
-//! [`FIRST_LEG`] cells) and the rest as cell centers; the rest is smoothed afterwards, inline
+//! [`TilepathSettings::smooth_before_delivery`](crate::TilepathSettings::smooth_before_delivery)
+//! cells, 12 by default) and the rest as cell centers; the rest is smoothed afterwards, inline
 //! when the frame has budget left or on a worker, and patched into the unit's [`NavPath`]
 //! beyond the waypoint the unit walks to, so the unit never notices. Smoothing a whole long
 //! path before delivery made it the bottleneck of group orders (measured: 47 % of a 600-unit
@@ -14,11 +15,6 @@ use crate::plugin::outcomes::NavPath;
 
 use super::PathQueue;
 
-/// Cells of a path smoothed before it is delivered (a unit at 5 tiles a second walks them in
-/// about 5 seconds; the rest is smoothed long before, unless the queue is swamped: then the unit
-/// walks cell centers until its patch arrives, and the patch starts where it is).
-pub(super) const FIRST_LEG: usize = 12;
-
 /// The part of a delivered path still to smooth.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Rest {
@@ -30,15 +26,15 @@ pub(super) struct Rest {
     pub(super) radius: f32,
 }
 
-/// The first leg of `cells` smoothed, then the remaining cells' centers, and the [`Rest`] still
-/// to smooth (`None`: the path was short enough to smooth whole). `smoother` is created for the
-/// first leg by [`first_leg`].
+/// `points`, the smoothed [`first_leg`] of `cells`, then the remaining cells' centers, and the
+/// [`Rest`] still to smooth (`None`: the path was short enough to smooth whole).
 pub(super) fn with_raw_rest(
     cells: &[Cell],
     mut points: Vec<Vec2>,
     radius: f32,
+    first: usize,
 ) -> (Vec<Vec2>, Option<Rest>) {
-    let k = first_leg(cells).len() - 1;
+    let k = first_leg(cells, first).len() - 1;
     if k + 1 >= cells.len() {
         return (points, None);
     }
@@ -64,9 +60,9 @@ pub(super) fn corridor(cells: &[Cell], points: &[Vec2], rest: Option<Rest>) -> V
     }
 }
 
-/// The cells smoothed before delivery.
-pub(super) fn first_leg(cells: &[Cell]) -> &[Cell] {
-    &cells[..cells.len().min(FIRST_LEG + 1)]
+/// The cells smoothed before delivery: the first `first` steps.
+pub(super) fn first_leg(cells: &[Cell], first: usize) -> &[Cell] {
+    &cells[..cells.len().min(first.saturating_add(1)).max(1)]
 }
 
 /// The rest of a delivered path, being smoothed.

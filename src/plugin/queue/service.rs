@@ -171,7 +171,9 @@ impl Starter<'_, '_, '_, '_, '_> {
                     start,
                     config: settings.search,
                     overlay,
-                    smoothing: settings.smoothing,
+                    smoothing: settings
+                        .smoothing
+                        .then_some(settings.smooth_before_delivery),
                     radius,
                 },
             ),
@@ -235,34 +237,18 @@ impl Starter<'_, '_, '_, '_, '_> {
             }
         };
         let config = &self.settings.search;
-        let mut shared =
-            match SharedSearch::new(map_entity, goal, tree, overlay, fresh, grid, config) {
-                Ok(s) => s,
-                Err(tree) => {
-                    // The goal cannot start a tree: every member searches alone.
-                    queue.trees.recycle(tree);
-                    for m in members {
-                        self.start_own(
-                            queue,
-                            book,
-                            Job {
-                                alone: true,
-                                ..m.job
-                            },
-                            m.start,
-                            m.radius,
-                        );
-                    }
-                    return;
-                }
-            };
+        let mut shared = SharedSearch::new(map_entity, goal, tree, overlay, fresh);
         shared.add(grid, members);
         if inline {
             queue.shared.push(shared);
         } else {
+            let smoothing = self
+                .settings
+                .smoothing
+                .then_some(self.settings.smooth_before_delivery);
             queue
                 .workers
-                .spawn_shared(shared, map.snapshot(), *config, self.settings.smoothing);
+                .spawn_shared(shared, map.snapshot(), *config, smoothing);
         }
     }
 }
@@ -443,7 +429,8 @@ fn shared_step(
         SharedStep::Growing => {}
         SharedStep::Served(result, radius) => {
             if settings.smoothing {
-                queue.to_smooth.push(Smoothing::new(result, radius));
+                let first = settings.smooth_before_delivery;
+                queue.to_smooth.push(Smoothing::new(result, radius, first));
             } else {
                 queue.results.push(result);
             }
@@ -556,7 +543,10 @@ impl Slicing<'_, '_, '_> {
             rest: None,
         };
         if self.settings.smoothing && found {
-            queue.to_smooth.push(Smoothing::new(result, done.radius));
+            let first = self.settings.smooth_before_delivery;
+            queue
+                .to_smooth
+                .push(Smoothing::new(result, done.radius, first));
         } else {
             queue.results.push(result);
         }

@@ -30,6 +30,8 @@ pub(super) struct SharedSearch {
     tree: Box<GoalTree>,
     overlay: Vec<(Cell, CellOverlay)>,
     members: Vec<Member>,
+    /// The tree has begun (a fresh tree begins at the first step).
+    begun: bool,
     /// Every member's start is settled (or never can be).
     grown: bool,
 }
@@ -48,38 +50,49 @@ pub(super) enum SharedStep {
 }
 
 impl SharedSearch {
-    /// A shared search on `tree`: grown afresh from `goal` with `overlay`, or (`fresh` false) a
-    /// tree from the cache that goes on where it stopped. `Err` with the tree if the goal cannot
-    /// start one (blocked or out of bounds): the members search alone.
-    #[allow(clippy::result_large_err)]
+    /// A shared search on `tree`: grown afresh from `goal` with `overlay` (`fresh`; the tree
+    /// begins at its first step, so a worker, not the main thread, pays for a new tree's memory),
+    /// or a tree from the cache that goes on where it stopped.
     pub(super) fn new(
         map: Entity,
         goal: Cell,
-        mut tree: Box<GoalTree>,
+        tree: Box<GoalTree>,
         overlay: Vec<(Cell, CellOverlay)>,
         fresh: bool,
-        grid: &NavGrid,
-        config: &SearchConfig,
-    ) -> Result<Self, Box<GoalTree>> {
-        if fresh && tree.begin(grid, goal, &overlay, config.heuristic).is_err() {
-            return Err(tree);
-        }
-        Ok(SharedSearch {
+    ) -> Self {
+        SharedSearch {
             map,
             goal,
             tree,
             overlay,
             members: Vec::new(),
+            begun: !fresh,
             grown: false,
-        })
+        }
     }
 
     /// Adds members; the tree grows on until their starts are settled too.
     pub(super) fn add(&mut self, grid: &NavGrid, members: Vec<Member>) {
-        let starts: Vec<Cell> = members.iter().map(|m| m.start).collect();
-        self.tree.add_starts(grid, &starts);
+        if self.begun {
+            let starts: Vec<Cell> = members.iter().map(|m| m.start).collect();
+            self.tree.add_starts(grid, &starts);
+        }
         self.members.extend(members);
         self.grown = false;
+    }
+
+    /// Begins the tree from the goal with every member's start (a goal that cannot start a tree
+    /// leaves it empty: every member then searches alone).
+    fn begin(&mut self, grid: &NavGrid, config: &SearchConfig) {
+        self.begun = true;
+        if self
+            .tree
+            .begin(grid, self.goal, &self.overlay, config.heuristic)
+            .is_ok()
+        {
+            let starts: Vec<Cell> = self.members.iter().map(|m| m.start).collect();
+            self.tree.add_starts(grid, &starts);
+        }
     }
 
     /// Node expansions so far.
@@ -99,7 +112,11 @@ impl SharedSearch {
         config: &SearchConfig,
         keep: impl Fn(&Job) -> bool,
     ) -> SharedStep {
-        if self.tree.version() != Some(grid.version()) {
+        if !self.begun {
+            self.begin(grid, config);
+            return SharedStep::Growing;
+        }
+        if self.tree.version().is_some_and(|v| v != grid.version()) {
             self.grown = false;
         }
         if !self.grown {
@@ -107,17 +124,9 @@ impl SharedSearch {
                 TreeStep::Pending => return SharedStep::Growing,
                 TreeStep::Done => self.grown = true,
                 TreeStep::Stale => {
-                    if self
-                        .tree
-                        .begin(grid, self.goal, &self.overlay, config.heuristic)
-                        .is_ok()
-                    {
-                        let starts: Vec<Cell> = self.members.iter().map(|m| m.start).collect();
-                        self.tree.add_starts(grid, &starts);
-                        return SharedStep::Growing;
-                    }
-                    // The goal itself became blocked: every member searches alone.
-                    self.grown = true;
+                    // The grid changed under it: start again (same goal, overlay, members).
+                    self.begin(grid, config);
+                    return SharedStep::Growing;
                 }
             }
         }
@@ -295,7 +304,7 @@ impl TreeCache {
     /// Keeps a tree the size of `grid` ready, so the first shared search on it does not pay for
     /// the allocation.
     pub(super) fn reserve_for(&mut self, grid: &NavGrid) {
-        if self.spare.is_empty() {
+        while self.spare.len() < SPARE_TREES {
             self.spare.push(Box::default());
         }
         for tree in &mut self.spare {

@@ -65,7 +65,8 @@ pub(super) struct WorkerSearch {
     pub(super) start: Cell,
     pub(super) config: SearchConfig,
     pub(super) overlay: Overlay,
-    pub(super) smoothing: bool,
+    /// Steps smoothed before delivery (`None`: no smoothing).
+    pub(super) smoothing: Option<usize>,
     pub(super) radius: f32,
 }
 
@@ -90,7 +91,7 @@ impl WorkerChannel {
         shared: SharedSearch,
         grid: Arc<NavGrid>,
         config: SearchConfig,
-        smoothing: bool,
+        smoothing: Option<usize>,
     ) {
         let sender = self.sender.clone();
         self.in_flight += 1;
@@ -179,7 +180,7 @@ fn run_job(job: Job, s: &WorkerSearch) -> SearchResult {
         }
     });
     let (smoothed, rest) = match (&result, s.smoothing) {
-        (Ok(p), true) => smooth_first_leg(grid, &p.cells, s.radius, &mut co),
+        (Ok(p), Some(first)) => smooth_first_leg(grid, &p.cells, s.radius, first, &mut co),
         _ => (Vec::new(), None),
     };
     SearchResult {
@@ -198,12 +199,12 @@ fn smooth_first_leg(
     grid: &NavGrid,
     cells: &[Cell],
     radius: f32,
+    first: usize,
     co: &mut Cooperative,
 ) -> (Vec<Vec2>, Option<Rest>) {
-    let points = smooth_path_in_steps(grid, first_leg(cells), radius, WORKER_SMOOTH_STEP, || {
-        co.pause_point()
-    });
-    with_raw_rest(cells, points, radius)
+    let leg = first_leg(cells, first);
+    let points = smooth_path_in_steps(grid, leg, radius, WORKER_SMOOTH_STEP, || co.pause_point());
+    with_raw_rest(cells, points, radius, first)
 }
 
 /// A whole shared search on a worker thread: the tree grown, every member served and smoothed.
@@ -211,7 +212,7 @@ fn run_shared(
     mut shared: SharedSearch,
     grid: &NavGrid,
     config: &SearchConfig,
-    smoothing: bool,
+    smoothing: Option<usize>,
 ) -> SharedReport {
     let mut co = Cooperative::new();
     let (mut results, mut alone) = (Vec::new(), Vec::new());
@@ -221,8 +222,9 @@ fn run_shared(
                 SharedStep::Growing => {}
                 SharedStep::Served(mut r, radius) => {
                     r.worker = true;
-                    if smoothing && let Ok(p) = &r.result {
-                        (r.smoothed, r.rest) = smooth_first_leg(grid, &p.cells, radius, &mut co);
+                    if let (Some(first), Ok(p)) = (smoothing, &r.result) {
+                        (r.smoothed, r.rest) =
+                            smooth_first_leg(grid, &p.cells, radius, first, &mut co);
                     }
                     results.push(r);
                 }
