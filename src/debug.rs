@@ -8,7 +8,8 @@ use bevy::prelude::*;
 use crate::core::Cell;
 use crate::plugin::schedule::TilepathSchedule;
 use crate::{
-    Claims, NavMap, NavPath, PathProgress, TilepathFrameStats, TilepathSettings, TilepathSystems,
+    Claims, NavMap, NavPath, PathProgress, SearchKind, TilepathFrameStats, TilepathSettings,
+    TilepathSystems,
 };
 
 /// Mark units whose paths the overlay draws.
@@ -22,7 +23,8 @@ pub struct DebugSelected;
 pub struct DebugLayers {
     /// `F1`: blocked cells.
     pub blocked: bool,
-    /// `F2`: raw (cells, thin) and smoothed (waypoints, bright) paths of selected units.
+    /// `F2`: raw (cells, thin) and smoothed (waypoints, bright: cyan for a unit's own search,
+    /// orange for a path read off a shared search) paths of selected units.
     pub paths: bool,
     /// `F3`: cells claimed by moving units.
     pub claims: bool,
@@ -177,11 +179,15 @@ fn draw_overlay(
                 Color::srgba(1.0, 1.0, 1.0, 0.35),
             );
             let wp = progress.map_or(0, |p| p.waypoint.saturating_sub(1));
+            let color = match path.search {
+                SearchKind::Own => Color::srgb(0.2, 1.0, 0.9),
+                SearchKind::Shared => Color::srgb(1.0, 0.6, 0.2),
+            };
             gizmos.linestrip_2d(
                 path.waypoints[wp.min(path.waypoints.len())..]
                     .iter()
                     .copied(),
-                Color::srgb(0.2, 1.0, 0.9),
+                color,
             );
         }
     }
@@ -200,10 +206,11 @@ fn update_stats_text(
         };
         if layers.stats {
             t.0 = format!(
-                "queue {}  in flight {}  outcomes/frame {}  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats]",
+                "queue {}  in flight {}  outcomes/frame {} ({} shared)  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats]",
                 stats.queue_len,
                 stats.searching + stats.smoothing,
                 stats.finished,
+                stats.shared,
                 stats.main_thread.as_secs_f64() * 1000.0,
                 stats.latency_frames,
             );

@@ -28,6 +28,8 @@ pub struct TilepathFrameStats {
     pub started: u32,
     /// Outcomes delivered.
     pub finished: u32,
+    /// Of those, paths read off a shared search.
+    pub shared: u32,
     /// Mean latency in frames of the outcomes delivered.
     pub latency_frames: f64,
     /// Node expansions done on the main thread.
@@ -60,6 +62,7 @@ pub(crate) struct FrameTally {
     pub(crate) phases: [Duration; 3],
     pub(crate) started: u32,
     pub(crate) finished: u32,
+    pub(crate) shared: u32,
     pub(crate) latency_sum: u64,
     pub(crate) expansions: u64,
 }
@@ -73,6 +76,7 @@ impl FrameTally {
         stats.phases = t.phases;
         stats.started = t.started;
         stats.finished = t.finished;
+        stats.shared = t.shared;
         stats.latency_frames = if t.finished > 0 {
             t.latency_sum as f64 / t.finished as f64
         } else {

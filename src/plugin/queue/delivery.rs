@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use crate::core::cell_center;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
-use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome};
+use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
@@ -144,23 +144,10 @@ pub(crate) fn receive_results(
     let mut results = std::mem::take(&mut queue.results);
     // Worker results: take what the budget allows; the rest waits in the channel.
     while tally.elapsed() < budget / 2 {
-        match queue.workers.try_recv() {
-            Some(WorkerReport::One(r)) => results.push(r),
-            Some(WorkerReport::Refined(r)) => queue.refined.push(r),
-            Some(WorkerReport::Shared(s)) => {
-                results.extend(s.results);
-                for job in s.alone {
-                    queue.waiting.push(Job {
-                        enqueued: frame,
-                        ..job
-                    });
-                }
-                queue
-                    .trees
-                    .put(s.map, s.goal, s.tree, s.overlay, frame, settings.tree_cache);
-            }
-            None => break,
-        }
+        let Some(report) = queue.workers.try_recv() else {
+            break;
+        };
+        take_report(queue, report, &mut results, frame, settings.tree_cache);
     }
     // Judging builds each path's waypoints and corridor: within the budget too (at least one a
     // frame); the rest waits for the next frame.
@@ -191,15 +178,14 @@ pub(crate) fn receive_results(
     let mut to_deliver = to_deliver.into_iter();
     for mut ready in to_deliver.by_ref() {
         let latency = (frame - ready.ticket.frame) as u32;
-        if let (Some(rest), Some(path)) = (ready.rest.take(), &ready.path) {
-            let refining = Refining::new(ready.entity, path, rest);
-            match (settings.workers, maps.get(path.map)) {
-                (WorkerMode::Async { .. }, Ok(map)) => {
-                    queue.workers.spawn_refine(refining, map.snapshot());
-                }
-                _ => queue.refining.push(refining),
-            }
+        if let OutcomeKind::Found {
+            search: SearchKind::Shared,
+            ..
+        } = ready.kind
+        {
+            tally.shared += 1;
         }
+        start_refining(queue, &mut ready, settings.workers, &maps);
         deliver(
             ready,
             latency,
@@ -219,6 +205,50 @@ pub(crate) fn receive_results(
     stats.queue_len = queue.waiting_len() + book.submitted.len();
     stats.searching = queue.searching();
     stats.smoothing = queue.smoothing();
+}
+
+/// One worker report: results to judge, members of a shared search to search alone, its tree to
+/// the cache, smoothed rests to patch in.
+fn take_report(
+    queue: &mut PathQueue,
+    report: WorkerReport,
+    results: &mut Vec<SearchResult>,
+    frame: u64,
+    tree_cache: usize,
+) {
+    match report {
+        WorkerReport::One(r) => results.push(r),
+        WorkerReport::Refined(r) => queue.refined.push(r),
+        WorkerReport::Shared(s) => {
+            results.extend(s.results);
+            for job in s.alone {
+                queue.waiting.push(Job {
+                    enqueued: frame,
+                    ..job
+                });
+            }
+            queue
+                .trees
+                .put(s.map, s.goal, s.tree, s.overlay, frame, tree_cache);
+        }
+    }
+}
+
+/// The rest of a path about to be delivered is smoothed afterwards: inline, or on a worker.
+fn start_refining(
+    queue: &mut PathQueue,
+    ready: &mut Ready,
+    workers: WorkerMode,
+    maps: &Query<&NavMap>,
+) {
+    let (Some(rest), Some(path)) = (ready.rest.take(), &ready.path) else {
+        return;
+    };
+    let refining = Refining::new(ready.entity, path, rest);
+    match (workers, maps.get(path.map)) {
+        (WorkerMode::Async { .. }, Ok(map)) => queue.workers.spawn_refine(refining, map.snapshot()),
+        _ => queue.refining.push(refining),
+    }
 }
 
 /// Delivers one outcome: the unit's status and path (unless a newer request of the unit is

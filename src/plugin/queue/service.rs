@@ -293,18 +293,7 @@ pub(crate) fn service_queue(
     mut statuses: Query<&'static mut PathStatus>,
 ) {
     let mut tally = PhaseTimer::start(tally, Phase::Service);
-    // Room is left for the receive phase (as long as it took last frame, at most a quarter of the
-    // budget), so the frame as a whole stays within the budget; half the budget while outcomes
-    // wait for delivery (a shared search finds paths faster than a quarter delivers them).
-    let reserve = if queue.ready_len() > 0 {
-        settings.time_budget / 2
-    } else {
-        stats.phases[Phase::Receive as usize].min(settings.time_budget / 4)
-    };
-    let budget = settings
-        .time_budget
-        .saturating_sub(tally.main_thread)
-        .saturating_sub(reserve);
+    let budget = service_budget(&settings, &stats, &queue, tally.main_thread);
     let queue = &mut *queue;
     let book = &mut *book;
 
@@ -333,67 +322,112 @@ pub(crate) fn service_queue(
     };
     starter.start(queue, book, &mut tally, slots);
 
-    // Advance inline searches round-robin in slices, and smooth finished ones a line check at a
-    // time, until a budget runs out.
-    let mut expansions_left = settings.expansion_budget as u64;
-    let mut k = 0;
-    // A step begins only if one as long as the longest so far this frame still fits.
-    let (mut longest, mut last) = (Duration::ZERO, tally.elapsed());
-    loop {
-        let elapsed = tally.elapsed();
-        longest = longest.max(elapsed - last);
-        last = elapsed;
-        if elapsed + longest >= budget {
-            break;
-        }
-        if !queue.to_smooth.is_empty() {
-            smooth_step(queue, book, &maps);
-            continue;
-        }
-        // A slot freed up: start the next waiting search, within this frame's start limit.
-        let running = queue.inline.len() + queue.shared.len();
-        if settings.workers == WorkerMode::Inline
-            && running < max_inline
-            && !queue.waiting.is_empty()
-            && (tally.started as usize) < settings.searches_per_frame
-        {
-            starter.start(queue, book, &mut tally, max_inline - running);
-            continue;
-        }
-        if running == 0 || expansions_left == 0 {
-            // Nothing else to do: smooth the rest of delivered paths (once every outcome is out).
-            if !queue.refining.is_empty() && queue.ready_len() == 0 {
-                refine_step(queue, &maps);
+    let mut work = Work {
+        settings: &settings,
+        maps: &maps,
+        stats: &mut stats,
+        budget,
+        max_inline,
+    };
+    work.until_budget(queue, book, &mut starter, &mut tally);
+}
+
+/// The service system's budgeted loop and what it reads.
+struct Work<'a, 'w, 's> {
+    settings: &'a TilepathSettings,
+    maps: &'a Query<'w, 's, &'static NavMap>,
+    stats: &'a mut TilepathFrameStats,
+    budget: Duration,
+    max_inline: usize,
+}
+
+impl Work<'_, '_, '_> {
+    /// Advances inline searches round-robin in slices (shared ones first), starts waiting ones as
+    /// slots free up, smooths found paths a line check at a time and, with nothing else to do,
+    /// the rest of delivered paths, until a budget runs out.
+    fn until_budget(
+        &mut self,
+        queue: &mut PathQueue,
+        book: &mut PendingRequests,
+        starter: &mut Starter,
+        tally: &mut PhaseTimer,
+    ) {
+        let (settings, maps, max_inline) = (self.settings, self.maps, self.max_inline);
+        let mut expansions_left = settings.expansion_budget as u64;
+        let mut k = 0;
+        // A step begins only if one as long as the longest so far this frame still fits.
+        let (mut longest, mut last) = (Duration::ZERO, tally.elapsed());
+        loop {
+            let elapsed = tally.elapsed();
+            longest = longest.max(elapsed - last);
+            last = elapsed;
+            if elapsed + longest >= self.budget {
+                break;
+            }
+            if !queue.to_smooth.is_empty() {
+                smooth_step(queue, book, maps);
                 continue;
             }
-            break;
-        }
-        // Shared searches first: each serves many units.
-        if !queue.shared.is_empty() {
-            shared_step(
-                queue,
-                book,
-                &maps,
-                &settings,
-                &mut tally,
-                &mut expansions_left,
-            );
-            continue;
-        }
-        if k >= queue.inline.len() {
-            k = 0;
-        }
-        let mut ctx = Slicing {
-            settings: &settings,
-            maps: &maps,
-            tally: &mut tally,
-            stats: &mut stats,
-            expansions_left: &mut expansions_left,
-        };
-        if ctx.slice(queue, book, k) {
-            k += 1;
+            // A slot freed up: start the next waiting search, within this frame's start limit.
+            let running = queue.inline.len() + queue.shared.len();
+            if settings.workers == WorkerMode::Inline
+                && running < max_inline
+                && !queue.waiting.is_empty()
+                && (tally.started as usize) < settings.searches_per_frame
+            {
+                starter.start(queue, book, tally, max_inline - running);
+                continue;
+            }
+            if running == 0 || expansions_left == 0 {
+                // Nothing else to do: smooth the rest of delivered paths (once every outcome is
+                // out).
+                if !queue.refining.is_empty() && queue.ready_len() == 0 {
+                    refine_step(queue, maps);
+                    continue;
+                }
+                break;
+            }
+            // Shared searches first: each serves many units.
+            if !queue.shared.is_empty() {
+                shared_step(queue, book, maps, settings, tally, &mut expansions_left);
+                continue;
+            }
+            if k >= queue.inline.len() {
+                k = 0;
+            }
+            let mut ctx = Slicing {
+                settings,
+                maps,
+                tally,
+                stats: self.stats,
+                expansions_left: &mut expansions_left,
+            };
+            if ctx.slice(queue, book, k) {
+                k += 1;
+            }
         }
     }
+}
+
+/// The service phase's share of the frame's budget, `main_thread` being already spent. Room is
+/// left for the receive phase (as long as it took last frame, at most a quarter of the budget),
+/// so the frame as a whole stays within the budget; half the budget while outcomes wait for
+/// delivery (a shared search finds paths faster than a quarter of the budget delivers them).
+fn service_budget(
+    settings: &TilepathSettings,
+    stats: &TilepathFrameStats,
+    queue: &PathQueue,
+    main_thread: Duration,
+) -> Duration {
+    let reserve = if queue.ready_len() > 0 {
+        settings.time_budget / 2
+    } else {
+        stats.phases[Phase::Receive as usize].min(settings.time_budget / 4)
+    };
+    settings
+        .time_budget
+        .saturating_sub(main_thread)
+        .saturating_sub(reserve)
 }
 
 /// One step of the first inline shared search: a slice of its tree's growth, or one member
