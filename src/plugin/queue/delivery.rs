@@ -219,8 +219,8 @@ fn take_report(
     match report {
         WorkerReport::One(r) => results.push(r),
         WorkerReport::Refined(r) => queue.refined.push(r),
+        WorkerReport::Served(r) => results.push(r),
         WorkerReport::Shared(s) => {
-            results.extend(s.results);
             for job in s.alone {
                 queue.waiting.push(Job {
                     enqueued: frame,

@@ -24,7 +24,10 @@ use super::shared::{SharedSearch, SharedStep};
 pub(super) enum WorkerReport {
     /// A unit's own search.
     One(SearchResult),
-    /// A shared search: its members' results, the members it could not serve, and its tree.
+    /// One member of a shared search served (sent as soon as it is, so a large group's paths
+    /// arrive while the worker serves the rest; it does not end the search in flight).
+    Served(SearchResult),
+    /// A shared search done: the members it could not serve, and its tree.
     Shared(SharedReport),
     /// The rest of a delivered path, smoothed.
     Refined(Refined),
@@ -34,7 +37,6 @@ pub(super) enum WorkerReport {
 pub(super) struct SharedReport {
     pub(super) map: Entity,
     pub(super) goal: Cell,
-    pub(super) results: Vec<SearchResult>,
     pub(super) alone: Vec<Job>,
     pub(super) tree: Box<GoalTree>,
     pub(super) overlay: Vec<(Cell, CellOverlay)>,
@@ -97,7 +99,7 @@ impl WorkerChannel {
         self.in_flight += 1;
         AsyncComputeTaskPool::get()
             .spawn(async move {
-                let report = run_shared(shared, &grid, &config, smoothing);
+                let report = run_shared(shared, &grid, &config, smoothing, &sender);
                 let _ = sender.send(WorkerReport::Shared(report));
             })
             .detach();
@@ -124,7 +126,7 @@ impl WorkerChannel {
     /// A finished worker search, if one is waiting.
     pub(super) fn try_recv(&mut self) -> Option<WorkerReport> {
         let r = self.receiver.try_recv().ok()?;
-        if !matches!(r, WorkerReport::Refined(_)) {
+        if !matches!(r, WorkerReport::Refined(_) | WorkerReport::Served(_)) {
             self.in_flight -= 1;
         }
         Some(r)
@@ -207,15 +209,17 @@ fn smooth_first_leg(
     with_raw_rest(cells, points, radius, first)
 }
 
-/// A whole shared search on a worker thread: the tree grown, every member served and smoothed.
+/// A whole shared search on a worker thread: the tree grown, every member served, smoothed and
+/// sent at once.
 fn run_shared(
     mut shared: SharedSearch,
     grid: &NavGrid,
     config: &SearchConfig,
     smoothing: Option<usize>,
+    sender: &Sender<WorkerReport>,
 ) -> SharedReport {
     let mut co = Cooperative::new();
-    let (mut results, mut alone) = (Vec::new(), Vec::new());
+    let mut alone = Vec::new();
     with_scratch(|search| {
         loop {
             match shared.step(grid, WORKER_SLICE, search, config, |_| true) {
@@ -226,7 +230,7 @@ fn run_shared(
                         (r.smoothed, r.rest) =
                             smooth_first_leg(grid, &p.cells, radius, first, &mut co);
                     }
-                    results.push(r);
+                    let _ = sender.send(WorkerReport::Served(r));
                 }
                 SharedStep::Alone(job) => alone.push(job),
                 SharedStep::Idle => break,
@@ -239,7 +243,6 @@ fn run_shared(
     SharedReport {
         map,
         goal,
-        results,
         alone,
         tree,
         overlay,
