@@ -78,9 +78,10 @@ pub struct TilepathSettings {
     /// Shared searches kept after they finish, for later requests to the same goal while the
     /// grid is unchanged (each holds memory the size of the grid: 16 bytes a cell).
     pub tree_cache: usize,
-    /// Priority added to the game's own requests over the plugin's automatic ones (repaths,
-    /// errands), so a player's order never waits behind a backlog of them; automatic requests
-    /// still age past it in `user_priority * ageing_frames` frames.
+    /// Priority added to the game's own requests, and to the short trips of units making way or
+    /// stepping aside for them, over the plugin's repaths (after edits, around units in the
+    /// way), so a player's order never waits behind a backlog of them; repaths still age past
+    /// it in `user_priority * ageing_frames` frames.
     pub user_priority: i32,
     /// How units in a crowd wait, make way, step aside and, as a last resort, walk through.
     pub crowd: CrowdSettings,

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use crate::core::{Cell, check_nearest, resolve_ends};
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer};
 use crate::plugin::map::NavMap;
-use crate::plugin::request::{PathFailure, PathGoal, PathRequest, PendingRequests};
+use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
 
 use super::PathQueue;
@@ -106,12 +106,20 @@ pub(crate) fn collect_requests(
             queue.fail(&mut book, s.entity, s.ticket, PathFailure::StartOutOfBounds);
             continue;
         };
-        let user = book.origin(s.entity).is_some_and(|o| o.is_user());
+        let origin = book.origin(s.entity).unwrap_or_default();
         match validate(s.entity, s.ticket, request, transform, &maps, frame) {
             Ok(mut job) => {
-                if user {
+                // The game's orders, and the short trips of units making way for them, before
+                // the plugin's repaths.
+                if matches!(
+                    origin,
+                    PathOrigin::User | PathOrigin::MakeWay | PathOrigin::StepAside
+                ) {
                     job.priority = job.priority.saturating_add(settings.user_priority);
                 }
+                // Searches around units in the way need the claims as they are now, not as a
+                // shared (or cached) tree saw them: they search alone.
+                job.alone = !matches!(origin, PathOrigin::User | PathOrigin::GridEdit);
                 queue.waiting.push(job);
             }
             Err(failure) => queue.fail(&mut book, s.entity, s.ticket, failure),
