@@ -211,6 +211,36 @@ proptest! {
             prop_assert!(corridor.iter().all(|&c| grid.is_walkable(c)));
         }
     }
+
+    /// The first leg the queue smooths before delivery: cell centers of the path in order, each
+    /// segment walkable (or a raw step), ending at or past the asked cell, so the rest can be
+    /// smoothed from its last waypoint and patched in.
+    #[test]
+    fn leading_smoothing_is_a_walkable_prefix((grid, _) in grid_strategy(), sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14, radius in prop_oneof![Just(0.0f32), 0.05f32..0.45], lead in 1usize..20) {
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        if let Ok(p) = find_path(&grid, start, goal, &SearchConfig::default())
+            && p.cells.len() > 1
+        {
+            let points = Smoother::leading(&p.cells, radius, lead).finish_in_steps(&grid, 1, || {});
+            if lead >= p.cells.len() - 1 {
+                // A path no longer than the lead is smoothed whole.
+                prop_assert_eq!(points, smooth_path(&grid, &p.cells, radius));
+                return Ok(());
+            }
+            let raw: Vec<Vec2> = p.cells.iter().map(|&c| cell_center(c)).collect();
+            prop_assert_eq!(points[0], raw[0]);
+            let mut at = 0;
+            for w in points.windows(2) {
+                let next = raw[at + 1..].iter().position(|&r| r == w[1]).map(|i| at + 1 + i);
+                prop_assert!(next.is_some(), "{:?} is no later cell center of the path", w[1]);
+                let next = next.unwrap();
+                prop_assert!(next == at + 1 || walkable(&grid, w[0], w[1], radius));
+                at = next;
+            }
+            prop_assert!(at >= lead.min(p.cells.len() - 1), "stopped at cell {} of {}", at, p.cells.len());
+        }
+    }
 }
 
 #[test]

@@ -47,6 +47,8 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let final_order_frame = frames / 3;
     let mut frame_ms = Vec::with_capacity(frames);
     let mut wall_overlaps = 0u64;
+    // Frames from the final order until every unit had arrived (looked at every 30 frames).
+    let mut settled: Option<usize> = None;
     let debug = std::env::var_os("RTS_DEBUG").is_some();
     let hash = std::env::var_os("RTS_HASH").is_some();
     let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
@@ -69,6 +71,10 @@ pub fn run(config: DemoConfig) -> ExitCode {
             print_trace(&mut app, trace, frame);
         }
         wall_overlaps += count_wall_overlaps(&mut app, &grid, frame, debug);
+        if settled.is_none() && frame > final_order_frame && frame % 30 == 0 {
+            let (_, not_arrived) = count_arrivals(&mut app, false);
+            settled = (not_arrived == 0).then_some(frame - final_order_frame);
+        }
         if hash {
             eprintln!("hash {frame} {:016x}", positions_hash(&mut app));
         }
@@ -88,7 +94,8 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let p99 = sorted[((sorted.len() as f64 * 0.99).ceil() as usize).saturating_sub(1)];
     let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
     println!(
-        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3}",
+        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3}",
+        settled.map_or("never".to_string(), |f| f.to_string()),
     );
     if stuck > 0 {
         ExitCode::FAILURE

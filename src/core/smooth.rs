@@ -22,15 +22,9 @@ pub fn smooth_path_in_steps(
     cells: &[Cell],
     radius: f32,
     units: u32,
-    mut between: impl FnMut(),
+    between: impl FnMut(),
 ) -> Vec<Vec2> {
-    let mut s = Smoother::new(cells, radius);
-    loop {
-        if let Some(points) = s.step(grid, units) {
-            return points;
-        }
-        between();
-    }
+    Smoother::new(cells, radius).finish_in_steps(grid, units, between)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +62,13 @@ pub struct Smoother {
     /// Merge: candidate points for the bend at `at`, shortest first, and how many were tried
     /// (`None`: not computed yet).
     candidates: Option<(Vec<(f32, Vec2)>, usize)>,
+    /// A leading smoother stops once it kept a cell at or past this index (see
+    /// [`Smoother::leading`]).
+    lead: Option<usize>,
+    /// Pull, leading: the furthest cell known in reach, and the nearest known out of reach
+    /// (0: none yet).
+    low: usize,
+    high: usize,
 }
 
 impl Smoother {
@@ -87,6 +88,26 @@ impl Smoother {
             max_terrain: 0,
             scan: 0,
             candidates: None,
+            lead: None,
+            low: 0,
+            high: 0,
+        }
+    }
+
+    /// Smooths only the start of `cells`: the forward pass's waypoints (each the furthest cell
+    /// in straight reach, up to 64 cells ahead, over the whole path) until one is at or past cell
+    /// `min_cells`. Every waypoint is a cell center of the path, and the first ones are those a
+    /// whole smoothing's forward pass would (but see the bisection at `next_in_reach`),
+    /// so the rest can be smoothed later from the last of them without a bend where the two
+    /// meet. A path at most `min_cells` steps long is smoothed whole.
+    pub fn leading(cells: &[Cell], radius: f32, min_cells: usize) -> Self {
+        let whole = Smoother::new(cells, radius);
+        if cells.len() <= min_cells.saturating_add(1) {
+            return whole;
+        }
+        Smoother {
+            lead: Some(min_cells.max(1)),
+            ..whole
         }
     }
 
@@ -118,6 +139,55 @@ impl Smoother {
         clear(grid, a, b, self.radius, limit)
     }
 
+    /// Runs to the end, `units` units of work at a time (see [`Smoother::step`]), calling
+    /// `between` after every step that did not finish.
+    pub fn finish_in_steps(
+        mut self,
+        grid: &NavGrid,
+        units: u32,
+        mut between: impl FnMut(),
+    ) -> Vec<Vec2> {
+        loop {
+            if let Some(points) = self.step(grid, units) {
+                return points;
+            }
+            between();
+        }
+    }
+
+    /// One check toward the waypoint after cell `check` (the look-ahead's end is `scan`); the
+    /// waypoint once known. The whole pass scans down from the look-ahead's end to the first
+    /// cell in reach. A leading pass (which runs while the unit waits for its path) bisects
+    /// between `low` and `high` instead, some 6 checks instead of up to 64: where reach is not
+    /// monotone along the path it may settle on a nearer cell, always one in reach.
+    fn next_in_reach(&mut self, grid: &NavGrid, check: usize) -> Option<usize> {
+        let top = self.scan;
+        if self.lead.is_none() {
+            if top > check + 1 && !self.visible(grid, check, top) {
+                self.scan -= 1;
+                return None;
+            }
+            return Some(top);
+        }
+        if self.high == 0 {
+            if top <= check + 1 || self.visible(grid, check, top) {
+                return Some(top);
+            }
+            self.high = top;
+            return None;
+        }
+        if self.high - self.low <= 1 {
+            return Some(self.low);
+        }
+        let mid = (self.low + self.high) / 2;
+        if self.visible(grid, check, mid) {
+            self.low = mid;
+        } else {
+            self.high = mid;
+        }
+        None
+    }
+
     /// Does at most `max_units` units of work (one unit: at most one or two straight-line checks
     /// of at most 64 cells); returns the waypoints when done.
     pub fn step(&mut self, grid: &NavGrid, max_units: u32) -> Option<Vec<Vec2>> {
@@ -129,19 +199,21 @@ impl Smoother {
         for _ in 0..max_units {
             match self.phase {
                 Phase::Pull => {
-                    // From the furthest cell in reach down to the next one, one check a unit.
+                    // The next waypoint: the furthest cell in reach, one check a unit.
                     let check = self.at;
                     if self.scan == 0 {
                         self.scan = last.min(check + LOOKAHEAD);
+                        (self.low, self.high) = (check + 1, 0);
                     }
-                    let next = self.scan;
-                    if next > check + 1 && !self.visible(grid, check, next) {
-                        self.scan -= 1;
+                    let Some(next) = self.next_in_reach(grid, check) else {
                         continue;
-                    }
+                    };
                     self.scan = 0;
                     self.at = next;
                     self.out.push(cell_center(self.cell(next)));
+                    if self.lead.is_some_and(|lead| next >= lead) {
+                        return Some(std::mem::take(&mut self.out));
+                    }
                     if next == last {
                         self.phase = Phase::Merge;
                         self.at = 1;

@@ -46,10 +46,12 @@ pub struct TilepathSettings {
     pub ageing_frames: u32,
     /// Smooth found paths (Pinter's post-process): on by default.
     pub smoothing: bool,
-    /// Cells of a found path smoothed before it is delivered; the rest is smoothed afterwards
-    /// (inline when the frame has budget left, or on a worker) and patched into the unit's
-    /// [`NavPath`](crate::NavPath) beyond the waypoint it walks to. `usize::MAX` smooths whole
-    /// paths before delivery (smoothing long paths then limits how fast a group's paths come).
+    /// How much of a found path is smoothed before it is delivered: its waypoints up to the
+    /// first at or past this many cells (found looking ahead over the whole path, so the two
+    /// parts join without a bend); the rest is smoothed afterwards (taking turns with searches
+    /// inline, or on a worker) and patched into the unit's [`NavPath`](crate::NavPath) beyond
+    /// the waypoint it walks to. `usize::MAX` smooths whole paths before delivery (smoothing
+    /// long paths then limits how fast a group's paths come).
     pub smooth_before_delivery: usize,
     /// Extra cost, in tiles, of stepping onto a cell claimed by another unit near the searcher
     /// (Lester's claimed nodes: groups spread out; claimed cells never become unwalkable).

@@ -52,6 +52,8 @@ pub(crate) struct Situation {
     pub(crate) stuck_repaths: u32,
     /// Times it stepped aside since it last reached a goal.
     pub(crate) yields: u32,
+    /// It is making way for another unit itself.
+    pub(crate) making_way: bool,
 }
 
 /// What a unit does after waiting (one of them, at most, per frame).
@@ -104,9 +106,10 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
         None => go,
         // A stopped unit: repath around it (searches treat stopped units as blocked), or, if it
         // holds the goal, take the nearest free cell. If going around was tried already (or the
-        // next cell is the only way, so the repath came back through it), ask it to make way.
+        // next cell is the only way, so the repath came back through it), ask it to make way,
+        // unless making way itself: two units in a dead end asked each other in turn forever.
         Some(InTheWay::Stopped { unit, on_goal }) => Action::Wait {
-            ask_to_make_way: (s.stuck_repaths > 0 && !on_goal).then_some(unit),
+            ask_to_make_way: (s.stuck_repaths > 0 && !on_goal && !s.making_way).then_some(unit),
             then: (may_react && may_repath).then_some(if on_goal {
                 Reaction::TakeFreeCell
             } else {
@@ -162,6 +165,7 @@ mod tests {
             pending: false,
             stuck_repaths: 0,
             yields: 0,
+            making_way: false,
         }
     }
 
@@ -236,6 +240,10 @@ mod tests {
                 then: None,
             }
         );
+        // A unit making way itself does not ask (no chain of units asking each other in turn).
+        let mut making_way = s;
+        making_way.making_way = true;
+        assert_eq!(decide(&making_way, &crowd), wait(None));
         // A request already out: wait for its answer.
         let mut s = waiting(0.5, stopped());
         s.pending = true;

@@ -277,6 +277,7 @@ fn step_unit(
             .is_none_or(|e| e == unit.entity),
         pending,
         stuck_repaths: progress.stuck_repaths,
+        making_way: matches!(progress.errand, Errand::MakingWay { .. }),
         yields: progress.yields,
     };
     match decide(&situation, ctx.crowd) {

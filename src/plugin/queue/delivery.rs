@@ -247,7 +247,7 @@ fn start_refining(
     let refining = Refining::new(ready.entity, path, rest);
     match (workers, maps.get(path.map)) {
         (WorkerMode::Async { .. }, Ok(map)) => queue.workers.spawn_refine(refining, map.snapshot()),
-        _ => queue.refining.push(refining),
+        _ => queue.refining.push_back(refining),
     }
 }
 

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use crate::core::{AStar, Cell, NavGrid, Path, PathError, SearchConfig, SearchStep, Smoother};
 
 use super::job::{Job, Overlay, SearchResult, begin};
-use super::refine::{first_leg, with_raw_rest};
+use super::refine::with_raw_rest;
 
 /// Heap pops per slice of an inline search.
 pub(super) const SLICE: u32 = 256;
@@ -87,24 +87,21 @@ pub(super) struct Smoothing {
     pub(super) result: SearchResult,
     smoother: Smoother,
     radius: f32,
-    /// Cells smoothed before delivery.
-    first: usize,
 }
 
 impl Smoothing {
-    /// Smoothing of the first `first` steps of the path of `result` (which must be found), for a
-    /// body of `radius` (the rest is smoothed after delivery: see `refine`).
+    /// Smoothing of the path of `result` (which must be found) up to a waypoint at or past its
+    /// `first` step, for a body of `radius` (the rest is smoothed after delivery: see `refine`).
     pub(super) fn new(result: SearchResult, radius: f32, first: usize) -> Self {
         let cells = result
             .result
             .as_ref()
             .map_or(&[][..], |p| p.cells.as_slice());
-        let smoother = Smoother::new(first_leg(cells, first), radius);
+        let smoother = Smoother::leading(cells, radius, first);
         Smoothing {
             result,
             smoother,
             radius,
-            first,
         }
     }
 
@@ -117,7 +114,7 @@ impl Smoothing {
     pub(super) fn finish(self, points: Vec<Vec2>) -> SearchResult {
         let mut done = self.result;
         if let Ok(p) = &done.result {
-            (done.smoothed, done.rest) = with_raw_rest(&p.cells, points, self.radius, self.first);
+            (done.smoothed, done.rest) = with_raw_rest(&p.cells, points, self.radius);
         }
         done
     }

@@ -8,12 +8,14 @@ mod delivery;
 mod inline;
 mod job;
 mod policy;
-mod refine;
+pub mod refine;
 mod repath;
 mod service;
 mod shared;
 mod validate;
 mod workers;
+
+use std::collections::VecDeque;
 
 use bevy::prelude::*;
 
@@ -53,8 +55,8 @@ pub struct PathQueue {
     to_smooth: Vec<Smoothing>,
     /// Outcomes ready to be delivered.
     ready: Vec<Ready>,
-    /// Delivered paths whose rest is being smoothed inline (see `refine`).
-    refining: Vec<Refining>,
+    /// Delivered paths whose rest is being smoothed inline (see `refine`), oldest first.
+    refining: VecDeque<Refining>,
     /// Smoothed rests to patch into their paths.
     refined: Vec<Refined>,
 }

@@ -505,17 +505,18 @@ fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&
     }
 }
 
-/// One line check of the rest of a delivered path; a smoothed rest goes to be patched in.
+/// One line check of the oldest rest of a delivered path (its unit is nearest to walking its raw
+/// cells); a smoothed rest goes to be patched in.
 fn refine_step(queue: &mut PathQueue, maps: &Query<&'static NavMap>) {
-    let Some(next) = queue.refining.last_mut() else {
+    let Some(next) = queue.refining.front_mut() else {
         return;
     };
     let Ok(map) = maps.get(next.map) else {
-        queue.refining.pop();
+        queue.refining.pop_front();
         return;
     };
     if let Some(done) = next.step(map.grid(), 1) {
-        queue.refining.pop();
+        queue.refining.pop_front();
         queue.refined.push(done);
     }
 }

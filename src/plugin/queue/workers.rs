@@ -10,14 +10,12 @@ use crossbeam_channel::{Receiver, Sender};
 
 use bevy::prelude::{Entity, Vec2};
 
-use crate::core::{
-    Cell, CellOverlay, GoalTree, NavGrid, SearchConfig, smooth_path_in_steps, with_scratch,
-};
+use crate::core::{Cell, CellOverlay, GoalTree, NavGrid, SearchConfig, Smoother, with_scratch};
 
 use crate::plugin::outcomes::SearchKind;
 
 use super::job::{Job, Overlay, SearchResult, begin};
-use super::refine::{Refined, Refining, Rest, first_leg, with_raw_rest};
+use super::refine::{Refined, Refining, Rest, with_raw_rest};
 use super::shared::{SharedSearch, SharedStep};
 
 /// What a worker sends back.
@@ -204,9 +202,10 @@ fn smooth_first_leg(
     first: usize,
     co: &mut Cooperative,
 ) -> (Vec<Vec2>, Option<Rest>) {
-    let leg = first_leg(cells, first);
-    let points = smooth_path_in_steps(grid, leg, radius, WORKER_SMOOTH_STEP, || co.pause_point());
-    with_raw_rest(cells, points, radius, first)
+    let points =
+        Smoother::leading(cells, radius, first)
+            .finish_in_steps(grid, WORKER_SMOOTH_STEP, || co.pause_point());
+    with_raw_rest(cells, points, radius)
 }
 
 /// A whole shared search on a worker thread: the tree grown, every member served, smoothed and
