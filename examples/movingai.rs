@@ -25,7 +25,7 @@ use bevy_tilepath::core::{
     AStar, Heuristic, MoveRules, NavGrid, Path, SearchConfig, SearchStep, count_turns,
     count_turns_f,
 };
-use bevy_tilepath::core::{RegionMap, find_path_hierarchical, polyline_length, smooth_path};
+use bevy_tilepath::core::{Cell, RegionMap, find_path_hierarchical, polyline_length, smooth_path};
 
 fn main() -> ExitCode {
     match run() {
@@ -178,7 +178,42 @@ fn run() -> Result<(), String> {
         }
     }
     report(&args, scens.len(), flat, smoothing, &hier, regions.as_ref());
+    if let Some((regions, build_ms)) = regions {
+        time_edits(grid, regions, build_ms);
+    }
     Ok(())
+}
+
+/// The `edits` line: the time to bring the region map up to date after one tile edit
+/// ([`RegionMap::update`]), for 200 walkable cells picked at random, each blocked then opened
+/// again (400 updates), beside a rebuild's time.
+fn time_edits(mut grid: NavGrid, mut regions: RegionMap, build_ms: f64) {
+    let mut rng = common::Rng::new(7);
+    let mut us = Vec::new();
+    while us.len() < 400 {
+        let cell = Cell::new(
+            rng.below(grid.width()) as i32,
+            rng.below(grid.height()) as i32,
+        );
+        if !grid.is_walkable(cell) {
+            continue;
+        }
+        for walkable in [false, true] {
+            grid.set_walkable(cell, walkable).expect("in bounds");
+            let t = Instant::now();
+            regions.update(&grid, [cell]);
+            us.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    us.sort_by(f64::total_cmp);
+    let at = |q: f64| us[((us.len() as f64 * q) as usize).min(us.len() - 1)];
+    println!(
+        "edits updates={} update_median_us={:.1} update_p99_us={:.1} update_max_us={:.1} build_ms={build_ms:.1}",
+        us.len(),
+        at(0.5),
+        at(0.99),
+        us[us.len() - 1],
+    );
 }
 
 /// The `smoothing`, `hierarchical` and `summary` lines.

@@ -557,6 +557,33 @@ proptest! {
     }
 }
 
+proptest! {
+    /// A region map brought up to date after edits, cluster by cluster, is the map built afresh
+    /// on the edited grid: the same links at the same costs.
+    #[test]
+    fn region_map_updates_match_a_rebuild(grid in walls_strategy(), cluster in 4u32..9, edits in prop::collection::vec((0i32..40, 0i32..40, 0u8..4), 1..12), batches in 1usize..4) {
+        let mut grid = grid;
+        let mut regions = RegionMap::build(&grid, cluster);
+        for batch in edits.chunks(edits.len().div_ceil(batches)) {
+            let mut changed = Vec::new();
+            for &(x, y, kind) in batch {
+                let cell = Cell::new(x % grid.width() as i32, y % grid.height() as i32);
+                match kind {
+                    0 => grid.set_walkable(cell, false).unwrap(),
+                    1 => grid.set_walkable(cell, true).unwrap(),
+                    t => grid.set_terrain(cell, t * 3).unwrap(),
+                }
+                changed.push(cell);
+            }
+            regions.update(&grid, changed);
+            prop_assert!(regions.is_current(&grid));
+            let fresh = RegionMap::build(&grid, cluster);
+            prop_assert_eq!(regions.node_count(), fresh.node_count());
+            prop_assert_eq!(regions.links(), fresh.links());
+        }
+    }
+}
+
 #[test]
 fn a_stale_region_map_gives_no_path() {
     let mut grid = NavGrid::new(64, 64).unwrap();

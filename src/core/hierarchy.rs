@@ -11,7 +11,8 @@
 //!
 //! Paths are valid and connect start and goal, but are not guaranteed shortest: they pass through
 //! the chosen transition cells (see the README for the measured excess on the MovingAI maps).
-//! The map must be rebuilt when the grid changes ([`RegionMap::is_current`]).
+//! After grid edits the map is brought up to date cluster by cluster ([`RegionMap::update`]);
+//! until then it is stale ([`RegionMap::is_current`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -47,13 +48,29 @@ const LONG_RUN: i32 = 6;
 pub struct RegionMap {
     cluster: i32,
     clusters_x: i32,
+    clusters_y: i32,
     version: u64,
-    /// Transition cells.
+    /// Transition cells (a freed one is reused; see `uses`).
     nodes: Vec<Cell>,
     /// Outgoing edges of each node: (node, cost).
     edges: Vec<Vec<(u32, u64)>>,
     /// Nodes of each cluster.
     per_cluster: Vec<Vec<u32>>,
+    by_cell: HashMap<Cell, u32>,
+    /// How many transitions use each node (a cell can be picked on two borders); 0: free.
+    uses: Vec<u32>,
+    /// Free node ids.
+    free: Vec<u32>,
+    /// The transitions (pairs of facing nodes) of each border: cluster `k`'s right border at
+    /// `2 k`, its upper border at `2 k + 1`.
+    borders: Vec<Vec<(u32, u32)>>,
+}
+
+/// A cluster's right border, or its upper one.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Side {
+    Right,
+    Up,
 }
 
 impl RegionMap {
@@ -64,50 +81,70 @@ impl RegionMap {
         let (w, h) = (grid.width() as i32, grid.height() as i32);
         let clusters_x = (w + c - 1) / c;
         let clusters_y = (h + c - 1) / c;
+        let count = (clusters_x * clusters_y) as usize;
         let mut map = RegionMap {
             cluster: c,
             clusters_x,
+            clusters_y,
             version: grid.version(),
             nodes: Vec::new(),
             edges: Vec::new(),
-            per_cluster: vec![Vec::new(); (clusters_x * clusters_y) as usize],
+            per_cluster: vec![Vec::new(); count],
+            by_cell: HashMap::new(),
+            uses: Vec::new(),
+            free: Vec::new(),
+            borders: vec![Vec::new(); 2 * count],
         };
-        let mut by_cell = HashMap::new();
-        // Transitions along every border between two clusters side by side or one above the other.
-        for cy in 0..clusters_y {
-            for cx in 0..clusters_x {
-                let (x0, y0) = (cx * c, cy * c);
-                if cx + 1 < clusters_x {
-                    let x = x0 + c - 1;
-                    let ys = y0..(y0 + c).min(h);
-                    let pairs: Vec<(Cell, Cell)> =
-                        ys.map(|y| (Cell::new(x, y), Cell::new(x + 1, y))).collect();
-                    map.add_transitions(grid, &pairs, &mut by_cell);
-                }
-                if cy + 1 < clusters_y {
-                    let y = y0 + c - 1;
-                    let xs = x0..(x0 + c).min(w);
-                    let pairs: Vec<(Cell, Cell)> =
-                        xs.map(|x| (Cell::new(x, y), Cell::new(x, y + 1))).collect();
-                    map.add_transitions(grid, &pairs, &mut by_cell);
-                }
+        for k in 0..count {
+            for side in [Side::Right, Side::Up] {
+                map.set_border(grid, k, side);
             }
         }
-        // Costs between the transitions of each cluster, found inside the cluster.
-        for k in 0..map.per_cluster.len() {
-            let members = map.per_cluster[k].clone();
-            for &a in &members {
-                let costs = map.costs_in_cluster(grid, map.nodes[a as usize], None, false);
-                for &b in &members {
-                    if a != b
-                        && let Some(&cost) = costs.get(&map.nodes[b as usize])
-                    {
-                        map.edges[a as usize].push((b, cost));
-                    }
-                }
-            }
+        for k in 0..count {
+            map.link_cluster(grid, k);
         }
         map
+    }
+
+    /// Brings the map up to date after edits of `changed` cells (walkability or terrain), in
+    /// the clusters they touch only: their borders' transitions are found again, and the costs
+    /// inside those clusters and their neighbours. Gives the same map as [`RegionMap::build`]
+    /// on the edited grid (up to node numbering), at a fraction of its cost on a large map.
+    pub fn update(&mut self, grid: &NavGrid, changed: impl IntoIterator<Item = Cell>) {
+        let mut borders: Vec<(usize, Side)> = Vec::new();
+        let mut touched: Vec<usize> = Vec::new();
+        for cell in changed {
+            if !grid.in_bounds(cell) {
+                continue;
+            }
+            let (cx, cy) = (cell.x / self.cluster, cell.y / self.cluster);
+            let k = self.cluster_index(cx, cy);
+            touched.push(k);
+            borders.extend([(k, Side::Right), (k, Side::Up)]);
+            if cx > 0 {
+                borders.push((self.cluster_index(cx - 1, cy), Side::Right));
+            }
+            if cy > 0 {
+                borders.push((self.cluster_index(cx, cy - 1), Side::Up));
+            }
+        }
+        borders.sort_unstable_by_key(|&(k, side)| (k, side == Side::Up));
+        borders.dedup();
+        // The edited clusters' links, and those of both sides of a border whose transitions
+        // moved.
+        let mut clusters: Vec<usize> = touched;
+        for &(k, side) in &borders {
+            if self.set_border(grid, k, side) {
+                clusters.push(k);
+                clusters.extend(self.across(k, side));
+            }
+        }
+        clusters.sort_unstable();
+        clusters.dedup();
+        for k in clusters {
+            self.link_cluster(grid, k);
+        }
+        self.version = grid.version();
     }
 
     /// Whether the map was built from `grid` as it is now (a grid edit makes it stale).
@@ -117,7 +154,24 @@ impl RegionMap {
 
     /// Number of transition cells.
     pub fn node_count(&self) -> usize {
-        self.nodes.len()
+        self.nodes.len() - self.free.len()
+    }
+
+    /// Every link of the map, as (from cell, to cell, cost), sorted: between the two cells of a
+    /// transition, and between the transitions of one cluster (for drawing the map, or for
+    /// comparing two maps).
+    pub fn links(&self) -> Vec<(Cell, Cell, u64)> {
+        let mut out: Vec<(Cell, Cell, u64)> = Vec::new();
+        for (a, edges) in self.edges.iter().enumerate() {
+            if self.uses[a] == 0 {
+                continue;
+            }
+            for &(b, cost) in edges {
+                out.push((self.nodes[a], self.nodes[b as usize], cost));
+            }
+        }
+        out.sort_unstable_by_key(|&(a, b, c)| (a.x, a.y, b.x, b.y, c));
+        out
     }
 
     /// Side of a cluster in cells.
@@ -129,51 +183,139 @@ impl RegionMap {
         ((cell.y / self.cluster) * self.clusters_x + cell.x / self.cluster) as usize
     }
 
-    fn node(&mut self, cell: Cell, by_cell: &mut HashMap<Cell, u32>) -> u32 {
-        let k = self.cluster_of(cell);
-        *by_cell.entry(cell).or_insert_with(|| {
-            let id = self.nodes.len() as u32;
-            self.nodes.push(cell);
-            self.edges.push(Vec::new());
-            self.per_cluster[k].push(id);
-            id
-        })
+    fn cluster_index(&self, cx: i32, cy: i32) -> usize {
+        (cy * self.clusters_x + cx) as usize
     }
 
-    /// Splits a border (pairs of facing cells, in order) into runs where both sides are walkable
-    /// and links one or two facing pairs per run.
-    fn add_transitions(
-        &mut self,
-        grid: &NavGrid,
-        pairs: &[(Cell, Cell)],
-        by_cell: &mut HashMap<Cell, u32>,
-    ) {
-        let open = |&(a, b): &(Cell, Cell)| grid.can_step(a, b) && grid.can_step(b, a);
-        let mut i = 0;
-        while i < pairs.len() {
-            if !open(&pairs[i]) {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < pairs.len() && open(&pairs[i]) {
-                i += 1;
-            }
-            let run = &pairs[start..i];
-            let picks: &[usize] = if (run.len() as i32) < LONG_RUN {
-                &[run.len() / 2]
-            } else {
-                &[0, run.len() - 1]
-            };
-            for &p in picks {
-                let (a, b) = run[p];
-                let (na, nb) = (self.node(a, by_cell), self.node(b, by_cell));
-                let ab = grid.step_cost(a, b).expect("open pair");
-                let ba = grid.step_cost(b, a).expect("open pair");
-                self.edges[na as usize].push((nb, ab));
-                self.edges[nb as usize].push((na, ba));
+    /// The cluster on the other side of cluster `k`'s border `side`, if any.
+    fn across(&self, k: usize, side: Side) -> Option<usize> {
+        let (cx, cy) = (k as i32 % self.clusters_x, k as i32 / self.clusters_x);
+        match side {
+            Side::Right => (cx + 1 < self.clusters_x).then(|| k + 1),
+            Side::Up => (cy + 1 < self.clusters_y).then(|| k + self.clusters_x as usize),
+        }
+    }
+
+    /// Finds cluster `k`'s border `side` again: where its transitions moved, the old ones go
+    /// and the present ones come; returns whether they moved (else only the costs across the
+    /// border are refreshed, and the clusters' links stand).
+    fn set_border(&mut self, grid: &NavGrid, k: usize, side: Side) -> bool {
+        let slot = 2 * k + usize::from(side == Side::Up);
+        let picks = match self.across(k, side) {
+            Some(_) => transitions(grid, &self.border_cells(grid, k, side)),
+            None => Vec::new(),
+        };
+        let nodes = &self.nodes;
+        let same = self.borders[slot].len() == picks.len()
+            && self.borders[slot]
+                .iter()
+                .zip(&picks)
+                .all(|(&(a, b), &pick)| (nodes[a as usize], nodes[b as usize]) == pick);
+        for (a, b) in std::mem::take(&mut self.borders[slot]) {
+            self.edges[a as usize].retain(|&(n, _)| n != b);
+            self.edges[b as usize].retain(|&(n, _)| n != a);
+            if !same {
+                self.release(a);
+                self.release(b);
             }
         }
+        let mut linked = Vec::with_capacity(picks.len());
+        for (a, b) in picks {
+            let (na, nb) = if same {
+                (self.by_cell[&a], self.by_cell[&b])
+            } else {
+                (self.node(a), self.node(b))
+            };
+            let ab = grid.step_cost(a, b).expect("open pair");
+            let ba = grid.step_cost(b, a).expect("open pair");
+            self.edges[na as usize].push((nb, ab));
+            self.edges[nb as usize].push((na, ba));
+            linked.push((na, nb));
+        }
+        self.borders[slot] = linked;
+        !same
+    }
+
+    /// The facing cells of cluster `k`'s border `side`, in order.
+    fn border_cells(&self, grid: &NavGrid, k: usize, side: Side) -> Vec<(Cell, Cell)> {
+        let c = self.cluster;
+        let (w, h) = (grid.width() as i32, grid.height() as i32);
+        let (x0, y0) = (
+            (k as i32 % self.clusters_x) * c,
+            (k as i32 / self.clusters_x) * c,
+        );
+        match side {
+            Side::Right => (y0..(y0 + c).min(h))
+                .map(|y| (Cell::new(x0 + c - 1, y), Cell::new(x0 + c, y)))
+                .collect(),
+            Side::Up => (x0..(x0 + c).min(w))
+                .map(|x| (Cell::new(x, y0 + c - 1), Cell::new(x, y0 + c)))
+                .collect(),
+        }
+    }
+
+    /// The costs between cluster `k`'s transitions, found inside the cluster, replacing the old.
+    fn link_cluster(&mut self, grid: &NavGrid, k: usize) {
+        let members = self.per_cluster[k].clone();
+        for &a in &members {
+            let nodes = &self.nodes;
+            let cluster = self.cluster;
+            let origin = nodes[a as usize] / cluster;
+            self.edges[a as usize].retain(|&(n, _)| nodes[n as usize] / cluster != origin);
+            let costs = self.costs_in_cluster(grid, self.nodes[a as usize], None, false);
+            for &b in &members {
+                if a != b
+                    && let Some(&cost) = costs.get(&self.nodes[b as usize])
+                {
+                    self.edges[a as usize].push((b, cost));
+                }
+            }
+        }
+    }
+
+    /// The node of transition cell `cell`, made (or reused) if it has none, counted once more.
+    fn node(&mut self, cell: Cell) -> u32 {
+        if let Some(&id) = self.by_cell.get(&cell) {
+            self.uses[id as usize] += 1;
+            return id;
+        }
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.nodes[id as usize] = cell;
+                id
+            }
+            None => {
+                self.nodes.push(cell);
+                self.edges.push(Vec::new());
+                self.uses.push(0);
+                self.nodes.len() as u32 - 1
+            }
+        };
+        self.uses[id as usize] = 1;
+        self.by_cell.insert(cell, id);
+        let k = self.cluster_of(cell);
+        self.per_cluster[k].push(id);
+        id
+    }
+
+    /// One use of node `id` less; freed (its edges gone) at none.
+    fn release(&mut self, id: u32) {
+        let uses = &mut self.uses[id as usize];
+        *uses -= 1;
+        if *uses > 0 {
+            return;
+        }
+        let cell = self.nodes[id as usize];
+        self.by_cell.remove(&cell);
+        let k = self.cluster_of(cell);
+        self.per_cluster[k].retain(|&n| n != id);
+        // Edges into it come only from its own cluster and from its pair partners (their
+        // transitions were removed with it): none may point at the id once it is reused.
+        for &m in &self.per_cluster[k] {
+            self.edges[m as usize].retain(|&(n, _)| n != id);
+        }
+        self.edges[id as usize].clear();
+        self.free.push(id);
     }
 
     /// Dijkstra from `from` without leaving its cluster: cost from `from` to every transition of
@@ -196,18 +338,19 @@ impl RegionMap {
         dist[local(from)] = 0;
         heap.push(Reverse((0u64, from.x, from.y)));
         let k = self.cluster_of(from);
-        let mut wanted: usize = self.per_cluster[k].len() + usize::from(extra.is_some());
+        let mut target = vec![false; (c * c) as usize];
+        let cells = self.per_cluster[k].iter().map(|&n| self.nodes[n as usize]);
+        for cell in cells.chain(extra.filter(|&e| inside(e))) {
+            target[local(cell)] = true;
+        }
+        let mut wanted = target.iter().filter(|&&t| t).count();
         let mut out = HashMap::new();
         while let Some(Reverse((d, x, y))) = heap.pop() {
             let cell = Cell::new(x, y);
             if d > dist[local(cell)] {
                 continue;
             }
-            if extra == Some(cell)
-                || self.per_cluster[k]
-                    .iter()
-                    .any(|&n| self.nodes[n as usize] == cell)
-            {
+            if std::mem::take(&mut target[local(cell)]) {
                 out.insert(cell, d);
                 wanted -= 1;
                 if wanted == 0 {
@@ -306,6 +449,31 @@ impl RegionMap {
         }
         None
     }
+}
+
+/// The transitions of a border (pairs of facing cells, in order): its runs where both sides are
+/// walkable, each with one facing pair in its middle, or one at each end if it is long.
+fn transitions(grid: &NavGrid, pairs: &[(Cell, Cell)]) -> Vec<(Cell, Cell)> {
+    let open = |&(a, b): &(Cell, Cell)| grid.can_step(a, b) && grid.can_step(b, a);
+    let mut picks = Vec::new();
+    let mut i = 0;
+    while i < pairs.len() {
+        if !open(&pairs[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < pairs.len() && open(&pairs[i]) {
+            i += 1;
+        }
+        let run = &pairs[start..i];
+        if (run.len() as i32) < LONG_RUN {
+            picks.push(run[run.len() / 2]);
+        } else {
+            picks.extend([run[0], run[run.len() - 1]]);
+        }
+    }
+    picks
 }
 
 /// A path from `start` to `goal` through the region map: the route's legs are searched one by
