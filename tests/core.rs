@@ -550,6 +550,7 @@ proptest! {
                 prop_assert!(h.cost >= f.cost);
                 let summed: u64 = h.cells.windows(2).map(|w| grid.step_cost(w[0], w[1]).unwrap()).sum();
                 prop_assert_eq!(summed, h.cost);
+                prop_assert!((h.length - cells_length(&h.cells)).abs() < 1e-9);
             }
             (Err(a), Err(b)) => prop_assert_eq!(a, b),
             _ => prop_assert!(false, "flat {:?} vs hierarchical {:?}", flat.as_ref().map(|p| p.cost), hier.as_ref().map(|p| p.cost)),

@@ -9,8 +9,10 @@
 //! goal to the transitions of their clusters, searches that small graph, and refines each leg with
 //! an ordinary A* search a cluster or two long.
 //!
-//! Paths are valid and connect start and goal, but are not guaranteed shortest: they pass through
-//! the chosen transition cells (see the README for the measured excess on the MovingAI maps).
+//! Paths are valid and connect start and goal, but are not guaranteed shortest: the legs pass
+//! through the chosen transition cells, so every join of two legs is searched again from half a
+//! cluster before it to half a cluster after (this took the mean excess on the DAO maps from
+//! 2.6-3.7 % to 0.3-1.3 %; see BENCHMARKS.md).
 //! After grid edits the map is brought up to date cluster by cluster ([`RegionMap::update`]);
 //! until then it is stale ([`RegionMap::is_current`]).
 
@@ -20,7 +22,7 @@ use std::collections::{BinaryHeap, HashMap};
 use super::grid::{Cell, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::islands::RING;
-use super::path::{Path, PathError};
+use super::path::{Path, PathError, cells_length};
 use super::search::{SearchConfig, find_path, resolve_ends};
 
 /// Runs of touching walkable cells at least this long get a transition at each end.
@@ -477,9 +479,10 @@ fn transitions(grid: &NavGrid, pairs: &[(Cell, Cell)]) -> Vec<(Cell, Cell)> {
 }
 
 /// A path from `start` to `goal` through the region map: the route's legs are searched one by
-/// one with [`find_path`] and joined. Falls back to one search of the whole grid when start and
-/// goal are at most two clusters apart (short paths gain nothing) or the region map has no route. The result's `expansions` count every
-/// search made, so it compares with a flat search's.
+/// one with [`find_path`] and joined, and every join searched again across it (half a cluster
+/// each way). Falls back to one search of the whole grid when start and goal are at most two
+/// clusters apart (short paths gain nothing) or the region map has no route. The result's
+/// `expansions` count every search made, so it compares with a flat search's.
 ///
 /// Errors are those of [`find_path`]; a stale map (see [`RegionMap::is_current`]) gives
 /// [`PathError::NoPath`] rather than a path through cells that changed.
@@ -509,12 +512,52 @@ pub fn find_path_hierarchical(
         goal,
         goal_index: None,
     };
+    // Where the legs join (the transition cells the route passes through).
+    let mut joins = Vec::with_capacity(route.len());
     for leg in route.windows(2) {
         let part = find_path(grid, leg[0], leg[1], config)?;
         path.cells.extend_from_slice(&part.cells[1..]);
         path.cost += part.cost;
-        path.length += part.length;
         path.expansions += part.expansions;
+        joins.push(path.cells.len() - 1);
     }
+    joins.pop();
+    straighten_joins(
+        grid,
+        &mut path,
+        &joins,
+        regions.cluster as usize / 2,
+        config,
+    );
+    path.length = cells_length(&path.cells);
     Ok(path)
+}
+
+/// Searches again across every join of the legs: from `reach` cells before it to `reach` cells
+/// after, keeping the new stretch where it is cheaper (the legs must pass through the
+/// transition cells; the best path rarely does). Joins are taken last first, so the indices of
+/// the earlier ones still hold.
+fn straighten_joins(
+    grid: &NavGrid,
+    path: &mut Path,
+    joins: &[usize],
+    reach: usize,
+    config: &SearchConfig,
+) {
+    let step_cost = |w: &[Cell]| grid.step_cost(w[0], w[1]).unwrap_or(u64::MAX / 4);
+    for &j in joins.iter().rev() {
+        let (a, b) = (
+            j.saturating_sub(reach),
+            (j + reach).min(path.cells.len() - 1),
+        );
+        let old: u64 = path.cells[a..=b].windows(2).map(step_cost).sum();
+        let Ok(local) = find_path(grid, path.cells[a], path.cells[b], config) else {
+            continue;
+        };
+        path.expansions += local.expansions;
+        if local.cost < old {
+            path.cost = path.cost - old + local.cost;
+            path.cells.splice(a..=b, local.cells);
+        }
+    }
 }
