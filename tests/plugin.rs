@@ -735,6 +735,55 @@ fn a_cached_tree_answers_later_requests_until_the_grid_changes() {
 }
 
 #[test]
+fn a_players_order_starts_while_every_search_slot_is_taken_by_a_long_search() {
+    // One inline search at a time and few expansions a frame: a search round a long wall takes
+    // dozens of frames.
+    let mut grid = NavGrid::new(200, 200).unwrap();
+    for y in 0..199 {
+        grid.set_walkable(Cell::new(100, y), false).unwrap();
+    }
+    let mut app = app(
+        TilepathSettings {
+            max_inline_searches: 1,
+            expansion_budget: 300,
+            ..Default::default()
+        },
+        grid,
+    );
+    app.update();
+    let long = unit_at(
+        &mut app,
+        Cell::new(99, 0),
+        PathRequest::to_cell(Cell::new(101, 0)),
+    );
+    app.update();
+    app.update();
+    let player = unit_at(
+        &mut app,
+        Cell::new(5, 5),
+        PathRequest::to_cell(Cell::new(8, 9)),
+    );
+    for _ in 0..4 {
+        app.update();
+    }
+    let log = app.world().resource::<Log>();
+    let answered = |e: Entity| log.messages.iter().find(|o| o.entity == e);
+    assert!(answered(long).is_none(), "the long search should still run");
+    let outcome = answered(player).expect("the player's order waited for the long search");
+    assert!(outcome.latency_frames <= 3, "{outcome:?}");
+    // The long search still ends, with its path.
+    run_until_drained(&mut app, 2_000);
+    let log = app.world().resource::<Log>();
+    assert!(matches!(
+        log.messages
+            .iter()
+            .find(|o| o.entity == long)
+            .map(|o| o.kind),
+        Some(OutcomeKind::Found { .. })
+    ));
+}
+
+#[test]
 fn a_players_order_never_waits_behind_the_plugins_own_repaths() {
     // One search a frame, each alone: a backlog of automatic repaths builds up.
     let mut app = app(

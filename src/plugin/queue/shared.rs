@@ -71,6 +71,16 @@ impl SharedSearch {
         }
     }
 
+    /// The highest priority among its members waiting to be served (a player's order outranks
+    /// a script's or the plugin's own).
+    pub(super) fn priority(&self) -> i32 {
+        self.members
+            .iter()
+            .map(|m| m.job.priority)
+            .max()
+            .unwrap_or(i32::MIN)
+    }
+
     /// Adds members; the tree grows on until their starts are settled too.
     pub(super) fn add(&mut self, grid: &NavGrid, members: Vec<Member>) {
         if self.begun {
