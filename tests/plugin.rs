@@ -784,6 +784,69 @@ fn a_players_order_starts_while_every_search_slot_is_taken_by_a_long_search() {
 }
 
 #[test]
+fn with_workers_busy_a_group_order_is_served_inline() {
+    // One worker search in flight at a time, taken by a search round a long wall on a big map
+    // (a million cells: it runs for many frames' worth of milliseconds).
+    let mut grid = NavGrid::new(1000, 1000).unwrap();
+    for y in 0..999 {
+        grid.set_walkable(Cell::new(500, y), false).unwrap();
+    }
+    let mut app = app(
+        TilepathSettings {
+            workers: WorkerMode::Async { max_in_flight: 1 },
+            ..Default::default()
+        },
+        grid,
+    );
+    app.update();
+    let long = unit_at(
+        &mut app,
+        Cell::new(499, 0),
+        PathRequest::to_cell(Cell::new(501, 0)),
+    );
+    app.update();
+    let group: Vec<Entity> = (0..3)
+        .map(|i| {
+            unit_at(
+                &mut app,
+                Cell::new(5 + i, 5),
+                PathRequest::to_cell(Cell::new(30, 40)),
+            )
+        })
+        .collect();
+    for _ in 0..3 {
+        app.update();
+    }
+    let log = app.world().resource::<Log>();
+    let answered = |e: Entity| log.messages.iter().find(|o| o.entity == e);
+    if answered(long).is_none() {
+        for &e in &group {
+            let outcome = answered(e).expect("the group waited for the busy worker");
+            assert!(
+                matches!(
+                    outcome.kind,
+                    OutcomeKind::Found {
+                        search: SearchKind::Shared,
+                        ..
+                    }
+                ),
+                "{outcome:?}"
+            );
+        }
+    }
+    run_until_drained(&mut app, 5_000);
+    let log = app.world().resource::<Log>();
+    assert!(matches!(
+        log.messages
+            .iter()
+            .find(|o| o.entity == long)
+            .map(|o| o.kind),
+        Some(OutcomeKind::Found { .. })
+    ));
+    assert_eq!(log.messages.len(), 4, "one outcome each");
+}
+
+#[test]
 fn a_players_order_never_waits_behind_the_plugins_own_repaths() {
     // One search a frame, each alone: a backlog of automatic repaths builds up.
     let mut app = app(

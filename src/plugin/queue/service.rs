@@ -56,6 +56,9 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
+    /// Starting over a full cap (see [`over_the_cap`]): a shared search then runs inline even
+    /// with workers, as the workers are busy.
+    over_cap: bool,
 }
 
 impl Starter<'_, '_, '_, '_, '_> {
@@ -212,7 +215,9 @@ impl Starter<'_, '_, '_, '_, '_> {
         }
         let map = self.maps.get(map_entity).expect("placed on it");
         let grid = map.grid();
-        let inline = self.settings.workers == WorkerMode::Inline;
+        // Over a full cap the workers are busy (on a machine starved of cores they can take
+        // many frames): a game's group order is served inline, within the frame budget.
+        let inline = self.settings.workers == WorkerMode::Inline || self.over_cap;
         if inline
             && let Some(s) = queue
                 .shared
@@ -318,6 +323,7 @@ pub(crate) fn service_queue(
         maps: &maps,
         units: &units,
         statuses: &mut statuses,
+        over_cap: running >= max,
     };
     starter.start(queue, book, &mut tally, slots);
 
