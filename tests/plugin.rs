@@ -734,29 +734,36 @@ fn a_cached_tree_answers_later_requests_until_the_grid_changes() {
     assert!(!path.cells.contains(&cut));
 }
 
+/// An app on a `size` x `size` map cut by a wall with a gap at the far end, and a unit beside
+/// the wall going to the cell just across it: a long search round the wall, begun.
+fn long_search(size: i32, settings: TilepathSettings) -> (App, Entity) {
+    let mut grid = NavGrid::new(size as u32, size as u32).unwrap();
+    for y in 0..size - 1 {
+        grid.set_walkable(Cell::new(size / 2, y), false).unwrap();
+    }
+    let mut app = app(settings, grid);
+    app.update();
+    let long = unit_at(
+        &mut app,
+        Cell::new(size / 2 - 1, 0),
+        PathRequest::to_cell(Cell::new(size / 2 + 1, 0)),
+    );
+    app.update();
+    (app, long)
+}
+
 #[test]
 fn a_players_order_starts_while_every_search_slot_is_taken_by_a_long_search() {
     // One inline search at a time and few expansions a frame: a search round a long wall takes
     // dozens of frames.
-    let mut grid = NavGrid::new(200, 200).unwrap();
-    for y in 0..199 {
-        grid.set_walkable(Cell::new(100, y), false).unwrap();
-    }
-    let mut app = app(
+    let (mut app, long) = long_search(
+        200,
         TilepathSettings {
             max_inline_searches: 1,
             expansion_budget: 300,
             ..Default::default()
         },
-        grid,
     );
-    app.update();
-    let long = unit_at(
-        &mut app,
-        Cell::new(99, 0),
-        PathRequest::to_cell(Cell::new(101, 0)),
-    );
-    app.update();
     app.update();
     let player = unit_at(
         &mut app,
@@ -787,24 +794,13 @@ fn a_players_order_starts_while_every_search_slot_is_taken_by_a_long_search() {
 fn with_workers_busy_a_group_order_is_served_inline() {
     // One worker search in flight at a time, taken by a search round a long wall on a big map
     // (a million cells: it runs for many frames' worth of milliseconds).
-    let mut grid = NavGrid::new(1000, 1000).unwrap();
-    for y in 0..999 {
-        grid.set_walkable(Cell::new(500, y), false).unwrap();
-    }
-    let mut app = app(
+    let (mut app, long) = long_search(
+        1000,
         TilepathSettings {
             workers: WorkerMode::Async { max_in_flight: 1 },
             ..Default::default()
         },
-        grid,
     );
-    app.update();
-    let long = unit_at(
-        &mut app,
-        Cell::new(499, 0),
-        PathRequest::to_cell(Cell::new(501, 0)),
-    );
-    app.update();
     let group: Vec<Entity> = (0..3)
         .map(|i| {
             unit_at(
