@@ -56,9 +56,6 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
-    /// Starting over a full cap (see [`over_the_cap`]): a shared search then runs inline even
-    /// with workers, as the workers are busy.
-    over_cap: bool,
 }
 
 impl Starter<'_, '_, '_, '_, '_> {
@@ -215,9 +212,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         }
         let map = self.maps.get(map_entity).expect("placed on it");
         let grid = map.grid();
-        // Over a full cap the workers are busy (on a machine starved of cores they can take
-        // many frames): a game's group order is served inline, within the frame budget.
-        let inline = self.settings.workers == WorkerMode::Inline || self.over_cap;
+        let inline = self.settings.workers == WorkerMode::Inline;
         if inline
             && let Some(s) = queue
                 .shared
@@ -312,18 +307,18 @@ pub(crate) fn service_queue(
     // Start searches: as many as there are free slots (inline searches in progress, or worker
     // searches in flight), at most `searches_per_frame` per frame.
     let max_inline = settings.max_inline_searches.max(1);
-    let (max, running) = match settings.workers {
-        WorkerMode::Inline => (max_inline, queue.inline.len() + queue.shared.len()),
-        WorkerMode::Async { max_in_flight } => (max_in_flight, queue.workers.in_flight),
+    let slots = match settings.workers {
+        WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
+        WorkerMode::Async { max_in_flight } => {
+            max_in_flight.saturating_sub(queue.workers.in_flight)
+        }
     };
-    let slots = over_the_cap(&queue.waiting, max, running, settings.user_priority);
     let mut starter = Starter {
         settings: &settings,
         claims: &claims,
         maps: &maps,
         units: &units,
         statuses: &mut statuses,
-        over_cap: running >= max,
     };
     starter.start(queue, book, &mut tally, slots);
 
@@ -335,20 +330,6 @@ pub(crate) fn service_queue(
         max_inline,
     };
     work.until_budget(queue, book, &mut starter, &mut tally);
-}
-
-/// How many searches may start: the free slots; with none free, one more for the game's own
-/// request waiting first (up to twice the cap), so a player's order never waits for long
-/// searches in progress (with 4 worker searches in flight on a starved machine, orders waited
-/// 9-20 frames in the windowed demo).
-fn over_the_cap(waiting: &[Job], max: usize, running: usize, user_priority: i32) -> usize {
-    let free = max.saturating_sub(running);
-    let urgent = || waiting.iter().any(|j| j.priority >= user_priority);
-    if free == 0 && running < 2 * max && user_priority > 0 && urgent() {
-        1
-    } else {
-        free
-    }
 }
 
 /// The service system's budgeted loop and what it reads.
