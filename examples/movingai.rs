@@ -205,14 +205,12 @@ fn time_edits(mut grid: NavGrid, mut regions: RegionMap, build_ms: f64) {
             us.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
-    us.sort_by(f64::total_cmp);
-    let at = |q: f64| us[((us.len() as f64 * q) as usize).min(us.len() - 1)];
     println!(
         "edits updates={} update_median_us={:.1} update_p99_us={:.1} update_max_us={:.1} build_ms={build_ms:.1}",
         us.len(),
-        at(0.5),
-        at(0.99),
-        us[us.len() - 1],
+        common::percentile(&us, 0.5),
+        common::percentile(&us, 0.99),
+        common::percentile(&us, 1.0),
     );
 }
 
@@ -220,19 +218,15 @@ fn time_edits(mut grid: NavGrid, mut regions: RegionMap, build_ms: f64) {
 fn report(
     args: &Args,
     queries: usize,
-    mut flat: Flat,
+    flat: Flat,
     mut smoothing: Smoothing,
     hier: &Hier,
     regions: Option<&(RegionMap, f64)>,
 ) {
-    let times = &mut flat.times_us;
-    times.sort_by(f64::total_cmp);
+    let times = &flat.times_us;
     let n = times.len().max(1);
     let mean = times.iter().sum::<f64>() / n as f64;
-    let p99 = times
-        .get(((n as f64 * 0.99).ceil() as usize).saturating_sub(1))
-        .copied()
-        .unwrap_or(0.0);
+    let p99 = common::percentile(times, 0.99);
     let name = std::path::Path::new(&args.map_path)
         .file_stem()
         .and_then(|s| s.to_str())

@@ -39,7 +39,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, NavGrid, cell_at, group_center, overlaps_blocked, spread_slots};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
-use common::Rng;
+use common::{Rng, percentile};
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
 fn generate(size: u32, rng: &mut Rng) -> NavGrid {
@@ -133,14 +133,6 @@ fn move_end(mut t: ResMut<MoveTimer>) {
         let ms = s.elapsed().as_secs_f64() * 1000.0;
         t.frames.push(ms);
     }
-}
-
-fn percentile(v: &[f64], p: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s.get(((s.len() as f64 * p).ceil() as usize).saturating_sub(1))
-        .copied()
-        .unwrap_or(0.0)
 }
 
 fn max(v: &[f64]) -> f64 {

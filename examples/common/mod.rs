@@ -1,5 +1,5 @@
 //! What the examples share: one command-line parser (the `lexopt` crate, with the helpers
-//! below) and one deterministic random number generator. Included with
+//! below), one deterministic random number generator and one percentile. Included with
 //! `#[path = ...] mod common;` by each example.
 
 #![allow(dead_code)] // each example uses part of it
@@ -49,4 +49,13 @@ pub fn value<T: FromStr>(parser: &mut lexopt::Parser, name: &str) -> Result<T, S
 /// The error for an argument the example does not take.
 pub fn unexpected(arg: lexopt::Arg) -> String {
     arg.unexpected().to_string()
+}
+
+/// The `p` percentile of `v` (nearest rank, `p` in 0..=1; 0 for no values).
+pub fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s.get(((s.len() as f64 * p).ceil() as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0)
 }

@@ -17,7 +17,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress};
 
 use crate::DemoConfig;
-use crate::common::Rng;
+use crate::common::{Rng, percentile};
 use crate::map::{
     MAP_H, MAP_W, TILE, Terrain, generate_map, nav_grid, origin, spawn_positions, spawn_tilemap,
     to_grid, to_world,
@@ -89,9 +89,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
         .map(|((origin, kind), n)| format!("{origin}/{kind}={n}"))
         .collect();
     println!("outcomes {}", outcomes.join(" "));
-    let mut sorted = frame_ms.clone();
-    sorted.sort_by(f64::total_cmp);
-    let p99 = sorted[((sorted.len() as f64 * 0.99).ceil() as usize).saturating_sub(1)];
+    let p99 = percentile(&frame_ms, 0.99);
     let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
     println!(
         "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3}",

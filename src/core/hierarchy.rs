@@ -69,7 +69,7 @@ pub struct RegionMap {
 }
 
 /// A cluster's right border, or its upper one.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Side {
     Right,
     Up,

@@ -8,7 +8,7 @@ mod delivery;
 mod inline;
 mod job;
 mod policy;
-pub mod refine;
+mod refine;
 mod repath;
 mod service;
 mod shared;

@@ -1,11 +1,11 @@
 //! Lazy smoothing: a found path is delivered with its first leg smoothed (the whole path's
 //! waypoints up to the first at or past cell
 //! [`TilepathSettings::smooth_before_delivery`](crate::TilepathSettings::smooth_before_delivery),
-//! 12 by default) and the rest as cell centers; the rest is smoothed afterwards, inline (taking
-//! turns with the searches, oldest first) or on a worker, and patched into the unit's
-//! [`NavPath`] beyond the waypoint the unit walks to, so the unit never notices. Smoothing a whole long
-//! path before delivery made it the bottleneck of group orders (measured: 47 % of a 600-unit
-//! order's time in line checks, 0.3 ms a path on a 192 x 192 map).
+//! 12 by default) and the rest as cell centers; the rest is smoothed afterwards, inline when
+//! the frame has budget left (oldest first) or on a worker, and patched into the unit's
+//! [`NavPath`] beyond the waypoint the unit walks to, so the unit never notices. Smoothing a
+//! whole long path before delivery made it the bottleneck of group orders (measured: 47 % of a
+//! 600-unit order's time in line checks, 0.3 ms a path on a 192 x 192 map).
 
 use bevy::prelude::*;
 
