@@ -556,6 +556,54 @@ proptest! {
             _ => prop_assert!(false, "flat {:?} vs hierarchical {:?}", flat.as_ref().map(|p| p.cost), hier.as_ref().map(|p| p.cost)),
         }
     }
+
+    /// Stepped a few expansions at a time, a hierarchical search finds the path it finds in one
+    /// go; with an overlay, its path is legal and costs what its steps cost under the overlay.
+    #[test]
+    fn hierarchical_resumes_in_slices(grid in walls_strategy(), cluster in 4u32..9, sx in 0i32..40, sy in 0i32..40, gx in 0i32..40, gy in 0i32..40, slice in 1u32..64, claimed in prop::collection::vec((0i32..40, 0i32..40, 0u32..200_000), 0..20)) {
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        let regions = RegionMap::build(&grid, cluster);
+        let config = SearchConfig::default();
+        let whole = find_path_hierarchical(&grid, &regions, start, goal, &config);
+        let mut search = AStar::new();
+        let overlay: Vec<(Cell, CellOverlay)> = claimed
+            .iter()
+            .map(|&(x, y, p)| (Cell::new(x % grid.width() as i32, y % grid.height() as i32), CellOverlay::Penalty(p)))
+            .collect();
+        for overlay in [&[][..], &overlay[..]] {
+            let Some(mut h) = HierarchicalSearch::begin_with_overlay(&grid, &regions, start, goal, &config, overlay).unwrap_or(None) else {
+                continue;
+            };
+            let mut steps = 0;
+            let path = loop {
+                steps += 1;
+                prop_assert!(steps < 1_000_000);
+                match h.step(&grid, &mut search, slice) {
+                    SearchStep::Pending => {}
+                    SearchStep::Found(p) => break p,
+                    SearchStep::Failed(e) => return Err(TestCaseError::fail(format!("{e:?}"))),
+                }
+            };
+            prop_assert!(path.cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
+            prop_assert_eq!(path.expansions as u64, h.expansions());
+            if overlay.is_empty() {
+                let whole = whole.as_ref().expect("found in one go too");
+                prop_assert_eq!(&path.cells, &whole.cells);
+                prop_assert_eq!(path.cost, whole.cost);
+            } else {
+                // The highest penalty of a cell listed twice; none on the goal.
+                let extra = |c: Cell| if c == *path.cells.last().unwrap() { 0 } else {
+                    overlay.iter().filter(|(o, _)| *o == c).map(|(_, o)| match o {
+                        CellOverlay::Penalty(p) => *p as u64,
+                        CellOverlay::Blocked => 0,
+                    }).max().unwrap_or(0)
+                };
+                let summed: u64 = path.cells.windows(2).map(|w| grid.step_cost(w[0], w[1]).unwrap() + extra(w[1])).sum();
+                prop_assert_eq!(summed, path.cost);
+            }
+        }
+    }
 }
 
 proptest! {

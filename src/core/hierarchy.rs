@@ -23,7 +23,9 @@ use super::grid::{Cell, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::islands::RING;
 use super::path::{Path, PathError, cells_length};
-use super::search::{SearchConfig, find_path, resolve_ends};
+use super::search::{
+    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_path, resolve_ends, with_scratch,
+};
 
 /// Runs of touching walkable cells at least this long get a transition at each end.
 const LONG_RUN: i32 = 6;
@@ -479,10 +481,10 @@ fn transitions(grid: &NavGrid, pairs: &[(Cell, Cell)]) -> Vec<(Cell, Cell)> {
 }
 
 /// A path from `start` to `goal` through the region map: the route's legs are searched one by
-/// one with [`find_path`] and joined, and every join searched again across it (half a cluster
-/// each way). Falls back to one search of the whole grid when start and goal are at most two
-/// clusters apart (short paths gain nothing) or the region map has no route. The result's
-/// `expansions` count every search made, so it compares with a flat search's.
+/// one and joined, and every join searched again across it (half a cluster each way; see
+/// [`HierarchicalSearch`]). Falls back to one search of the whole grid when start and goal are
+/// at most two clusters apart (short paths gain nothing) or the region map has no route. The
+/// result's `expansions` count every search made, so it compares with a flat search's.
 ///
 /// Errors are those of [`find_path`]; a stale map (see [`RegionMap::is_current`]) gives
 /// [`PathError::NoPath`] rather than a path through cells that changed.
@@ -496,68 +498,265 @@ pub fn find_path_hierarchical(
     if !regions.is_current(grid) {
         return Err(PathError::NoPath);
     }
-    let (_, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
-    let apart = (goal - start).abs().max_element();
-    if apart <= 2 * regions.cluster || regions.cluster_of(start) == regions.cluster_of(goal) {
-        return find_path(grid, start, goal, config);
-    }
-    let Some(route) = regions.route(grid, start, goal) else {
+    let Some(mut hierarchical) = HierarchicalSearch::begin(grid, regions, start, goal, config)?
+    else {
         return find_path(grid, start, goal, config);
     };
-    let mut path = Path {
-        cells: vec![start],
-        cost: 0,
-        length: 0.0,
-        expansions: 0,
-        goal,
-        goal_index: None,
-    };
-    // Where the legs join (the transition cells the route passes through).
-    let mut joins = Vec::with_capacity(route.len());
-    for leg in route.windows(2) {
-        let part = find_path(grid, leg[0], leg[1], config)?;
-        path.cells.extend_from_slice(&part.cells[1..]);
-        path.cost += part.cost;
-        path.expansions += part.expansions;
-        joins.push(path.cells.len() - 1);
-    }
-    joins.pop();
-    straighten_joins(
-        grid,
-        &mut path,
-        &joins,
-        regions.cluster as usize / 2,
-        config,
-    );
-    path.length = cells_length(&path.cells);
-    Ok(path)
+    with_scratch(|search| {
+        loop {
+            match hierarchical.step(grid, search, u32::MAX) {
+                SearchStep::Pending => {}
+                SearchStep::Found(path) => return Ok(path),
+                SearchStep::Failed(e) => return Err(e),
+            }
+        }
+    })
 }
 
-/// Searches again across every join of the legs: from `reach` cells before it to `reach` cells
-/// after, keeping the new stretch where it is cheaper (the legs must pass through the
-/// transition cells; the best path rarely does). Joins are taken last first, so the indices of
-/// the earlier ones still hold.
-fn straighten_joins(
-    grid: &NavGrid,
-    path: &mut Path,
-    joins: &[usize],
+/// A search through a [`RegionMap`] in progress, resumable a few hundred expansions at a time
+/// like [`AStar::step`] (the plugin's queue runs it in slices within the frame's budget): the
+/// route through the region map is found when it begins; each step then advances the A* of
+/// one leg of the route (from one transition cell to the next), and once every leg is joined,
+/// the searches across the joins (from half a cluster before a join to half a cluster after,
+/// keeping the new stretch where it is cheaper: the legs must pass through the transition
+/// cells, the best path rarely does).
+///
+/// Every search runs with the overlay given at [`HierarchicalSearch::begin_with_overlay`]
+/// (claims, stopped units); the route itself is planned on the grid alone. A leg that finds no
+/// path under the overlay fails the whole search with [`PathError::NoPath`] (search the whole
+/// grid then), as does a grid edit while it runs.
+///
+/// ```
+/// use bevy_tilepath::core::{AStar, Cell, HierarchicalSearch, NavGrid, RegionMap, SearchConfig, SearchStep};
+///
+/// let grid = NavGrid::new(128, 128).unwrap();
+/// let regions = RegionMap::build(&grid, 16);
+/// let config = SearchConfig::default();
+/// let (start, goal) = (Cell::new(1, 1), Cell::new(120, 100));
+/// let mut search = AStar::new();
+/// let mut hierarchical = HierarchicalSearch::begin(&grid, &regions, start, goal, &config)
+///     .unwrap()
+///     .expect("far apart: a route through the region map");
+/// let path = loop {
+///     match hierarchical.step(&grid, &mut search, 256) {
+///         SearchStep::Pending => continue, // next frame
+///         SearchStep::Found(path) => break path,
+///         SearchStep::Failed(e) => panic!("{e:?}"),
+///     }
+/// };
+/// assert_eq!(path.cells.last(), Some(&goal));
+/// ```
+#[derive(Clone, Debug)]
+pub struct HierarchicalSearch {
+    /// Start, the route's transition cells, goal.
+    route: Vec<Cell>,
+    /// The leg being searched (`route[leg]` to `route[leg + 1]`), or the route's length once
+    /// every leg is joined.
+    leg: usize,
+    /// Joins of the legs (indices into `path.cells`) still to be searched across, the last
+    /// one first.
+    joins: Vec<usize>,
+    /// The join being searched across: the stretch `a..=b` of `path.cells`.
+    across: Option<(usize, usize)>,
+    /// Whether the scratch holds the leg's or the join's search.
+    searching: bool,
+    path: Path,
+    /// Expansions of finished searches.
+    expansions: u64,
+    /// Expansions of the search in progress before this step.
+    leg_expansions: u64,
     reach: usize,
-    config: &SearchConfig,
-) {
-    let step_cost = |w: &[Cell]| grid.step_cost(w[0], w[1]).unwrap_or(u64::MAX / 4);
-    for &j in joins.iter().rev() {
-        let (a, b) = (
-            j.saturating_sub(reach),
-            (j + reach).min(path.cells.len() - 1),
-        );
-        let old: u64 = path.cells[a..=b].windows(2).map(step_cost).sum();
-        let Ok(local) = find_path(grid, path.cells[a], path.cells[b], config) else {
-            continue;
-        };
-        path.expansions += local.expansions;
-        if local.cost < old {
-            path.cost = path.cost - old + local.cost;
-            path.cells.splice(a..=b, local.cells);
+    config: SearchConfig,
+    overlay: Vec<(Cell, CellOverlay)>,
+    /// The overlay's penalty of each cell (the highest where a cell is listed twice).
+    extra: HashMap<Cell, u32>,
+    version: u64,
+}
+
+impl HierarchicalSearch {
+    /// Begins a search from `start` to `goal` through `regions` (which must be current: see
+    /// [`RegionMap::is_current`]). `Ok(None)` when a flat search serves the query better or
+    /// alone: start and goal at most two clusters apart, in one cluster, or the region map has
+    /// no route between them. Errors are [`AStar::begin`]'s (the goal policy is applied here);
+    /// a stale map gives [`PathError::NoPath`].
+    pub fn begin(
+        grid: &NavGrid,
+        regions: &RegionMap,
+        start: Cell,
+        goal: Cell,
+        config: &SearchConfig,
+    ) -> Result<Option<Self>, PathError> {
+        Self::begin_with_overlay(grid, regions, start, goal, config, &[])
+    }
+
+    /// Like [`HierarchicalSearch::begin`], every search made with per-search extra costs or
+    /// blocks on some cells (see [`AStar::begin_with_overlay`]).
+    pub fn begin_with_overlay(
+        grid: &NavGrid,
+        regions: &RegionMap,
+        start: Cell,
+        goal: Cell,
+        config: &SearchConfig,
+        overlay: &[(Cell, CellOverlay)],
+    ) -> Result<Option<Self>, PathError> {
+        if !regions.is_current(grid) {
+            return Err(PathError::NoPath);
         }
+        let (_, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
+        let apart = (goal - start).abs().max_element();
+        if apart <= 2 * regions.cluster || regions.cluster_of(start) == regions.cluster_of(goal) {
+            return Ok(None);
+        }
+        let Some(route) = regions.route(grid, start, goal) else {
+            return Ok(None);
+        };
+        Ok(Some(HierarchicalSearch {
+            leg: 0,
+            joins: Vec::with_capacity(route.len()),
+            route,
+            across: None,
+            searching: false,
+            path: Path {
+                cells: vec![start],
+                cost: 0,
+                length: 0.0,
+                expansions: 0,
+                goal,
+                goal_index: None,
+            },
+            expansions: 0,
+            leg_expansions: 0,
+            reach: regions.cluster as usize / 2,
+            // The ends are resolved: every leg ends on a walkable cell of the start's island.
+            config: SearchConfig {
+                goal_policy: GoalPolicy::Fail,
+                ..*config
+            },
+            overlay: overlay.to_vec(),
+            extra: overlay
+                .iter()
+                .fold(HashMap::new(), |mut extra, &(cell, o)| {
+                    if let CellOverlay::Penalty(p) = o {
+                        let e = extra.entry(cell).or_insert(0);
+                        *e = (*e).max(p);
+                    }
+                    extra
+                }),
+            version: grid.version(),
+        }))
+    }
+
+    /// Expansions of every search made so far.
+    pub fn expansions(&self) -> u64 {
+        self.expansions + self.leg_expansions
+    }
+
+    /// Advances by at most about `max_expansions` node expansions, searching with `search`'s
+    /// scratch space (which must not be used for anything else until this search ends).
+    /// [`SearchStep::Found`] gives the whole path, its `expansions` counting every search made and
+    /// its `cost` what one search would count along it (terrain, and the overlay's penalties
+    /// on every cell but the goal).
+    /// A grid edit since it began fails it with [`PathError::NoPath`] (its route may be gone).
+    pub fn step(&mut self, grid: &NavGrid, search: &mut AStar, max_expansions: u32) -> SearchStep {
+        if grid.version() != self.version {
+            return SearchStep::Failed(PathError::NoPath);
+        }
+        let mut left = max_expansions.max(1) as u64;
+        while left > 0 {
+            if !self.searching {
+                let Some((from, to)) = self.next_search() else {
+                    return SearchStep::Found(self.finish(grid));
+                };
+                if let Err(e) =
+                    search.begin_with_overlay(grid, from, to, &self.config, &self.overlay)
+                {
+                    return SearchStep::Failed(e);
+                }
+                self.searching = true;
+                self.leg_expansions = 0;
+            }
+            let step = search.step(grid, left.min(u32::MAX as u64) as u32);
+            let done = match &step {
+                SearchStep::Found(p) => p.expansions as u64,
+                _ => search.expansions(),
+            };
+            left = left.saturating_sub(done.saturating_sub(self.leg_expansions).max(1));
+            self.leg_expansions = done;
+            match step {
+                SearchStep::Pending => {}
+                SearchStep::Found(part) => {
+                    self.expansions += std::mem::take(&mut self.leg_expansions);
+                    self.searching = false;
+                    self.found(grid, part);
+                }
+                SearchStep::Failed(e) => return SearchStep::Failed(e),
+            }
+        }
+        SearchStep::Pending
+    }
+
+    /// The ends of the next search to make: the next leg, or the next join to search across.
+    fn next_search(&mut self) -> Option<(Cell, Cell)> {
+        if self.leg + 1 < self.route.len() {
+            return Some((self.route[self.leg], self.route[self.leg + 1]));
+        }
+        let j = self.joins.pop()?;
+        let (a, b) = (
+            j.saturating_sub(self.reach),
+            (j + self.reach).min(self.path.cells.len() - 1),
+        );
+        self.across = Some((a, b));
+        Some((self.path.cells[a], self.path.cells[b]))
+    }
+
+    /// A leg or a join's search found `part`.
+    fn found(&mut self, grid: &NavGrid, part: Path) {
+        match self.across.take() {
+            None => {
+                self.path.cells.extend_from_slice(&part.cells[1..]);
+                self.leg += 1;
+                // The join at the end of this leg, unless it is the goal. Joins are taken last
+                // first, so the indices of the earlier ones still hold.
+                if self.leg + 1 < self.route.len() {
+                    self.joins.push(self.path.cells.len() - 1);
+                }
+            }
+            Some((a, b)) => {
+                if part.cost < self.stretch_cost(grid, &self.path.cells[a..=b]) {
+                    self.path.cells.splice(a..=b, part.cells);
+                }
+            }
+        }
+    }
+
+    /// The cost of walking `cells` as one search from its first cell to its last counts it:
+    /// terrain, and the overlay's penalty on every cell entered but the last.
+    fn stretch_cost(&self, grid: &NavGrid, cells: &[Cell]) -> u64 {
+        let last = cells.len().saturating_sub(1);
+        cells
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                let extra = if i + 1 < last {
+                    self.extra.get(&w[1]).copied().unwrap_or(0) as u64
+                } else {
+                    0
+                };
+                grid.step_cost(w[0], w[1]).unwrap_or(u64::MAX / 4) + extra
+            })
+            .sum()
+    }
+
+    /// The whole path (the search is spent).
+    fn finish(&mut self, grid: &NavGrid) -> Path {
+        let cells = std::mem::take(&mut self.path.cells);
+        let mut path = Path {
+            cells,
+            ..self.path.clone()
+        };
+        path.cost = self.stretch_cost(grid, &path.cells);
+        path.length = cells_length(&path.cells);
+        path.expansions = self.expansions.min(u32::MAX as u64) as u32;
+        path
     }
 }

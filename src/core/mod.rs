@@ -3,7 +3,8 @@
 //! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands.
 //! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`].
 //! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
-//! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`].
+//! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`], resumable
+//!   as [`HierarchicalSearch`].
 //! - [`movingai`]: the MovingAI benchmark file formats.
 
 mod cost;
@@ -24,7 +25,7 @@ pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
 pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
 pub use heuristic::Heuristic;
-pub use hierarchy::{RegionMap, find_path_hierarchical};
+pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};
 pub use line::{
     cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
 };
