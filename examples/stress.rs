@@ -2,22 +2,25 @@
 //!
 //! ```text
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
-//!     [--group] [--no-share] [--smooth-first N|all] [--move] [--edits K] [--seed X]
+//!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
 //! starts and goals; with `--group` every unit starts in one cluster near the left edge and gets
 //! one group order, through `group_order`, to a cell near the right edge), runs 60 Hz frames
 //! until every request has an outcome, and prints as its last line
-//! `summary requests=<n> outcomes=<n> found=<n> shared=<n> failed=<n> cancelled=<n> frames_to_first=<n> frames_to_drain=<n> max_frame_ms=<f> p99_frame_ms=<f> budget_ms=<f>`
-//! where `shared` counts paths read off a shared search, `frames_to_first` is the frame of the
+//! `summary requests=<n> outcomes=<n> found=<n> shared=<n> hierarchical=<n> failed=<n> cancelled=<n> frames_to_first=<n> frames_to_drain=<n> max_frame_ms=<f> p99_frame_ms=<f> budget_ms=<f>`
+//! where `shared` counts paths read off a shared search, `hierarchical` those found through the
+//! region map, `frames_to_first` is the frame of the
 //! first path for a request of the game (a unit can move) and frame_ms is the main-thread time
 //! spent in the plugin's systems in that frame. Every request must have exactly one outcome (the
 //! run panics otherwise).
 //! `W = 0` searches inline; `W > 0` on the async compute pool with up to W searches in flight.
 //! `--no-share` turns shared searches off, `--smooth-first` sets how many cells of a path are
 //! smoothed before delivery (`all`: whole paths, as before lazy smoothing): together they give
-//! the plugin as it was before issue 11, side by side.
+//! the plugin as it was before issue 11, side by side. `--flat` turns the hierarchical search of
+//! long requests off. The requests are made once the map's region map is built, as a game's
+//! units get orders after its map has loaded (a `regions` line says how long it took).
 //! With `--move`, every unit also gets a `Mover` and the run goes on for `--move-frames` frames
 //! (default 300) while they walk with claims; a `move` line reports the movement systems' time.
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
@@ -90,8 +93,9 @@ struct Tally {
     found: u32,
     failed: u32,
     cancelled: u32,
-    /// Found paths by the search that found them (own, shared).
+    /// Found paths by the search that found them (shared, hierarchical; the rest own).
     shared: u32,
+    hierarchical: u32,
     /// Frames seen so far.
     frames: usize,
     /// The frame of the first path found for a game's request (a unit can move).
@@ -105,8 +109,10 @@ fn tally(mut reader: MessageReader<PathOutcome>, mut t: ResMut<Tally>) {
         match o.kind {
             OutcomeKind::Found { search, .. } => {
                 t.found += 1;
-                if search == SearchKind::Shared {
-                    t.shared += 1;
+                match search {
+                    SearchKind::Shared => t.shared += 1,
+                    SearchKind::Hierarchical => t.hierarchical += 1,
+                    _ => {}
                 }
                 if o.origin.is_user() && t.first_found.is_none() {
                     t.first_found = Some(t.frames);
@@ -162,7 +168,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--edits K] [--move] [--move-frames N] [--calibrate] [--verbose]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--calibrate] [--verbose]";
 
 /// The command line.
 struct Args {
@@ -175,6 +181,8 @@ struct Args {
     moving: bool,
     group: bool,
     share: bool,
+    /// `--flat`: no hierarchical search.
+    flat: bool,
     smooth_first: usize,
     edits: usize,
     calibrate: bool,
@@ -194,6 +202,7 @@ impl Args {
             moving: false,
             group: false,
             share: true,
+            flat: false,
             smooth_first: TilepathSettings::default().smooth_before_delivery,
             edits: 0,
             calibrate: false,
@@ -211,6 +220,7 @@ impl Args {
                 Long("move") => a.moving = true,
                 Long("group") => a.group = true,
                 Long("no-share") => a.share = false,
+                Long("flat") => a.flat = true,
                 Long("smooth-first") => {
                     let v: String = common::value(&mut parser, "--smooth-first")?;
                     a.smooth_first = if v == "all" {
@@ -253,8 +263,34 @@ fn main() {
     } else {
         random_orders(map.grid(), &mut rng, &args)
     };
-    app.world_mut().spawn(map);
+    let map = app.world_mut().spawn(map).id();
     app.update();
+    if !args.flat {
+        // Orders come once the map has loaded: wait for its region map.
+        let t = Instant::now();
+        let mut frames = 1;
+        while app
+            .world()
+            .resource::<bevy_tilepath::PathQueue>()
+            .region_map(map)
+            .is_none()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+            app.update();
+            frames += 1;
+        }
+        let nodes = app
+            .world()
+            .resource::<bevy_tilepath::PathQueue>()
+            .region_map(map)
+            .map_or(0, |r| r.node_count());
+        println!(
+            "regions ready_after_ms={:.1} frames={frames} nodes={nodes}",
+            t.elapsed().as_secs_f64() * 1000.0
+        );
+        // Frames count from the orders.
+        app.world_mut().resource_mut::<Tally>().frames = 0;
+    }
     for (start, request) in orders {
         let pos = (start.as_vec2() + 0.5) * 16.0;
         let mut e = app
@@ -327,6 +363,7 @@ fn build_app(args: &Args) -> App {
         expansion_budget: u32::MAX,
         searches_per_frame: if args.workers == 0 { 8 } else { 64 },
         share_searches: args.share,
+        hierarchical_beyond: if args.flat { 0 } else { 64 },
         smooth_before_delivery: args.smooth_first,
         workers: if args.workers == 0 {
             WorkerMode::Inline
@@ -555,9 +592,10 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     // With --move, units also repath on their own: every request (ticket) still has one outcome.
     let requests = tally.per_ticket.len() as u32;
     println!(
-        "summary requests={requests} outcomes={outcomes} found={} shared={} failed={} cancelled={} frames_to_first={} frames_to_drain={} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
+        "summary requests={requests} outcomes={outcomes} found={} shared={} hierarchical={} failed={} cancelled={} frames_to_first={} frames_to_drain={} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
         tally.found,
         tally.shared,
+        tally.hierarchical,
         tally.failed,
         tally.cancelled,
         tally.first_found.unwrap_or(0),

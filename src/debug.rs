@@ -182,6 +182,7 @@ fn draw_overlay(
             let color = match path.search {
                 SearchKind::Own => Color::srgb(0.2, 1.0, 0.9),
                 SearchKind::Shared => Color::srgb(1.0, 0.6, 0.2),
+                SearchKind::Hierarchical => Color::srgb(0.7, 0.5, 1.0),
             };
             gizmos.linestrip_2d(
                 path.waypoints[wp.min(path.waypoints.len())..]

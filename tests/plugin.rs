@@ -796,3 +796,134 @@ fn a_players_order_never_waits_behind_the_plugins_own_repaths() {
             .all(|m| app.world().get::<NavPath>(*m).is_some())
     );
 }
+
+/// A 160 x 160 grid with a wall at x = 80 open only at y = 150..155 (a long detour north).
+fn detour() -> NavGrid {
+    let mut g = NavGrid::new(160, 160).unwrap();
+    for y in (0..150).chain(155..160) {
+        g.set_walkable(Cell::new(80, y), false).unwrap();
+    }
+    g
+}
+
+/// Runs frames until `map`'s region map is built.
+fn wait_for_regions(app: &mut App) -> Entity {
+    let map = app
+        .world_mut()
+        .query_filtered::<Entity, With<NavMap>>()
+        .single(app.world())
+        .unwrap();
+    for _ in 0..2000 {
+        app.update();
+        if app
+            .world()
+            .resource::<PathQueue>()
+            .region_map(map)
+            .is_some()
+        {
+            return map;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("the region map was never built");
+}
+
+/// The path of `unit`: legal on `grid`, from `start` to `goal`; its cost over the shortest's.
+fn excess_over_shortest(app: &App, unit: Entity, grid: &NavGrid, start: Cell, goal: Cell) -> f64 {
+    let path = app.world().get::<NavPath>(unit).expect("a path");
+    assert_eq!(path.cells.first(), Some(&start));
+    assert_eq!(path.cells.last(), Some(&goal));
+    assert!(path.cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
+    let cost: u64 = path
+        .cells
+        .windows(2)
+        .map(|w| grid.step_cost(w[0], w[1]).unwrap())
+        .sum();
+    let best = bevy_tilepath::core::find_path(grid, start, goal, &Default::default()).unwrap();
+    cost as f64 / best.cost as f64 - 1.0
+}
+
+#[test]
+fn long_requests_search_the_region_map_and_follow_edits() {
+    for workers in [WorkerMode::Inline, WorkerMode::Async { max_in_flight: 2 }] {
+        let mut app = app(
+            TilepathSettings {
+                workers,
+                ..Default::default()
+            },
+            detour(),
+        );
+        let map = wait_for_regions(&mut app);
+        let (start, goal) = (Cell::new(4, 10), Cell::new(150, 12));
+        let far = unit_at(&mut app, start, PathRequest::to_cell(goal));
+        // Another goal: requests to one goal would share a search (exact too).
+        let exact = unit_at(
+            &mut app,
+            start + Cell::new(0, 1),
+            PathRequest::to_cell(goal + Cell::new(0, 2)).shortest(),
+        );
+        let near = unit_at(
+            &mut app,
+            start + Cell::new(0, 2),
+            PathRequest::to_cell(start),
+        );
+        run_until_drained(&mut app, 3000);
+        app.update();
+        let grid = detour();
+        {
+            let log = app.world().resource::<Log>();
+            assert_eq!(found_search(log, far), Some(SearchKind::Hierarchical));
+            assert_eq!(found_search(log, exact), Some(SearchKind::Own));
+            assert_eq!(found_search(log, near), Some(SearchKind::Own));
+        }
+        let excess = excess_over_shortest(&app, far, &grid, start, goal);
+        assert!((0.0..0.05).contains(&excess), "{workers:?}: {excess}");
+        let (s1, g1) = (start + Cell::new(0, 1), goal + Cell::new(0, 2));
+        let exact_excess = excess_over_shortest(&app, exact, &grid, s1, g1);
+        assert_eq!(exact_excess, 0.0, "{workers:?}");
+
+        // The gap closes and another opens in the south: the region map follows (updated in the
+        // clusters the edit touched) and the next long path takes the new gap.
+        {
+            let mut maps = app.world_mut().query::<&mut NavMap>();
+            let mut nav = maps.single_mut(app.world_mut()).unwrap();
+            for y in 150..155 {
+                nav.set_walkable(Cell::new(80, y), false).unwrap();
+            }
+            for y in 3..6 {
+                nav.set_walkable(Cell::new(80, y), true).unwrap();
+            }
+        }
+        app.update();
+        let edited = app
+            .world_mut()
+            .query::<&NavMap>()
+            .single(app.world())
+            .unwrap()
+            .grid()
+            .clone();
+        let regions = app.world().resource::<PathQueue>().region_map(map).unwrap();
+        assert!(regions.is_current(&edited), "{workers:?}");
+        let rebuilt = bevy_tilepath::core::RegionMap::build(&edited, regions.cluster_size());
+        assert_eq!(regions.links(), rebuilt.links(), "{workers:?}");
+        app.world_mut()
+            .entity_mut(far)
+            .insert(PathRequest::to_cell(goal));
+        run_until_drained(&mut app, 3000);
+        app.update();
+        let log = app.world().resource::<Log>();
+        let last = outcomes_per_entity(log)[&far].last().unwrap().kind;
+        assert!(
+            matches!(
+                last,
+                OutcomeKind::Found {
+                    search: SearchKind::Hierarchical,
+                    ..
+                }
+            ),
+            "{workers:?}: {last:?}"
+        );
+        let excess = excess_over_shortest(&app, far, &edited, start, goal);
+        assert!((0.0..0.05).contains(&excess), "{workers:?}: {excess}");
+    }
+}

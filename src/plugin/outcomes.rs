@@ -33,6 +33,9 @@ pub enum SearchKind {
     /// request's frames or earlier and kept in the cache
     /// ([`TilepathSettings::share_searches`](crate::TilepathSettings::share_searches)).
     Shared,
+    /// A search through the map's region map first, its route refined leg by leg (long
+    /// requests: [`TilepathSettings::hierarchical_beyond`](crate::TilepathSettings::hierarchical_beyond)).
+    Hierarchical,
 }
 
 /// The one outcome of one request: read it with a `MessageReader<PathOutcome>` or observe it on

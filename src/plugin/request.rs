@@ -52,6 +52,10 @@ pub struct PathRequest {
     pub priority: i32,
     /// The map to search (`None`: the only [`NavMap`](crate::NavMap) there is).
     pub map: Option<Entity>,
+    /// Ask for a shortest path: never served by the hierarchical search of long requests
+    /// ([`TilepathSettings::hierarchical_beyond`](crate::TilepathSettings::hierarchical_beyond)),
+    /// whose paths may be a few percent longer.
+    pub optimal: bool,
 }
 
 impl PathRequest {
@@ -77,6 +81,7 @@ impl PathRequest {
             policy: GoalPolicy::Fail,
             priority: 0,
             map: None,
+            optimal: false,
         }
     }
 
@@ -95,6 +100,12 @@ impl PathRequest {
     /// On a given map.
     pub fn on_map(mut self, map: Entity) -> Self {
         self.map = Some(map);
+        self
+    }
+
+    /// Asking for a shortest path (see [`PathRequest::optimal`]).
+    pub fn shortest(mut self) -> Self {
+        self.optimal = true;
         self
     }
 }

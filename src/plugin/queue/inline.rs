@@ -3,9 +3,13 @@
 
 use bevy::prelude::*;
 
-use crate::core::{AStar, Cell, NavGrid, Path, PathError, SearchConfig, SearchStep, Smoother};
+use crate::core::{
+    AStar, Cell, HierarchicalSearch, NavGrid, Path, PathError, RegionMap, SearchConfig, SearchStep,
+    Smoother,
+};
+use crate::plugin::outcomes::SearchKind;
 
-use super::job::{Job, Overlay, SearchResult, begin};
+use super::job::{Job, Overlay, SearchResult, begin, begin_any};
 use super::refine::with_raw_rest;
 
 /// Heap pops per slice of an inline search.
@@ -19,6 +23,10 @@ pub(super) struct InlineJob {
     /// The overlay, kept for the second attempt (see [`Overlay::soften`]).
     overlay: Overlay,
     start: Cell,
+    /// The search through the region map, if the job took one (it steps in `search`).
+    hierarchical: Option<HierarchicalSearch>,
+    /// Expansions of a hierarchical search given up for a flat one.
+    spent: u64,
 }
 
 /// What one slice of an inline search came to.
@@ -33,32 +41,78 @@ pub(super) enum Slice {
 }
 
 impl InlineJob {
-    /// Begins `job`'s search from `start` in `search`; the search comes back on failure.
-    #[allow(clippy::result_large_err)]
+    /// Begins `job`'s search from `start` in `search` (through `regions` if given: see
+    /// [`begin_any`]); the search comes back on failure.
+    #[allow(clippy::result_large_err, clippy::too_many_arguments)]
     pub(super) fn begin(
         mut search: Box<AStar>,
         grid: &NavGrid,
+        regions: Option<&RegionMap>,
         job: Job,
         start: Cell,
         radius: f32,
         overlay: Overlay,
         config: &SearchConfig,
     ) -> Result<Self, (Job, Box<AStar>, PathError)> {
-        match begin(&mut search, grid, start, &job, config, &overlay.cells) {
-            Ok(()) => Ok(InlineJob {
+        match begin_any(
+            &mut search,
+            grid,
+            regions,
+            start,
+            &job,
+            config,
+            &overlay.cells,
+        ) {
+            Ok(hierarchical) => Ok(InlineJob {
                 job,
                 search,
                 radius,
                 overlay,
                 start,
+                hierarchical,
+                spent: 0,
             }),
             Err(e) => Err((job, search, e)),
         }
     }
 
-    /// Advances the search by at most `max_pops` heap pops. A search that finds no path around
-    /// stopped units starts again with them as a penalty (once).
+    /// Expansions made so far.
+    pub(super) fn expansions(&self) -> u64 {
+        self.spent
+            + self
+                .hierarchical
+                .as_ref()
+                .map_or_else(|| self.search.expansions(), |h| h.expansions())
+    }
+
+    /// Which search it is.
+    pub(super) fn kind(&self) -> SearchKind {
+        match self.hierarchical {
+            Some(_) => SearchKind::Hierarchical,
+            None => SearchKind::Own,
+        }
+    }
+
+    /// Advances the search by at most `max_pops` heap pops. A hierarchical search that fails
+    /// (a leg blocked by the overlay, or a grid edit) gives way to a flat one; a flat search
+    /// that finds no path around stopped units starts again with them as a penalty (once).
     pub(super) fn slice(&mut self, grid: &NavGrid, max_pops: u32, config: &SearchConfig) -> Slice {
+        if let Some(h) = &mut self.hierarchical {
+            match h.step(grid, &mut self.search, max_pops) {
+                SearchStep::Pending => return Slice::Pending,
+                SearchStep::Found(p) => return Slice::Done(Ok(p)),
+                SearchStep::Failed(_) => {
+                    self.spent += h.expansions();
+                    self.hierarchical = None;
+                    let cells = &self.overlay.cells;
+                    return match begin(&mut self.search, grid, self.start, &self.job, config, cells)
+                    {
+                        Ok(()) => Slice::Restarted,
+                        Err(e) => Slice::Done(Err(e)),
+                    };
+                }
+            }
+        }
         match self.search.step(grid, max_pops) {
             SearchStep::Pending => Slice::Pending,
             SearchStep::Failed(PathError::NoPath) if let Some(soft) = self.overlay.soften() => {

@@ -3,7 +3,10 @@
 
 use bevy::prelude::*;
 
-use crate::core::{AStar, Cell, CellOverlay, GoalPolicy, NavGrid, Path, PathError, SearchConfig};
+use crate::core::{
+    AStar, Cell, CellOverlay, GoalPolicy, HierarchicalSearch, NavGrid, Path, PathError, RegionMap,
+    SearchConfig,
+};
 use crate::plugin::claims::Claims;
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
@@ -53,6 +56,24 @@ impl Job {
     }
 }
 
+impl Job {
+    /// Whether `job`, starting at `start`, goes through the region map first: a single goal
+    /// at least [`TilepathSettings::hierarchical_beyond`] tiles away, a search without turn
+    /// penalty or expansion limit, and a request that does not ask for a shortest path.
+    pub(crate) fn wants_regions(&self, start: Cell, settings: &TilepathSettings) -> bool {
+        let goal = match self.goal {
+            JobGoal::Single(g) | JobGoal::Slot { slot: g, .. } => g,
+            JobGoal::Nearest(_) => return false,
+        };
+        let beyond = settings.hierarchical_beyond;
+        beyond > 0
+            && !self.request.optimal
+            && settings.search.turn_penalty == 0
+            && settings.search.max_expansions.is_none()
+            && (goal - start).abs().max_element() >= beyond as i32
+    }
+}
+
 /// What a search produced, inline or on a worker.
 pub(crate) struct SearchResult {
     pub(crate) job: Job,
@@ -67,6 +88,34 @@ pub(crate) struct SearchResult {
     pub(crate) search: SearchKind,
     /// The part of the path left to smooth after delivery.
     pub(crate) rest: Option<Rest>,
+}
+
+/// Starts `job`'s search from `start` with `overlay`: through `regions` when it is given and
+/// its route serves the job (a hierarchical search is returned then), else a flat search in
+/// `search`.
+pub(crate) fn begin_any(
+    search: &mut AStar,
+    grid: &NavGrid,
+    regions: Option<&RegionMap>,
+    start: Cell,
+    job: &Job,
+    config: &SearchConfig,
+    overlay: &[(Cell, CellOverlay)],
+) -> Result<Option<HierarchicalSearch>, PathError> {
+    if let (Some(regions), JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. }) =
+        (regions, &job.goal)
+    {
+        let config = SearchConfig {
+            goal_policy: job.policy,
+            ..*config
+        };
+        if let Some(h) =
+            HierarchicalSearch::begin_with_overlay(grid, regions, start, *goal, &config, overlay)?
+        {
+            return Ok(Some(h));
+        }
+    }
+    begin(search, grid, start, job, config, overlay).map(|()| None)
 }
 
 /// Starts `job`'s search from `start` with `overlay`.

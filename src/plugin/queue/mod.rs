@@ -2,13 +2,15 @@
 //! a few start per frame (`policy`, `service`), advance inline within a per-frame budget and
 //! resume next frame (`inline`) or run on `AsyncComputeTaskPool` and report back over a
 //! `crossbeam-channel` (`workers`), and end in exactly one outcome (`delivery`). Paths that a
-//! grid edit crosses are searched again (`repath`).
+//! grid edit crosses are searched again (`repath`). Long requests search a region map first
+//! (`regions`, kept current after edits).
 
 mod delivery;
 mod inline;
 mod job;
 mod policy;
 mod refine;
+mod regions;
 mod repath;
 mod service;
 mod shared;
@@ -59,6 +61,8 @@ pub struct PathQueue {
     refining: VecDeque<Refining>,
     /// Smoothed rests to patch into their paths.
     refined: Vec<Refined>,
+    /// The maps' region maps, for long requests.
+    regions: regions::Regions,
 }
 
 impl PathQueue {
@@ -87,6 +91,13 @@ impl PathQueue {
     /// Delivered paths whose rest is still being smoothed inline.
     pub fn refining(&self) -> usize {
         self.refining.len()
+    }
+
+    /// The region map of `map` used by long requests, once it is built
+    /// ([`TilepathSettings::hierarchical_beyond`]); after an edit it is brought up to date in
+    /// the next frame's collect phase.
+    pub fn region_map(&self, map: Entity) -> Option<&crate::core::RegionMap> {
+        self.regions.ready(map)
     }
 
     /// Outcomes waiting for delivery (delivery has a budget too).
@@ -153,6 +164,7 @@ impl Plugin for PathQueuePlugin {
                 (
                     (
                         service::prepare_scratch,
+                        regions::keep_regions,
                         repath::repath_on_change,
                         validate::collect_requests,
                     )

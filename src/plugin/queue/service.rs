@@ -12,7 +12,6 @@ use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
-use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
@@ -145,12 +144,17 @@ impl Starter<'_, '_, '_, '_, '_> {
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
         let overlay = Overlay::new(self.claims, settings, job.map, map, job.entity, start);
+        let regions = job
+            .wants_regions(start, settings)
+            .then(|| queue.regions.current(job.map, map.grid()).cloned())
+            .flatten();
         match settings.workers {
             WorkerMode::Inline => {
                 let search = queue.pool.pop().unwrap_or_default();
                 match InlineJob::begin(
                     search,
                     map.grid(),
+                    regions.as_deref(),
                     job,
                     start,
                     radius,
@@ -175,6 +179,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                         .smoothing
                         .then_some(settings.smooth_before_delivery),
                     radius,
+                    regions,
                 },
             ),
         }
@@ -552,10 +557,10 @@ impl Slicing<'_, '_, '_> {
             return false;
         };
         let grid = map.grid();
-        let before = job.search.expansions();
+        let before = job.expansions();
         let slice = SLICE.min((*self.expansions_left).min(u32::MAX as u64) as u32);
         let step = job.slice(grid, slice, &self.settings.search);
-        let done_exp = job.search.expansions().saturating_sub(before);
+        let done_exp = job.expansions().saturating_sub(before);
         *self.expansions_left = self.expansions_left.saturating_sub(done_exp.max(1));
         self.tally.expansions += done_exp;
         let result = match step {
@@ -572,13 +577,14 @@ impl Slicing<'_, '_, '_> {
             recent.push((done.job.map, done.search.closed_cells(grid)));
         }
         let found = result.is_ok();
+        let search = done.kind();
         let result = SearchResult {
             job: done.job,
             version: grid.version(),
             result,
             smoothed: Vec::new(),
             worker: false,
-            search: SearchKind::Own,
+            search,
             rest: None,
         };
         if self.settings.smoothing && found {

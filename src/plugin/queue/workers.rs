@@ -10,11 +10,14 @@ use crossbeam_channel::{Receiver, Sender};
 
 use bevy::prelude::{Entity, Vec2};
 
-use crate::core::{Cell, CellOverlay, GoalTree, NavGrid, SearchConfig, Smoother, with_scratch};
+use crate::core::{
+    Cell, CellOverlay, GoalTree, NavGrid, RegionMap, SearchConfig, SearchStep, Smoother,
+    with_scratch,
+};
 
 use crate::plugin::outcomes::SearchKind;
 
-use super::job::{Job, Overlay, SearchResult, begin};
+use super::job::{Job, Overlay, SearchResult, begin, begin_any};
 use super::refine::{Refined, Refining, Rest, with_raw_rest};
 use super::shared::{SharedSearch, SharedStep};
 
@@ -68,6 +71,8 @@ pub(super) struct WorkerSearch {
     /// Steps smoothed before delivery (`None`: no smoothing).
     pub(super) smoothing: Option<usize>,
     pub(super) radius: f32,
+    /// The map's region map, for a long request (see [`begin_any`]).
+    pub(super) regions: Option<Arc<RegionMap>>,
 }
 
 impl WorkerChannel {
@@ -169,8 +174,26 @@ impl Cooperative {
 fn run_job(job: Job, s: &WorkerSearch) -> SearchResult {
     let grid = &*s.grid;
     let mut co = Cooperative::new();
+    let mut kind = SearchKind::Own;
     let result = with_scratch(|search| {
-        begin(search, grid, s.start, &job, &s.config, &s.overlay.cells)?;
+        let regions = s.regions.as_deref();
+        let overlay = &s.overlay.cells;
+        if let Some(mut h) = begin_any(search, grid, regions, s.start, &job, &s.config, overlay)? {
+            // Through the region map; a failure (a leg blocked by the overlay) searches flat.
+            loop {
+                match h.step(grid, search, WORKER_SLICE) {
+                    SearchStep::Pending => co.pause_point(),
+                    SearchStep::Found(p) => {
+                        kind = SearchKind::Hierarchical;
+                        return Ok(p);
+                    }
+                    SearchStep::Failed(_) => {
+                        begin(search, grid, s.start, &job, &s.config, overlay)?;
+                        break;
+                    }
+                }
+            }
+        }
         match search.finish_in_slices(grid, WORKER_SLICE, || co.pause_point()) {
             Err(crate::core::PathError::NoPath) if let Some(soft) = s.overlay.soften() => {
                 begin(search, grid, s.start, &job, &s.config, &soft.cells)?;
@@ -189,7 +212,7 @@ fn run_job(job: Job, s: &WorkerSearch) -> SearchResult {
         result,
         smoothed,
         worker: true,
-        search: SearchKind::Own,
+        search: kind,
         rest,
     }
 }

@@ -1,0 +1,126 @@
+//! Region maps for the hierarchical search of long requests: one per navigation map, built on
+//! the `AsyncComputeTaskPool` when the map appears (a 512 x 512 map takes 0.1-0.5 s; searches
+//! are flat until it is ready), brought up to date after edits cluster by cluster
+//! ([`RegionMap::update`], under a millisecond for one tile on a 512 x 512 map) and shared with
+//! worker searches like the grid's snapshot (copy-on-write).
+
+use std::sync::Arc;
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+use bevy::tasks::AsyncComputeTaskPool;
+use crossbeam_channel::Receiver;
+
+use crate::core::{Cell, NavGrid, RegionMap};
+use crate::plugin::map::NavMap;
+use crate::plugin::settings::TilepathSettings;
+
+use super::PathQueue;
+
+/// The region maps of the navigation maps.
+#[derive(Default)]
+pub(super) struct Regions {
+    maps: EntityHashMap<MapRegions>,
+}
+
+/// One navigation map's region map: ready, or being built.
+struct MapRegions {
+    cluster: u32,
+    ready: Option<Arc<RegionMap>>,
+    building: Option<Receiver<RegionMap>>,
+    /// Cells edited since the snapshot being built from.
+    changed: Vec<Cell>,
+}
+
+impl Regions {
+    /// The region map of `map`, if it is built.
+    pub(super) fn ready(&self, map: Entity) -> Option<&RegionMap> {
+        self.maps.get(&map).and_then(|m| m.ready.as_deref())
+    }
+
+    /// The region map of `map`, if it is ready and current for `grid`.
+    pub(super) fn current(&self, map: Entity, grid: &NavGrid) -> Option<&Arc<RegionMap>> {
+        self.maps
+            .get(&map)
+            .and_then(|m| m.ready.as_ref())
+            .filter(|r| r.is_current(grid))
+    }
+}
+
+/// Builds a region map of `grid` on the async compute pool (at once where there is none).
+fn build(grid: Arc<NavGrid>, cluster: u32) -> Receiver<RegionMap> {
+    let (sender, receiver) = crossbeam_channel::bounded(1);
+    let work = move || {
+        // The receiver is gone only if the map was removed meanwhile.
+        let _ = sender.send(RegionMap::build(&grid, cluster));
+    };
+    match AsyncComputeTaskPool::try_get() {
+        Some(pool) => pool.spawn(async move { work() }).detach(),
+        None => work(),
+    }
+    receiver
+}
+
+/// Keeps every map's region map current: builds it when the map appears (or the cluster size
+/// setting changes), applies the cells edited this frame (before the repath system takes them),
+/// and drops those of removed maps. A grid edited without its cells marked (see
+/// [`NavMap::grid_mut`]) gets a new build.
+pub(crate) fn keep_regions(
+    mut queue: ResMut<PathQueue>,
+    settings: Res<TilepathSettings>,
+    maps: Query<(Entity, &NavMap)>,
+) {
+    let regions = &mut queue.regions;
+    if settings.hierarchical_beyond == 0 {
+        regions.maps.clear();
+        return;
+    }
+    let cluster = settings.region_cluster.max(4);
+    regions.maps.retain(|e, _| maps.contains(*e));
+    for (entity, map) in &maps {
+        let grid = map.grid();
+        let entry = regions.maps.entry(entity).or_insert_with(|| MapRegions {
+            cluster,
+            ready: None,
+            building: None,
+            changed: Vec::new(),
+        });
+        if entry.cluster != cluster || (entry.ready.is_none() && entry.building.is_none()) {
+            *entry = MapRegions {
+                cluster,
+                ready: None,
+                building: Some(build(map.snapshot(), cluster)),
+                changed: Vec::new(),
+            };
+        }
+        let changed = map.changed_cells();
+        if entry.building.is_some() {
+            entry.changed.extend_from_slice(changed);
+            let Some(built) = entry.building.as_ref().and_then(|r| r.try_recv().ok()) else {
+                continue;
+            };
+            entry.building = None;
+            let mut built = built;
+            let changed = std::mem::take(&mut entry.changed);
+            if !built.is_current(grid) {
+                if changed.is_empty() {
+                    // Edited without marking the cells: build again.
+                    entry.building = Some(build(map.snapshot(), cluster));
+                    continue;
+                }
+                built.update(grid, changed);
+            }
+            entry.ready = Some(Arc::new(built));
+        } else if let Some(ready) = entry.ready.as_mut()
+            && !ready.is_current(grid)
+        {
+            if changed.is_empty() {
+                // Edited without marking the cells: only a new build knows what changed.
+                entry.ready = None;
+                entry.building = Some(build(map.snapshot(), cluster));
+            } else {
+                Arc::make_mut(ready).update(grid, changed.iter().copied());
+            }
+        }
+    }
+}
