@@ -927,3 +927,46 @@ fn long_requests_search_the_region_map_and_follow_edits() {
         assert!((0.0..0.05).contains(&excess), "{workers:?}: {excess}");
     }
 }
+
+#[test]
+fn an_urgent_request_stops_a_less_urgent_worker_search_within_the_cap() {
+    // A serpentine maze: a search across it expands most of its million cells.
+    let mut grid = NavGrid::new(1000, 1000).unwrap();
+    for x in (2..1000).step_by(4) {
+        let gap = if x % 8 == 2 { 999 } else { 0 };
+        for y in (0..1000).filter(|&y| y != gap) {
+            grid.set_walkable(Cell::new(x, y), false).unwrap();
+        }
+    }
+    let mut app = app(
+        TilepathSettings {
+            workers: WorkerMode::Async { max_in_flight: 1 },
+            hierarchical_beyond: 0,
+            ..Default::default()
+        },
+        grid,
+    );
+    app.update();
+    let slow = unit_at(
+        &mut app,
+        Cell::new(0, 0),
+        PathRequest::to_cell(Cell::new(999, 0)),
+    );
+    app.update();
+    let urgent = unit_at(
+        &mut app,
+        Cell::new(0, 5),
+        PathRequest::to_cell(Cell::new(1, 9)).with_priority(50),
+    );
+    run_until_drained(&mut app, 20_000);
+    let log = app.world().resource::<Log>();
+    let order: Vec<Entity> = log.events.iter().map(|o| o.entity).collect();
+    assert_eq!(order, vec![urgent, slow], "the urgent path first");
+    for unit in [slow, urgent] {
+        assert!(matches!(
+            kinds_of(log, unit)[..],
+            [OutcomeKind::Found { .. }]
+        ));
+    }
+    assert!(log.max_searching <= 1, "{}", log.max_searching);
+}

@@ -14,7 +14,7 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, NavGrid, cell_at, overlaps_blocked};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{NavAgent, PathProgress};
+use bevy_tilepath::{NavAgent, PathProgress, SearchKind};
 
 use crate::DemoConfig;
 use crate::common::{Rng, percentile};
@@ -135,7 +135,18 @@ struct OutcomeTally(BTreeMap<(String, &'static str), usize>);
 fn tally_outcomes(mut reader: MessageReader<PathOutcome>, mut tally: ResMut<OutcomeTally>) {
     for o in reader.read() {
         let kind = match o.kind {
-            OutcomeKind::Found { .. } => "found",
+            OutcomeKind::Found {
+                search: SearchKind::Own,
+                ..
+            } => "found",
+            OutcomeKind::Found {
+                search: SearchKind::Shared,
+                ..
+            } => "found_shared",
+            OutcomeKind::Found {
+                search: SearchKind::Hierarchical,
+                ..
+            } => "found_hierarchical",
             OutcomeKind::Failed(_) => "failed",
             OutcomeKind::Cancelled => "cancelled",
         };
@@ -195,7 +206,7 @@ fn give_orders(app: &mut App, map: &NavMap, rng: &mut Rng, frame: usize, last: b
                 MAP_W as i32 / 6
             };
             let target = Cell::new(x, MAP_H as i32 / 2 + if blue { 8 } else { -8 });
-            order_group(&mut commands, map, &members, target);
+            order_group(&mut commands, map, &members, target, 0);
         } else {
             let k = (frame / ORDER_EVERY) % 8;
             let group: Vec<(Entity, Vec2)> = members
@@ -205,7 +216,7 @@ fn give_orders(app: &mut App, map: &NavMap, rng: &mut Rng, frame: usize, last: b
                 .copied()
                 .collect();
             let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
-            order_group(&mut commands, map, &group, target);
+            order_group(&mut commands, map, &group, target, 0);
         }
     }
     queue.apply(world);

@@ -22,15 +22,27 @@ pub fn mover(config: &DemoConfig) -> Mover {
     }
 }
 
+/// Priority of the player's orders over the red script's (the game's AI): with the queue busy,
+/// a player's order starts first and stops a less urgent search on a worker for its slot.
+pub const PLAYER_PRIORITY: i32 = 10;
+
 /// Orders `units` (entity, grid position) to `target` through the plugin's [`group_order`]: a
-/// cell each around the target, one search shared by the whole group.
-pub fn order_group(commands: &mut Commands, map: &NavMap, units: &[(Entity, Vec2)], target: Cell) {
+/// cell each around the target, one search shared by the whole group, at `priority`.
+pub fn order_group(
+    commands: &mut Commands,
+    map: &NavMap,
+    units: &[(Entity, Vec2)],
+    target: Cell,
+    priority: i32,
+) {
     let world: Vec<(Entity, Vec2)> = units
         .iter()
         .map(|&(e, p)| (e, map.grid_to_world(p)))
         .collect();
     for (entity, request) in group_order(map, map.cell_to_world(target), &world) {
-        commands.entity(entity).insert(request);
+        commands
+            .entity(entity)
+            .insert(request.with_priority(priority));
     }
 }
 

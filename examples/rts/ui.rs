@@ -17,7 +17,7 @@ use crate::common::Rng;
 use crate::map::{
     MAP_H, MAP_W, TILE, Terrain, generate_map, nav_grid, spawn_positions, spawn_tilemap, to_world,
 };
-use crate::orders::{Team, mover, order_group, retry_failed};
+use crate::orders::{PLAYER_PRIORITY, Team, mover, order_group, retry_failed};
 
 /// The player's input state and the red script's.
 #[derive(Resource)]
@@ -224,7 +224,7 @@ fn select_and_order(
             .filter(|u| u.3)
             .map(|(e, _, tf, _)| (e, map.world_to_grid(tf.translation.truncate())))
             .collect();
-        order_group(&mut commands, map, &group, target);
+        order_group(&mut commands, map, &group, target, PLAYER_PRIORITY);
         *order = PlayerOrder {
             units: group.len(),
             waiting: group.iter().map(|g| g.0).collect(),
@@ -298,7 +298,7 @@ fn red_script(
     let k = rng.below(6) as usize;
     let group: Vec<(Entity, Vec2)> = reds.iter().skip(k * 50).take(50).copied().collect();
     let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
-    order_group(&mut commands, map, &group, target);
+    order_group(&mut commands, map, &group, target, 0);
 }
 
 /// `--screenshot`: select all blue units, order them across the river, save a screenshot a few
@@ -336,6 +336,7 @@ fn screenshot_script(
                 map,
                 &blues,
                 Cell::new(MAP_W as i32 * 3 / 4, MAP_H as i32 / 2),
+                PLAYER_PRIORITY,
             );
             *step = 1;
         }

@@ -34,7 +34,7 @@ pub use search::{
     AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path,
     nearest_on_island,
 };
-pub(crate) use search::{check_nearest, resolve_ends, with_scratch};
+pub(crate) use search::{check_nearest, resolve_ends};
 pub use slots::{assign_slots, group_center, spread_slots};
 pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path, smooth_path_in_steps};
 pub use turn::TurnPlan;

@@ -217,10 +217,13 @@ fn take_report(
     tree_cache: usize,
 ) {
     match report {
-        WorkerReport::One(r) => results.push(r),
+        WorkerReport::One(_, r) => results.push(r),
+        // Stopped for a more urgent search: it waits again, keeping its age.
+        WorkerReport::Stopped(_, job) => queue.waiting.push(job),
         WorkerReport::Refined(r) => queue.refined.push(r),
         WorkerReport::Served(r) => results.push(r),
-        WorkerReport::Shared(s) => {
+        WorkerReport::Shared(_, s) => {
+            queue.waiting.extend(s.unserved);
             for job in s.alone {
                 queue.waiting.push(Job {
                     enqueued: frame,

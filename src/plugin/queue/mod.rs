@@ -74,7 +74,7 @@ impl PathQueue {
     /// Searches running: inline searches in progress (shared ones count once) and searches on
     /// workers (smoothing on a worker included, inline smoothing not).
     pub fn searching(&self) -> usize {
-        self.inline.len() + self.shared.len() + self.workers.in_flight
+        self.inline.len() + self.shared.len() + self.workers.in_flight()
     }
 
     /// Finished shared searches kept for later requests to the same goal

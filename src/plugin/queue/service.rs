@@ -315,9 +315,22 @@ pub(crate) fn service_queue(
     let slots = match settings.workers {
         WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
         WorkerMode::Async { max_in_flight } => {
-            max_in_flight.saturating_sub(queue.workers.in_flight)
+            max_in_flight.saturating_sub(queue.workers.in_flight())
         }
     };
+    // With every worker slot taken, a more urgent request than a search in flight stops that
+    // search (it waits again), so the urgent one starts within a frame or two.
+    if slots == 0 && matches!(settings.workers, WorkerMode::Async { .. }) {
+        let urgent = queue
+            .waiting
+            .iter()
+            .filter(|j| book.is_current(j.entity, j.ticket))
+            .map(|j| j.priority)
+            .max();
+        if let Some(priority) = urgent {
+            queue.workers.preempt_for(priority);
+        }
+    }
     let mut starter = Starter {
         settings: &settings,
         claims: &claims,

@@ -166,6 +166,11 @@ impl SharedSearch {
         SharedStep::Idle
     }
 
+    /// The jobs of the members not served yet (the search stops here).
+    pub(super) fn unserved(&mut self) -> Vec<Job> {
+        self.members.drain(..).map(|m| m.job).collect()
+    }
+
     /// The tree and its overlay, for the cache.
     pub(super) fn into_tree(self) -> (Box<GoalTree>, Vec<(Cell, CellOverlay)>) {
         (self.tree, self.overlay)
