@@ -89,7 +89,9 @@ pub struct TilepathSettings {
     /// and refine its route leg by leg ([`HierarchicalSearch`](crate::core::HierarchicalSearch);
     /// Lester's two-tier search, Pinter's region map): they expand a fraction of the cells, and
     /// their paths are up to a few percent longer than the shortest (about 1 % on average on
-    /// the MovingAI DAO maps). Requests to one goal that share a search, nearest-of goals and
+    /// the MovingAI DAO maps). Only the game's requests and repaths after grid edits use it:
+    /// requests to one goal that share a search, nearest-of goals, the plugin's repaths around
+    /// units in the way (the region map's route does not know where units stand) and
     /// [`PathRequest::optimal`](crate::PathRequest::optimal) ones stay exact. `0` turns it off
     /// (and drops the region maps).
     pub hierarchical_beyond: u32,

@@ -12,7 +12,7 @@ use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
-use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
+use crate::plugin::request::{PathFailure, PathOrigin, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
 use super::PathQueue;
@@ -144,8 +144,13 @@ impl Starter<'_, '_, '_, '_, '_> {
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
         let overlay = Overlay::new(self.claims, settings, job.map, map, job.entity, start);
-        let regions = job
-            .wants_regions(start, settings)
+        // Searches around units in the way stay flat: the region map's route does not know
+        // where units stand, the flat search sees every stopped unit near the searcher.
+        let around_units = !matches!(
+            book.origin(job.entity),
+            None | Some(PathOrigin::User | PathOrigin::GridEdit)
+        );
+        let regions = (!around_units && job.wants_regions(start, settings))
             .then(|| queue.regions.current(job.map, map.grid()).cloned())
             .flatten();
         match settings.workers {
