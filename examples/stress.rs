@@ -22,7 +22,10 @@
 //! long requests off. The requests are made once the map's region map is built, as a game's
 //! units get orders after its map has loaded (a `regions` line says how long it took).
 //! With `--move`, every unit also gets a `Mover` and the run goes on for `--move-frames` frames
-//! (default 300) while they walk with claims; a `move` line reports the movement systems' time.
+//! (default 300) while they walk with claims; a `move` line reports the movement systems' time
+//! and the crowd: `unit_overlaps` (unit-frames in which a unit's body overlaps another's by more
+//! than a fifth of the sum of their radii) and `walk_through_frames` (unit-frames spent walking
+//! through other units, the crowd's last resort).
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
 //! unit-frames in which a unit's body overlaps a blocked cell.
@@ -42,7 +45,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, NavGrid, cell_at, group_center, overlaps_blocked, spread_slots};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
-use common::{Rng, percentile};
+use common::{CrowdFrame, Rng, crowd_frame, percentile};
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
 fn generate(size: u32, rng: &mut Rng) -> NavGrid {
@@ -479,6 +482,8 @@ struct Frames {
     calibration_ms: Vec<f64>,
     /// Frames until every request had its outcome.
     to_drain: usize,
+    /// With `--move`: overlapping bodies and units walking through others, summed.
+    crowd: CrowdFrame,
 }
 
 /// 60 Hz frames until every request has its outcome (and, with `--move`, `--move-frames` more).
@@ -490,6 +495,7 @@ fn run(app: &mut App, args: &Args, edits: &mut Option<Edits>) -> Frames {
         cpu_ms: Vec::new(),
         calibration_ms: Vec::new(),
         to_drain: 0,
+        crowd: CrowdFrame::default(),
     };
     let spin_for_budget = if args.calibrate {
         spin_iterations_for(Duration::from_micros(args.budget_us))
@@ -504,6 +510,9 @@ fn run(app: &mut App, args: &Args, edits: &mut Option<Edits>) -> Frames {
         frame += 1;
         if let Some(edits) = edits.as_mut() {
             edits.frame(app, frame);
+        }
+        if args.moving {
+            f.crowd += crowd_frame(app.world_mut());
         }
         let stats = app.world().resource::<TilepathFrameStats>();
         f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
@@ -546,12 +555,13 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
             .filter(|p| p.state == bevy_tilepath::MoveState::Arrived)
             .count();
         println!(
-            "move units={} frames={} mean_move_ms={:.3} p99_move_ms={:.3} max_move_ms={:.3} arrived={arrived}",
+            "move units={} frames={} mean_move_ms={:.3} p99_move_ms={:.3} max_move_ms={:.3} arrived={arrived} {}",
             args.units,
             mt.len(),
             mt.iter().sum::<f64>() / mt.len().max(1) as f64,
             percentile(&mt, 0.99),
             max(&mt),
+            f.crowd,
         );
     }
     let tally = app.world().resource::<Tally>();

@@ -59,3 +59,86 @@ pub fn percentile(v: &[f64], p: f64) -> f64 {
         .copied()
         .unwrap_or(0.0)
 }
+
+/// The crowd in one frame, on the world's only [`NavMap`](bevy_tilepath::NavMap): how many
+/// units' bodies overlap another's by more than a fifth of the sum of their radii
+/// (`overlapping`), how many walk through other units (`walking_through`, the crowd's last
+/// resort), and how many units there are (`units`). Neighbours come from a hash of the units'
+/// cells, not a scan of every pair.
+pub fn crowd_frame(world: &mut bevy::prelude::World) -> CrowdFrame {
+    use bevy::prelude::*;
+    use bevy_tilepath::{MoveState, NavAgent, NavMap, PathProgress};
+    let Ok(map) = world.query::<&NavMap>().single(world).cloned() else {
+        return CrowdFrame::default();
+    };
+    let mut q = world.query::<(&Transform, &NavAgent, &PathProgress)>();
+    let bodies: Vec<(Vec2, f32, bool)> = q
+        .iter(world)
+        .map(|(tf, agent, p)| {
+            let through = matches!(p.state, MoveState::WalkingThrough { .. });
+            (
+                map.world_to_grid(tf.translation.truncate()),
+                agent.radius,
+                through,
+            )
+        })
+        .collect();
+    let mut cells: std::collections::HashMap<IVec2, Vec<usize>> = Default::default();
+    for (i, b) in bodies.iter().enumerate() {
+        cells.entry(b.0.floor().as_ivec2()).or_default().push(i);
+    }
+    let reach = bodies.iter().map(|b| b.1).fold(0.0f32, f32::max) * 2.0;
+    let reach = reach.ceil() as i32;
+    let mut frame = CrowdFrame {
+        units: bodies.len() as u64,
+        ..Default::default()
+    };
+    for (i, &(p, r, through)) in bodies.iter().enumerate() {
+        frame.walking_through += u64::from(through);
+        let c = p.floor().as_ivec2();
+        let overlaps = (-reach..=reach).any(|dy| {
+            (-reach..=reach).any(|dx| {
+                cells.get(&(c + IVec2::new(dx, dy))).is_some_and(|near| {
+                    near.iter().any(|&j| {
+                        let (q, s, _) = bodies[j];
+                        j != i && p.distance(q) < 0.8 * (r + s)
+                    })
+                })
+            })
+        });
+        frame.overlapping += u64::from(overlaps);
+    }
+    frame
+}
+
+/// See [`crowd_frame`]; summed over frames, counts are unit-frames.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CrowdFrame {
+    pub units: u64,
+    pub overlapping: u64,
+    pub walking_through: u64,
+}
+
+impl std::ops::AddAssign for CrowdFrame {
+    fn add_assign(&mut self, o: Self) {
+        self.units += o.units;
+        self.overlapping += o.overlapping;
+        self.walking_through += o.walking_through;
+    }
+}
+
+impl std::fmt::Display for CrowdFrame {
+    /// `unit_overlaps=<n> (<%>) walk_through_frames=<n> (<%>) unit_frames=<n>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let pct = |n: u64| 100.0 * n as f64 / self.units.max(1) as f64;
+        write!(
+            f,
+            "unit_overlaps={} ({:.2}%) walk_through_frames={} ({:.3}%) unit_frames={}",
+            self.overlapping,
+            pct(self.overlapping),
+            self.walking_through,
+            pct(self.walking_through),
+            self.units
+        )
+    }
+}

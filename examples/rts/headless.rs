@@ -1,5 +1,8 @@
 //! The headless run: the same map (through the tilemap integration) and armies without a
 //! window, scripted orders, and a summary line; the process fails if a unit did not arrive.
+//! The summary counts the crowd too: `unit_overlaps` (unit-frames in which a unit's body
+//! overlaps another's by more than a fifth of the sum of their radii) and `walk_through_frames`
+//! (unit-frames spent walking through other units).
 //!
 //! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap, `RTS_MAP=1` prints
 //! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame, `RTS_HASH=1`
@@ -17,7 +20,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, SearchKind};
 
 use crate::DemoConfig;
-use crate::common::{Rng, percentile};
+use crate::common::{CrowdFrame, Rng, crowd_frame, percentile};
 use crate::map::{
     MAP_H, MAP_W, TILE, Terrain, generate_map, nav_grid, origin, spawn_positions, spawn_tilemap,
     to_grid, to_world,
@@ -47,6 +50,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let final_order_frame = frames / 3;
     let mut frame_ms = Vec::with_capacity(frames);
     let mut wall_overlaps = 0u64;
+    let mut crowd = CrowdFrame::default();
     // Frames from the final order until every unit had arrived (looked at every 30 frames).
     let mut settled: Option<usize> = None;
     let debug = std::env::var_os("RTS_DEBUG").is_some();
@@ -71,15 +75,16 @@ pub fn run(config: DemoConfig) -> ExitCode {
             print_trace(&mut app, trace, frame);
         }
         wall_overlaps += count_wall_overlaps(&mut app, &grid, frame, debug);
+        crowd += crowd_frame(app.world_mut());
         if settled.is_none() && frame > final_order_frame && frame % 30 == 0 {
-            let (_, not_arrived) = count_arrivals(&mut app, false);
+            let (_, not_arrived) = count_arrivals(&mut app, false, false);
             settled = (not_arrived == 0).then_some(frame - final_order_frame);
         }
         if hash {
             eprintln!("hash {frame} {:016x}", positions_hash(&mut app));
         }
     }
-    let (arrived, stuck) = count_arrivals(&mut app, debug);
+    let (arrived, stuck) = count_arrivals(&mut app, true, debug);
     if std::env::var_os("RTS_MAP").is_some() {
         print_map(&mut app, &terrain);
     }
@@ -92,7 +97,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let p99 = percentile(&frame_ms, 0.99);
     let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
     println!(
-        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3}",
+        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
         settled.map_or("never".to_string(), |f| f.to_string()),
     );
     if stuck > 0 {
@@ -256,8 +261,8 @@ fn count_wall_overlaps(app: &mut App, grid: &NavGrid, frame: usize, debug: bool)
 }
 
 /// Arrived and stuck units at the end (a unit counts as arrived only with its last request
-/// found); lists why the others did not.
-fn count_arrivals(app: &mut App, debug: bool) -> (usize, usize) {
+/// found); with `report`, says why the others did not (`debug`: each of them).
+fn count_arrivals(app: &mut App, report: bool, debug: bool) -> (usize, usize) {
     let world = app.world_mut();
     let mut q = world.query::<(
         Entity,
@@ -288,7 +293,7 @@ fn count_arrivals(app: &mut App, debug: bool) -> (usize, usize) {
             );
         }
     }
-    if stuck > 0 {
+    if stuck > 0 && report {
         eprintln!("not arrived: {reasons:?}");
     }
     (arrived, stuck)
