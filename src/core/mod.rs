@@ -5,8 +5,10 @@
 //! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
 //! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`], resumable
 //!   as [`HierarchicalSearch`].
+//! - [`avoid_velocity`]: local avoidance (ORCA) between units and against walls.
 //! - [`movingai`]: the MovingAI benchmark file formats.
 
+mod avoidance;
 mod cost;
 mod goal_tree;
 mod grid;
@@ -21,6 +23,7 @@ mod slots;
 mod smooth;
 mod turn;
 
+pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
 pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
