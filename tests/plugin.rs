@@ -70,6 +70,12 @@ fn unit_at(app: &mut App, cell: Cell, request: PathRequest) -> Entity {
         .id()
 }
 
+/// The grid of the app's only map, as it is now.
+fn map_grid(app: &mut App) -> NavGrid {
+    let mut maps = app.world_mut().query::<&NavMap>();
+    maps.single(app.world()).unwrap().grid().clone()
+}
+
 fn run_until_drained(app: &mut App, max_frames: usize) -> usize {
     for frame in 0..max_frames {
         app.update();
@@ -114,13 +120,7 @@ fn thousand_requests_get_exactly_one_outcome_and_starts_are_capped() {
     }
     run_until_drained(&mut app, 2000);
     app.update();
-    let grid = app
-        .world_mut()
-        .query::<&NavMap>()
-        .single(app.world())
-        .unwrap()
-        .grid()
-        .clone();
+    let grid = map_grid(&mut app);
     let log = app.world().resource::<Log>();
     assert!(
         log.max_started <= 7,
@@ -358,13 +358,7 @@ fn grid_edit_during_worker_search_gives_a_valid_path_on_the_new_grid() {
         }
     }
     run_until_drained(&mut app, 20_000);
-    let grid = app
-        .world_mut()
-        .query::<&NavMap>()
-        .single(app.world())
-        .unwrap()
-        .grid()
-        .clone();
+    let grid = map_grid(&mut app);
     for u in units {
         let path = app.world().get::<NavPath>(u).expect("found");
         assert!(
@@ -895,13 +889,7 @@ fn long_requests_search_the_region_map_and_follow_edits() {
             }
         }
         app.update();
-        let edited = app
-            .world_mut()
-            .query::<&NavMap>()
-            .single(app.world())
-            .unwrap()
-            .grid()
-            .clone();
+        let edited = map_grid(&mut app);
         let regions = app.world().resource::<PathQueue>().region_map(map).unwrap();
         assert!(regions.is_current(&edited), "{workers:?}");
         let rebuilt = bevy_tilepath::core::RegionMap::build(&edited, regions.cluster_size());

@@ -140,18 +140,11 @@ struct OutcomeTally(BTreeMap<(String, &'static str), usize>);
 fn tally_outcomes(mut reader: MessageReader<PathOutcome>, mut tally: ResMut<OutcomeTally>) {
     for o in reader.read() {
         let kind = match o.kind {
-            OutcomeKind::Found {
-                search: SearchKind::Own,
-                ..
-            } => "found",
-            OutcomeKind::Found {
-                search: SearchKind::Shared,
-                ..
-            } => "found_shared",
-            OutcomeKind::Found {
-                search: SearchKind::Hierarchical,
-                ..
-            } => "found_hierarchical",
+            OutcomeKind::Found { search, .. } => match search {
+                SearchKind::Own => "found",
+                SearchKind::Shared => "found_shared",
+                SearchKind::Hierarchical => "found_hierarchical",
+            },
             OutcomeKind::Failed(_) => "failed",
             OutcomeKind::Cancelled => "cancelled",
         };

@@ -495,9 +495,6 @@ pub fn find_path_hierarchical(
     goal: Cell,
     config: &SearchConfig,
 ) -> Result<Path, PathError> {
-    if !regions.is_current(grid) {
-        return Err(PathError::NoPath);
-    }
     let Some(mut hierarchical) = HierarchicalSearch::begin(grid, regions, start, goal, config)?
     else {
         return find_path(grid, start, goal, config);

@@ -147,7 +147,14 @@ pub(crate) fn receive_results(
         let Some(report) = queue.workers.try_recv() else {
             break;
         };
-        take_report(queue, report, &mut results, frame, settings.tree_cache);
+        take_report(
+            queue,
+            book,
+            report,
+            &mut results,
+            frame,
+            settings.tree_cache,
+        );
     }
     // Judging builds each path's waypoints and corridor: within the budget too (at least one a
     // frame); the rest waits for the next frame.
@@ -207,29 +214,31 @@ pub(crate) fn receive_results(
     stats.smoothing = queue.smoothing();
 }
 
-/// One worker report: results to judge, members of a shared search to search alone, its tree to
-/// the cache, smoothed rests to patch in.
+/// One worker report: results to judge, jobs to wait again (a stopped search's, a shared
+/// search's members it did not serve or could not, if their requests are still pending), its
+/// tree to the cache, smoothed rests to patch in.
 fn take_report(
     queue: &mut PathQueue,
+    book: &PendingRequests,
     report: WorkerReport,
     results: &mut Vec<SearchResult>,
     frame: u64,
     tree_cache: usize,
 ) {
+    let pending = |j: &Job| book.is_current(j.entity, j.ticket);
     match report {
         WorkerReport::One(_, r) => results.push(r),
         // Stopped for a more urgent search: it waits again, keeping its age.
-        WorkerReport::Stopped(_, job) => queue.waiting.push(job),
+        WorkerReport::Stopped(_, job) => queue.waiting.extend(Some(job).filter(pending)),
         WorkerReport::Refined(r) => queue.refined.push(r),
         WorkerReport::Served(r) => results.push(r),
         WorkerReport::Shared(_, s) => {
-            queue.waiting.extend(s.unserved);
-            for job in s.alone {
-                queue.waiting.push(Job {
-                    enqueued: frame,
-                    ..job
-                });
-            }
+            queue.waiting.extend(s.unserved.into_iter().filter(pending));
+            let alone = s.alone.into_iter().filter(pending);
+            queue.waiting.extend(alone.map(|job| Job {
+                enqueued: frame,
+                ..job
+            }));
             queue
                 .trees
                 .put(s.map, s.goal, s.tree, s.overlay, frame, tree_cache);

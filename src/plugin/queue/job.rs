@@ -12,7 +12,7 @@ use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
 
 use super::refine::Rest;
-use crate::plugin::request::PathRequest;
+use crate::plugin::request::{PathOrigin, PathRequest};
 use crate::plugin::settings::TilepathSettings;
 
 /// The goal of a job, resolved to cells.
@@ -54,13 +54,18 @@ impl Job {
             JobGoal::Nearest(_) => None,
         }
     }
-}
 
-impl Job {
-    /// Whether `job`, starting at `start`, goes through the region map first: a single goal
+    /// Whether this job, starting at `start`, goes through the region map first: a single goal
     /// at least [`TilepathSettings::hierarchical_beyond`] tiles away, a search without turn
-    /// penalty or expansion limit, and a request that does not ask for a shortest path.
-    pub(crate) fn wants_regions(&self, start: Cell, settings: &TilepathSettings) -> bool {
+    /// penalty or expansion limit, a request that does not ask for a shortest path, and one of
+    /// the game's or a repath after a grid edit (`origin`): the plugin's searches around units
+    /// in the way stay flat, as the region map's route does not know where units stand.
+    pub(crate) fn wants_regions(
+        &self,
+        start: Cell,
+        origin: Option<PathOrigin>,
+        settings: &TilepathSettings,
+    ) -> bool {
         let goal = match self.goal {
             JobGoal::Single(g) | JobGoal::Slot { slot: g, .. } => g,
             JobGoal::Nearest(_) => return false,
@@ -68,6 +73,7 @@ impl Job {
         let beyond = settings.hierarchical_beyond;
         beyond > 0
             && !self.request.optimal
+            && matches!(origin, None | Some(PathOrigin::User | PathOrigin::GridEdit))
             && settings.search.turn_penalty == 0
             && settings.search.max_expansions.is_none()
             && (goal - start).abs().max_element() >= beyond as i32

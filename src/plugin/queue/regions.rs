@@ -32,6 +32,18 @@ struct MapRegions {
     changed: Vec<Cell>,
 }
 
+impl MapRegions {
+    /// A region map of `map` being built from its grid as it is now.
+    fn build(map: &NavMap, cluster: u32) -> Self {
+        MapRegions {
+            cluster,
+            ready: None,
+            building: Some(build_in_background(map.snapshot(), cluster)),
+            changed: Vec::new(),
+        }
+    }
+}
+
 impl Regions {
     /// The region map of `map`, if it is built.
     pub(super) fn ready(&self, map: Entity) -> Option<&RegionMap> {
@@ -48,7 +60,7 @@ impl Regions {
 }
 
 /// Builds a region map of `grid` on the async compute pool (at once where there is none).
-fn build(grid: Arc<NavGrid>, cluster: u32) -> Receiver<RegionMap> {
+fn build_in_background(grid: Arc<NavGrid>, cluster: u32) -> Receiver<RegionMap> {
     let (sender, receiver) = crossbeam_channel::bounded(1);
     let work = move || {
         // The receiver is gone only if the map was removed meanwhile.
@@ -79,45 +91,36 @@ pub(crate) fn keep_regions(
     regions.maps.retain(|e, _| maps.contains(*e));
     for (entity, map) in &maps {
         let grid = map.grid();
-        let entry = regions.maps.entry(entity).or_insert_with(|| MapRegions {
-            cluster,
-            ready: None,
-            building: None,
-            changed: Vec::new(),
-        });
-        if entry.cluster != cluster || (entry.ready.is_none() && entry.building.is_none()) {
-            *entry = MapRegions {
-                cluster,
-                ready: None,
-                building: Some(build(map.snapshot(), cluster)),
-                changed: Vec::new(),
-            };
+        let entry = regions
+            .maps
+            .entry(entity)
+            .or_insert_with(|| MapRegions::build(map, cluster));
+        if entry.cluster != cluster {
+            *entry = MapRegions::build(map, cluster);
         }
         let changed = map.changed_cells();
-        if entry.building.is_some() {
+        if let Some(building) = &entry.building {
             entry.changed.extend_from_slice(changed);
-            let Some(built) = entry.building.as_ref().and_then(|r| r.try_recv().ok()) else {
+            let Ok(mut built) = building.try_recv() else {
                 continue;
             };
-            entry.building = None;
-            let mut built = built;
             let changed = std::mem::take(&mut entry.changed);
             if !built.is_current(grid) {
                 if changed.is_empty() {
                     // Edited without marking the cells: build again.
-                    entry.building = Some(build(map.snapshot(), cluster));
+                    *entry = MapRegions::build(map, cluster);
                     continue;
                 }
                 built.update(grid, changed);
             }
+            entry.building = None;
             entry.ready = Some(Arc::new(built));
         } else if let Some(ready) = entry.ready.as_mut()
             && !ready.is_current(grid)
         {
             if changed.is_empty() {
                 // Edited without marking the cells: only a new build knows what changed.
-                entry.ready = None;
-                entry.building = Some(build(map.snapshot(), cluster));
+                *entry = MapRegions::build(map, cluster);
             } else {
                 Arc::make_mut(ready).update(grid, changed.iter().copied());
             }

@@ -12,7 +12,7 @@ use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
-use crate::plugin::request::{PathFailure, PathOrigin, PathStatus, PendingRequests};
+use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
 use super::PathQueue;
@@ -144,13 +144,8 @@ impl Starter<'_, '_, '_, '_, '_> {
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
         let overlay = Overlay::new(self.claims, settings, job.map, map, job.entity, start);
-        // Searches around units in the way stay flat: the region map's route does not know
-        // where units stand, the flat search sees every stopped unit near the searcher.
-        let around_units = !matches!(
-            book.origin(job.entity),
-            None | Some(PathOrigin::User | PathOrigin::GridEdit)
-        );
-        let regions = (!around_units && job.wants_regions(start, settings))
+        let regions = job
+            .wants_regions(start, book.origin(job.entity), settings)
             .then(|| queue.regions.current(job.map, map.grid()).cloned())
             .flatten();
         match settings.workers {
@@ -324,17 +319,13 @@ pub(crate) fn service_queue(
         }
     };
     // With every worker slot taken, a more urgent request than a search in flight stops that
-    // search (it waits again), so the urgent one starts within a frame or two.
-    if slots == 0 && matches!(settings.workers, WorkerMode::Async { .. }) {
-        let urgent = queue
-            .waiting
-            .iter()
-            .filter(|j| book.is_current(j.entity, j.ticket))
-            .map(|j| j.priority)
-            .max();
-        if let Some(priority) = urgent {
-            queue.workers.preempt_for(priority);
-        }
+    // search (it waits again), so the urgent one starts within a frame or two. (Jobs of ended
+    // requests left the waiting list above, or never came back to it from a worker.)
+    if slots == 0
+        && matches!(settings.workers, WorkerMode::Async { .. })
+        && let Some(priority) = queue.waiting.iter().map(|j| j.priority).max()
+    {
+        queue.workers.preempt_for(priority);
     }
     let mut starter = Starter {
         settings: &settings,
