@@ -171,7 +171,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--calibrate] [--verbose]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--avoidance] [--no-pushing] [--calibrate] [--verbose]";
 
 /// The command line.
 struct Args {
@@ -190,6 +190,10 @@ struct Args {
     edits: usize,
     calibrate: bool,
     verbose: bool,
+    /// `--avoidance`: local avoidance on (off by default).
+    avoidance: bool,
+    /// `--no-pushing`: units do not push each other.
+    pushing: bool,
 }
 
 impl Args {
@@ -210,6 +214,8 @@ impl Args {
             edits: 0,
             calibrate: false,
             verbose: false,
+            avoidance: false,
+            pushing: true,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -235,6 +241,8 @@ impl Args {
                 }
                 Long("edits") => a.edits = common::value(&mut parser, "--edits")?,
                 Long("calibrate") => a.calibrate = true,
+                Long("avoidance") => a.avoidance = true,
+                Long("no-pushing") => a.pushing = false,
                 Long("verbose") => a.verbose = true,
                 other => return Err(common::unexpected(other)),
             }
@@ -374,6 +382,11 @@ fn build_app(args: &Args) -> App {
             WorkerMode::Async {
                 max_in_flight: args.workers,
             }
+        },
+        crowd: bevy_tilepath::CrowdSettings {
+            avoidance: args.avoidance,
+            pushing: args.pushing,
+            ..Default::default()
         },
         ..Default::default()
     };

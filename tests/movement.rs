@@ -1,5 +1,5 @@
-//! Movement: turning geometry, walls never entered, claims released, groups spreading out, and
-//! a head-on meeting in a one-tile corridor resolving.
+//! Movement: turning geometry, walls never entered, claims released, groups spreading out, a
+//! head-on meeting in a one-tile corridor resolving without overlap, and pushing.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -263,11 +263,13 @@ fn head_on_in_a_one_tile_corridor_resolves() {
         Cell::new(1, 2),
         Mover::default(),
     );
+    let mut closest = f32::INFINITY;
     for _ in 0..60 * 60 {
         app.update();
         for e in [a, b] {
             assert!(!overlaps_blocked(&g, pos(&app, e), 0.3 - 1e-3));
         }
+        closest = closest.min(pos(&app, a).distance(pos(&app, b)));
         if [a, b].iter().all(|&e| {
             state(&app, e) == MoveState::Arrived
                 && app.world().get::<PathStatus>(e) == Some(&PathStatus::Found)
@@ -287,6 +289,130 @@ fn head_on_in_a_one_tile_corridor_resolves() {
         "b stuck at {}",
         pos(&app, b)
     );
+    // One yielded to the other: their bodies (radius 0.3) never overlapped by more than a fifth
+    // of the sum of their radii.
+    assert!(closest >= 0.8 * 0.6, "bodies came {closest} tiles close");
+}
+
+/// Spawns idle units (their goal is their own cell) at exact positions.
+fn idle_at(app: &mut App, p: Vec2) -> Entity {
+    app.world_mut()
+        .spawn((
+            Transform::from_xyz(p.x, p.y, 0.0),
+            Mover::default(),
+            PathRequest::to_cell(cell_at(p)),
+        ))
+        .id()
+}
+
+#[test]
+fn overlapping_idle_units_are_pushed_apart_only_with_pushing_on() {
+    for pushing in [true, false] {
+        let mut g = NavGrid::new(10, 10).unwrap();
+        g.set_walkable(Cell::new(5, 4), false).unwrap();
+        let mut app = app(g.clone());
+        app.world_mut()
+            .resource_mut::<TilepathSettings>()
+            .crowd
+            .pushing = pushing;
+        // Three units arrive on their cells, then are moved (a game's knock-back, say) onto
+        // nearly one spot against a wall.
+        let units: Vec<Entity> = [(2, 2), (2, 6), (7, 7)]
+            .into_iter()
+            .map(|(x, y)| idle_at(&mut app, Vec2::new(x as f32 + 0.5, y as f32 + 0.5)))
+            .collect();
+        for _ in 0..10 {
+            app.update();
+        }
+        let start = [
+            Vec2::new(4.6, 4.5),
+            Vec2::new(4.65, 4.55),
+            Vec2::new(4.6, 4.6),
+        ];
+        for (&e, p) in units.iter().zip(start) {
+            assert_eq!(state(&app, e), MoveState::Arrived);
+            app.world_mut().get_mut::<Transform>(e).unwrap().translation = p.extend(0.0);
+        }
+        for _ in 0..120 {
+            app.update();
+            for &e in &units {
+                assert!(!overlaps_blocked(&g, pos(&app, e), 0.3 - 1e-3));
+            }
+        }
+        let now: Vec<Vec2> = units.iter().map(|&e| pos(&app, e)).collect();
+        if pushing {
+            for i in 0..3 {
+                for j in i + 1..3 {
+                    let d = now[i].distance(now[j]);
+                    assert!(d >= 0.6 - 1e-3, "{i} and {j} still {d} apart");
+                }
+            }
+        } else {
+            assert_eq!(now, start, "nobody was pushed");
+        }
+    }
+}
+
+#[test]
+fn a_stream_through_a_gate_pushes_idle_units_aside_never_into_walls() {
+    // A wall across the map with a two-tile gate; idle units stand just past it.
+    let mut g = NavGrid::new(24, 14).unwrap();
+    for y in 0..14 {
+        if y != 6 && y != 7 {
+            g.set_walkable(Cell::new(10, y), false).unwrap();
+        }
+    }
+    let mut app = app(g.clone());
+    let idle: Vec<Entity> = [(11, 6), (11, 7), (12, 5), (12, 8)]
+        .into_iter()
+        .map(|(x, y)| idle_at(&mut app, Vec2::new(x as f32 + 0.5, y as f32 + 0.5)))
+        .collect();
+    for _ in 0..10 {
+        app.update();
+    }
+    let stream: Vec<Entity> = (0..12)
+        .map(|i| {
+            unit(
+                &mut app,
+                Cell::new(1 + i % 4, 4 + i / 4 * 2),
+                Cell::new(20, 3 + i / 2),
+                Mover::default(),
+            )
+        })
+        .collect();
+    let units: Vec<Entity> = idle.iter().chain(&stream).copied().collect();
+    let start: Vec<Vec2> = idle.iter().map(|&e| pos(&app, e)).collect();
+    for _ in 0..60 * 40 {
+        app.update();
+        for &e in &units {
+            assert!(
+                !overlaps_blocked(&g, pos(&app, e), 0.3 - 1e-3),
+                "{e} in a wall at {}",
+                pos(&app, e)
+            );
+        }
+        if stream.iter().all(|&e| state(&app, e) == MoveState::Arrived) {
+            break;
+        }
+    }
+    for &e in &stream {
+        assert_eq!(
+            state(&app, e),
+            MoveState::Arrived,
+            "{e} at {}",
+            pos(&app, e)
+        );
+    }
+    // The idle units were shoved rather than walked through, and stand on walkable cells.
+    let pushed = idle
+        .iter()
+        .zip(&start)
+        .filter(|&(&e, &p)| pos(&app, e).distance(p) > 0.05)
+        .count();
+    assert!(pushed > 0, "no idle unit was pushed");
+    for &e in &idle {
+        assert!(g.is_walkable(cell_at(pos(&app, e))));
+    }
 }
 
 #[test]

@@ -121,6 +121,7 @@ fn build_app(config: DemoConfig) -> App {
             max_inline_searches: 4,
             expansion_budget: 100_000,
             time_budget: Duration::from_millis(100),
+            crowd: config.crowd(),
             ..Default::default()
         })
         .insert_resource(config)

@@ -8,6 +8,8 @@
 //! ```
 //!
 //! `--turning-radius R` gives units a turning radius of R tiles (default 0.5; 0 turns in place).
+//! `--avoidance` turns local avoidance (ORCA) on, `--no-pushing` turns pushing off (see
+//! [`CrowdSettings`](bevy_tilepath::CrowdSettings)).
 //! Unknown options are an error. Headless debugging: see `headless.rs`.
 //!
 //! Controls: drag with the left mouse button to select blue units, right-click to order them,
@@ -45,6 +47,21 @@ pub struct DemoConfig {
     pub screenshot: Option<String>,
     /// Tiles; 0 turns in place.
     pub turning_radius: f32,
+    /// `--avoidance`: local avoidance (ORCA) on, off by default.
+    pub avoidance: bool,
+    /// `--no-pushing`: units do not push each other.
+    pub pushing: bool,
+}
+
+impl DemoConfig {
+    /// The plugin's crowd settings for this run.
+    pub fn crowd(&self) -> bevy_tilepath::CrowdSettings {
+        bevy_tilepath::CrowdSettings {
+            avoidance: self.avoidance,
+            pushing: self.pushing,
+            ..Default::default()
+        }
+    }
 }
 
 impl Default for DemoConfig {
@@ -56,11 +73,13 @@ impl Default for DemoConfig {
             seed: 1,
             screenshot: None,
             turning_radius: 0.5,
+            avoidance: false,
+            pushing: true,
         }
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--screenshot FILE.png]";
 
 fn parse_args() -> Result<DemoConfig, String> {
     use lexopt::prelude::*;
@@ -82,6 +101,8 @@ fn parse_args() -> Result<DemoConfig, String> {
                 }
                 config.turning_radius = r;
             }
+            Long("avoidance") => config.avoidance = true,
+            Long("no-pushing") => config.pushing = false,
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }

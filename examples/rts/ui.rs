@@ -87,6 +87,7 @@ pub fn run(config: DemoConfig) {
     .insert_resource(TilepathSettings {
         workers: WorkerMode::Async { max_in_flight: 4 },
         searches_per_frame: 32,
+        crowd: config.crowd(),
         ..Default::default()
     })
     .insert_resource(Game {

@@ -152,6 +152,29 @@ pub struct CrowdSettings {
     pub make_way_reach: u32,
     /// Priority of the short searches of units making way or stepping aside (ahead of orders).
     pub errand_priority: i32,
+    /// Pushing: bodies that overlap after the frame's moves are pushed apart, never onto
+    /// blocked cells; units on their way shove standing ones aside (StarCraft-style). Off: units
+    /// only wait for, go round and step aside for each other, and bodies may overlap.
+    pub pushing: bool,
+    /// The share of a push a standing (idle or arrived) unit takes when a unit on its way
+    /// overlaps it, from 0 (it stands firm) to 1 (it is shoved all the way); units of the same
+    /// kind share pushes equally.
+    pub push_strength: f32,
+    /// How fast a push moves a body at most, in tiles per second.
+    pub push_speed: f32,
+    /// Local avoidance (ORCA, [`avoid_velocity`](crate::core::avoid_velocity)): a moving unit
+    /// with other units within [`CrowdSettings::neighbour_radius`] takes the velocity nearest its
+    /// step along its path that keeps clear of them for
+    /// [`CrowdSettings::avoidance_horizon`] seconds (each unit doing half of the avoiding) and
+    /// of walls; it goes on along its path by that velocity's share along it and moves aside of
+    /// it by the rest. Off by default: with pushing it halves the bodies overlapping in a dense
+    /// stream through narrow gaps, but in two armies crossing (the RTS demo) it holds units in
+    /// ORCA's standstills and costs more than it gains (see BENCHMARKS.md).
+    pub avoidance: bool,
+    /// Seconds ahead within which avoidance keeps units from touching.
+    pub avoidance_horizon: f32,
+    /// Tiles around a moving unit within which other units are avoided.
+    pub neighbour_radius: f32,
 }
 
 impl Default for CrowdSettings {
@@ -164,6 +187,12 @@ impl Default for CrowdSettings {
             walk_through_for: 3.0,
             make_way_reach: 6,
             errand_priority: 10,
+            pushing: true,
+            push_strength: 0.8,
+            push_speed: 6.0,
+            avoidance: false,
+            avoidance_horizon: 1.0,
+            neighbour_radius: 2.0,
         }
     }
 }

@@ -6,16 +6,22 @@
 //! - `state`: what a unit is doing and its progress.
 //! - `follow`: tracking, turn planning and advancing (pure).
 //! - `crowd`: what a unit does about the unit in its way (pure).
+//! - `neighbours`: the units of every map by cell, built once a frame.
+//! - `avoid`: a moving unit's step turned aside for the units near (ORCA).
+//! - `push`: overlapping bodies pushed apart after the frame's moves.
 
+mod avoid;
 mod crowd;
 mod follow;
+mod neighbours;
+mod push;
 mod state;
 
 pub use state::{Errand, MoveState, PathProgress};
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, NavGrid, cell_at, cell_center, walkable};
+use crate::core::{Body, Cell, NavGrid, cell_at, cell_center, overlaps_blocked, walkable};
 
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
@@ -27,8 +33,10 @@ use super::request::{
 use super::schedule::{TilepathSchedule, TilepathSystems};
 use super::settings::{CrowdSettings, TilepathSettings};
 
+use avoid::avoid;
 use crowd::{Action, InTheWay, Reaction, Situation, decide};
 use follow::{Walk, track};
+use neighbours::{Member, Neighbours};
 
 /// Makes a unit follow its [`NavPath`]. Speeds and distances are in tiles; the body's radius is
 /// its [`NavAgent`]'s.
@@ -64,6 +72,14 @@ impl Default for Mover {
 /// How far (in steps) a unit meeting another head-on looks for a cell to step aside to.
 const STEP_ASIDE_REACH: u32 = 16;
 
+/// A unit that avoidance lets go on less than this share of its step is held back by the crowd
+/// (its time counts as waiting, toward the crowd's last resorts).
+const HELD_BACK: f32 = 0.1;
+
+/// Seconds in which a push's offset from a unit's curve fades to a third (see
+/// [`PathProgress`]'s `offset`).
+const OFFSET_FADE: f32 = 0.5;
+
 /// How far (in steps) a unit whose goal is taken looks for a free cell.
 const FREE_CELL_REACH: u32 = 12;
 
@@ -98,7 +114,7 @@ impl Plugin for MovementPlugin {
             .register_type::<Arrived>()
             .add_systems(
                 schedule,
-                (release_departed, move_units)
+                (release_departed, move_units, push::push_apart)
                     .chain()
                     .in_set(TilepathSystems::Move),
             );
@@ -113,6 +129,12 @@ struct Ctx<'a, 'w, 's> {
     commands: Commands<'w, 's>,
     arrived: MessageWriter<'w, Arrived>,
     dt: f32,
+    /// The units by cell as they stood at the frame's start, with local avoidance on.
+    neighbours: Option<&'a Neighbours>,
+    /// Neighbours' bodies, reused from unit to unit.
+    scratch: Vec<Body>,
+    /// A unit's path's corridor (read when a unit steps aside for another).
+    corridor_of: &'a dyn Fn(Entity) -> Vec<Cell>,
 }
 
 impl Ctx<'_, '_, '_> {
@@ -137,6 +159,21 @@ struct Unit<'a> {
     status: PathStatus,
 }
 
+/// The units [`move_units`] moves.
+type Units<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static Mover,
+        &'static NavAgent,
+        &'static mut Transform,
+        Ref<'static, NavPath>,
+        &'static mut PathProgress,
+        &'static PathStatus,
+    ),
+>;
+
 /// Follows paths: advances units, updates claims and occupancy, handles units in the way.
 pub(crate) fn move_units(
     time: Res<Time>,
@@ -144,18 +181,15 @@ pub(crate) fn move_units(
     mut claims: ResMut<Claims>,
     book: Res<PendingRequests>,
     maps: Query<&NavMap>,
-    mut units: Query<(
-        Entity,
-        &Mover,
-        &NavAgent,
-        &mut Transform,
-        Ref<NavPath>,
-        &mut PathProgress,
-        &PathStatus,
-    )>,
+    mut units: Units,
     commands: Commands,
     arrived: MessageWriter<Arrived>,
+    mut index: Local<Neighbours>,
+    paths: Query<&NavPath>,
 ) {
+    if settings.crowd.avoidance {
+        index_units(&mut index, &maps, &units);
+    }
     let mut ctx = Ctx {
         claims: &mut claims,
         book: &book,
@@ -163,6 +197,9 @@ pub(crate) fn move_units(
         commands,
         arrived,
         dt: time.delta_secs(),
+        neighbours: settings.crowd.avoidance.then_some(&*index),
+        scratch: Vec::new(),
+        corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
     };
     for (entity, mover, agent, mut transform, path, mut progress, status) in &mut units {
         let Ok(map) = maps.get(path.map) else {
@@ -189,6 +226,35 @@ pub(crate) fn move_units(
         transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
         transform.rotation = Quat::from_rotation_z(heading.y.atan2(heading.x));
     }
+}
+
+/// The units as they stand at the frame's start, by cell, with their velocities.
+fn index_units(index: &mut Neighbours, maps: &Query<&NavMap>, units: &Units) {
+    index.clear();
+    for (entity, mover, agent, transform, _, progress, _) in units {
+        let Some(map) = progress.map else { continue };
+        let Ok(nav) = maps.get(map) else { continue };
+        let speed = match progress.state {
+            MoveState::Moving | MoveState::WalkingThrough { .. } => {
+                mover.speed * progress.speed_factor
+            }
+            _ => 0.0,
+        };
+        index.add(Member {
+            entity,
+            map,
+            body: Body {
+                position: nav.world_to_grid(transform.translation.truncate()),
+                velocity: progress.heading * speed,
+                radius: agent.radius,
+            },
+        });
+    }
+    index.build(|map| {
+        maps.get(map)
+            .ok()
+            .map(|m| UVec2::new(m.grid().width(), m.grid().height()))
+    });
 }
 
 /// A new path: start on it (a one-waypoint path arrives at once, with its message).
@@ -395,6 +461,12 @@ fn walk(
         progress.grid_version = version;
         progress.leg = None;
     }
+    // Pushed off its curve: it walks the curve with the push's offset, fading (a new curve
+    // starts where the unit is).
+    if progress.leg.is_none() {
+        progress.offset = Vec2::ZERO;
+    }
+    let on_curve = pos - progress.offset;
     let waypoint = |i: usize| grid_waypoint(unit, i);
     let walk = Walk {
         grid: unit.map.grid(),
@@ -403,14 +475,81 @@ fn walk(
         radius: unit.radius,
         turning_radius: unit.mover.turning_radius,
     };
-    let walked = walk.advance(
-        &mut progress.waypoint,
-        &mut progress.leg,
-        &mut progress.speed_factor,
-        pos,
-        progress.heading,
-        unit.mover.speed * ctx.dt,
-    );
+    let distance = unit.mover.speed * ctx.dt;
+    let mut walked = None;
+    if progress.state == MoveState::Moving
+        && let Some(index) = ctx.neighbours
+    {
+        // The step along the curve, tried on a copy, then turned aside for the units near.
+        let (mut waypoint, mut leg, mut factor) =
+            (progress.waypoint, progress.leg, progress.speed_factor);
+        let step = walk.advance(
+            &mut waypoint,
+            &mut leg,
+            &mut factor,
+            on_curve,
+            progress.heading,
+            distance,
+        );
+        let me = Body {
+            position: pos,
+            velocity: progress.heading * unit.mover.speed * progress.speed_factor,
+            radius: unit.radius,
+        };
+        let avoided = (!step.blocked)
+            .then(|| {
+                avoid(
+                    index,
+                    ctx.crowd,
+                    unit.map.grid(),
+                    unit.map_entity,
+                    unit.entity,
+                    me,
+                    step.pos - on_curve,
+                    unit.mover.speed,
+                    ctx.dt,
+                    &mut ctx.scratch,
+                )
+            })
+            .flatten();
+        progress.avoidance = avoided.map(|a| a.velocity);
+        match avoided {
+            None => {
+                (progress.waypoint, progress.leg, progress.speed_factor) = (waypoint, leg, factor);
+                walked = Some(step);
+            }
+            Some(a) => {
+                progress.offset += a.aside;
+                if a.along < HELD_BACK {
+                    // Held back by the crowd: as good as waiting for it.
+                    progress.blocked += ctx.dt;
+                }
+                walked = Some(walk.advance(
+                    &mut progress.waypoint,
+                    &mut progress.leg,
+                    &mut progress.speed_factor,
+                    on_curve,
+                    progress.heading,
+                    distance * a.along,
+                ));
+            }
+        }
+    } else {
+        progress.avoidance = None;
+    }
+    let mut walked = walked.unwrap_or_else(|| {
+        walk.advance(
+            &mut progress.waypoint,
+            &mut progress.leg,
+            &mut progress.speed_factor,
+            on_curve,
+            progress.heading,
+            distance,
+        )
+    });
+    if progress.offset != Vec2::ZERO {
+        walked.pos = pushed_off(unit, progress, walked.pos, ctx.dt);
+    }
     if walked.blocked && !pending {
         ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
         progress.state = progress.state.wait(0.0);
@@ -422,6 +561,25 @@ fn walk(
         arrive(ctx, unit, progress, cell_at(walked.pos), pending);
     }
     (walked.pos, walked.heading)
+}
+
+/// Where a unit pushed off its curve stands when the curve puts it at `on_curve`: its offset
+/// faded by this frame's walk, and shrunk further if it would put the body on a blocked cell
+/// (the curve itself is clear).
+fn pushed_off(unit: &Unit, progress: &mut PathProgress, on_curve: Vec2, dt: f32) -> Vec2 {
+    progress.offset *= (-dt / OFFSET_FADE).exp();
+    for _ in 0..3 {
+        let pos = on_curve + progress.offset;
+        if progress.offset.length_squared() < 1e-6 {
+            break;
+        }
+        if !overlaps_blocked(unit.map.grid(), pos, unit.radius) {
+            return pos;
+        }
+        progress.offset *= 0.5;
+    }
+    progress.offset = Vec2::ZERO;
+    on_curve
 }
 
 /// The unit in `next` (not this one), as the crowd decision sees it.
@@ -470,11 +628,15 @@ fn react(
             }
         },
         Reaction::StepAside { for_unit } => {
-            // Onto the nearest cell the other does not claim, then resume the order.
+            // Onto the nearest cell off the other's path (in a corridor one tile wide: out of
+            // it, not just out of the cells it claims, or they meet again a few cells on), then
+            // resume the order.
             let map = unit.map_entity;
             let claims = &*ctx.claims;
+            let their_path = (ctx.corridor_of)(for_unit);
             let Some(side) = nearest_cell(unit.map.grid(), here, STEP_ASIDE_REACH, |c| {
                 !claims.claimants(map, c).contains(&for_unit)
+                    && !their_path.contains(&c)
                     && claims.stopped_at(map, c).is_none()
                     && claims.moving_at(map, c).is_none()
             }) else {

@@ -152,6 +152,13 @@ pub struct PathProgress {
     /// unit's cell (a detour before a line that would clip a wall) instead of the waypoint.
     #[reflect(ignore)]
     pub(crate) leg: Option<Leg>,
+    /// How far pushes moved the unit off the curve it walks (grid space): added to the curve's
+    /// position, fading as the unit walks on (so it drifts back to its smoothed path, which is
+    /// clear of walls), and dropped when a new curve is planned from where it is.
+    pub(crate) offset: Vec2,
+    /// The velocity local avoidance chose this frame (grid space, tiles per second), if it
+    /// turned the unit's step aside (the debug overlay draws it).
+    pub avoidance: Option<Vec2>,
     /// The map its claims and occupancy are on.
     pub(crate) map: Option<Entity>,
     pub(crate) claimed: VecDeque<Cell>,

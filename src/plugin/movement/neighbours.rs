@@ -1,0 +1,187 @@
+//! The units of every map by cell, built once a frame: where pushing and avoidance find a unit's
+//! neighbours (a counting sort of the units by cell, so a look-up reads a few cells' slices
+//! instead of scanning every unit).
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+
+use crate::core::Body;
+
+/// One unit in the index.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Member {
+    pub(super) entity: Entity,
+    pub(super) map: Entity,
+    pub(super) body: Body,
+}
+
+/// The units of one map sorted by cell: `members[start[c]..start[c + 1]]` are in cell `c`.
+#[derive(Default)]
+struct Buckets {
+    width: i32,
+    height: i32,
+    start: Vec<u32>,
+    members: Vec<u32>,
+}
+
+impl Buckets {
+    fn cell_index(&self, cell: IVec2) -> usize {
+        let c = cell.clamp(IVec2::ZERO, IVec2::new(self.width - 1, self.height - 1));
+        (c.y * self.width + c.x) as usize
+    }
+}
+
+/// The units of every map by cell (see the module docs).
+#[derive(Default)]
+pub(crate) struct Neighbours {
+    members: Vec<Member>,
+    maps: EntityHashMap<Buckets>,
+}
+
+impl Neighbours {
+    /// Starts a new frame's index.
+    pub(super) fn clear(&mut self) {
+        self.members.clear();
+        for b in self.maps.values_mut() {
+            b.members.clear();
+        }
+    }
+
+    /// Adds a unit (position in grid space of `map`).
+    pub(super) fn add(&mut self, member: Member) {
+        self.members.push(member);
+    }
+
+    /// Sorts the units added by cell; `size` gives each map's grid size. Units on maps `size`
+    /// does not know are left out.
+    pub(super) fn build(&mut self, size: impl Fn(Entity) -> Option<UVec2>) {
+        self.maps.retain(|&map, _| size(map).is_some());
+        for m in &self.members {
+            if !self.maps.contains_key(&m.map)
+                && let Some(s) = size(m.map)
+            {
+                self.maps.insert(
+                    m.map,
+                    Buckets {
+                        width: s.x.max(1) as i32,
+                        height: s.y.max(1) as i32,
+                        ..default()
+                    },
+                );
+            }
+        }
+        for (map, b) in self.maps.iter_mut() {
+            let Some(s) = size(*map) else { continue };
+            (b.width, b.height) = (s.x.max(1) as i32, s.y.max(1) as i32);
+            let cells = (b.width * b.height) as usize;
+            b.start.clear();
+            b.start.resize(cells + 1, 0);
+            for m in self.members.iter().filter(|m| m.map == *map) {
+                let c = b.cell_index(m.body.position.floor().as_ivec2());
+                b.start[c + 1] += 1;
+            }
+            for c in 0..cells {
+                b.start[c + 1] += b.start[c];
+            }
+            b.members.clear();
+            b.members.resize(b.start[cells] as usize, 0);
+            let mut fill = b.start.clone();
+            for (i, m) in self.members.iter().enumerate() {
+                if m.map == *map {
+                    let c = b.cell_index(m.body.position.floor().as_ivec2());
+                    b.members[fill[c] as usize] = i as u32;
+                    fill[c] += 1;
+                }
+            }
+        }
+    }
+
+    /// The units indexed.
+    pub(super) fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    /// The body of unit `i` (its position may have been moved since the index was built).
+    pub(super) fn body_mut(&mut self, i: usize) -> &mut Body {
+        &mut self.members[i].body
+    }
+
+    /// Indices of the units on `map` in the cells within `reach` tiles of `position` (a square
+    /// of cells: callers check distances; a unit moved since the build is found in the cell it
+    /// was in).
+    pub(super) fn near(
+        &self,
+        map: Entity,
+        position: Vec2,
+        reach: f32,
+    ) -> impl Iterator<Item = usize> + '_ {
+        let buckets = self.maps.get(&map);
+        let (lo, hi) = (
+            (position - reach).floor().as_ivec2(),
+            (position + reach).floor().as_ivec2(),
+        );
+        let (lo, hi) = match buckets {
+            Some(b) => (
+                lo.max(IVec2::ZERO),
+                hi.min(IVec2::new(b.width - 1, b.height - 1)),
+            ),
+            None => (IVec2::ONE, IVec2::ZERO),
+        };
+        // Nothing in reach on the grid: no rows.
+        let (lo, hi) = if lo.x > hi.x || lo.y > hi.y {
+            (IVec2::ONE, IVec2::ZERO)
+        } else {
+            (lo, hi)
+        };
+        (lo.y..=hi.y).flat_map(move |y| {
+            let b = buckets.expect("rows only when the map is indexed");
+            let from = b.start[b.cell_index(IVec2::new(lo.x, y))] as usize;
+            let to = b.start[b.cell_index(IVec2::new(hi.x, y)) + 1] as usize;
+            b.members[from..to].iter().map(|&i| i as usize)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_are_found_by_cell_and_map() {
+        let (a, b) = (
+            Entity::from_raw_u32(1).unwrap(),
+            Entity::from_raw_u32(2).unwrap(),
+        );
+        let mut n = Neighbours::default();
+        let at = |map, x: f32, y: f32| Member {
+            entity: Entity::from_raw_u32(100 + (x * 10.0) as u32).unwrap(),
+            map,
+            body: Body {
+                position: Vec2::new(x, y),
+                velocity: Vec2::ZERO,
+                radius: 0.3,
+            },
+        };
+        for m in [
+            at(a, 1.5, 1.5),
+            at(a, 5.5, 5.5),
+            at(b, 1.5, 1.5),
+            at(a, 2.2, 1.1),
+        ] {
+            n.add(m);
+        }
+        n.build(|map| (map == a || map == b).then_some(UVec2::new(8, 8)));
+        let mut near: Vec<usize> = n.near(a, Vec2::new(1.6, 1.6), 1.0).collect();
+        near.sort();
+        assert_eq!(near, vec![0, 3]);
+        assert_eq!(n.near(b, Vec2::new(1.6, 1.6), 1.0).collect::<Vec<_>>(), [2]);
+        // Off the grid: nothing, no panic.
+        assert_eq!(n.near(a, Vec2::new(-20.0, 40.0), 1.0).count(), 0);
+        // Rebuilt for a new frame.
+        n.clear();
+        n.add(at(a, 5.5, 5.5));
+        n.build(|_| Some(UVec2::new(8, 8)));
+        assert_eq!(n.near(a, Vec2::new(1.6, 1.6), 1.0).count(), 0);
+        assert_eq!(n.near(a, Vec2::new(5.0, 5.0), 1.0).count(), 1);
+    }
+}

@@ -1,0 +1,267 @@
+//! Pushing: after the frame's moves, bodies that overlap are pushed apart (StarCraft-style
+//! shoving). A unit on its way pushes a standing (idle or arrived) unit aside instead of asking
+//! it to repath; units of the same kind share the push. A push never moves a body onto a blocked
+//! cell (it slides along the wall, or stays), and units walking through others (the crowd's last
+//! resort) neither push nor are pushed. Pushed units settle where they are pushed; a unit on its
+//! way plans its curve again from there.
+
+use bevy::prelude::*;
+
+use crate::core::{Body, NavGrid, overlaps_blocked};
+
+use super::Mover;
+use super::neighbours::{Member, Neighbours};
+use super::state::{MoveState, PathProgress};
+use crate::plugin::agent::NavAgent;
+use crate::plugin::map::NavMap;
+use crate::plugin::settings::{CrowdSettings, TilepathSettings};
+
+/// Passes over the overlapping pairs per frame (each resolves what the one before left, as
+/// pushes chain through a crowd).
+const PASSES: usize = 8;
+
+/// How a unit takes part in pushing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Role {
+    /// On its way (moving or waiting).
+    Underway,
+    /// Idle or arrived.
+    Standing,
+    /// Walking through others: left alone.
+    Exempt,
+}
+
+impl Role {
+    fn of(state: MoveState) -> Role {
+        match state {
+            MoveState::Moving | MoveState::Waiting { .. } => Role::Underway,
+            MoveState::Idle | MoveState::Arrived => Role::Standing,
+            MoveState::WalkingThrough { .. } => Role::Exempt,
+        }
+    }
+}
+
+/// The share of a push that `me` takes against `other`.
+fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
+    match (me, other) {
+        (Role::Standing, Role::Underway) => crowd.push_strength,
+        (Role::Underway, Role::Standing) => 1.0 - crowd.push_strength,
+        _ => 0.5,
+    }
+}
+
+/// Pushes overlapping units apart (see the module docs); off with
+/// [`CrowdSettings::pushing`].
+pub(super) fn push_apart(
+    time: Res<Time>,
+    settings: Res<TilepathSettings>,
+    maps: Query<&NavMap>,
+    mut units: Query<(Entity, &NavAgent, &mut Transform, &mut PathProgress), With<Mover>>,
+    mut index: Local<Neighbours>,
+    mut roles: Local<Vec<Role>>,
+) {
+    let crowd = &settings.crowd;
+    if !crowd.pushing {
+        return;
+    }
+    index.clear();
+    roles.clear();
+    for (entity, agent, transform, progress) in &units {
+        let Some(map) = progress.map else { continue };
+        let Ok(nav) = maps.get(map) else { continue };
+        index.add(Member {
+            entity,
+            map,
+            body: Body {
+                position: nav.world_to_grid(transform.translation.truncate()),
+                velocity: Vec2::ZERO,
+                radius: agent.radius,
+            },
+        });
+        roles.push(Role::of(progress.state));
+    }
+    index.build(|map| {
+        maps.get(map)
+            .ok()
+            .map(|m| UVec2::new(m.grid().width(), m.grid().height()))
+    });
+    let max_step = crowd.push_speed * time.delta_secs();
+    let grid = |map: Entity| maps.get(map).ok().map(NavMap::grid);
+    let moved = push(&mut index, &roles, crowd, max_step, grid);
+    for i in moved {
+        let m = index.members()[i];
+        let (Ok(nav), Ok((_, _, mut transform, mut progress))) =
+            (maps.get(m.map), units.get_mut(m.entity))
+        else {
+            continue;
+        };
+        let z = transform.translation.z;
+        let before = nav.world_to_grid(transform.translation.truncate());
+        transform.translation = nav.grid_to_world(m.body.position).extend(z);
+        // Off the curve it walks: by an offset that fades as it walks on.
+        if progress.leg.is_some() {
+            progress.offset += m.body.position - before;
+        }
+    }
+}
+
+/// Pushes the indexed bodies apart ([`PASSES`] passes, each body moving at most `max_step`
+/// tiles a pass, never onto blocked cells of its map's grid); returns the indices of the bodies
+/// moved. The first pass looks at every body, the next ones only at the bodies the pass before
+/// moved (no other pair can have come closer).
+fn push<'g>(
+    index: &mut Neighbours,
+    roles: &[Role],
+    crowd: &CrowdSettings,
+    max_step: f32,
+    grid: impl Fn(Entity) -> Option<&'g NavGrid>,
+) -> Vec<usize> {
+    let count = index.members().len();
+    let max_radius = index
+        .members()
+        .iter()
+        .map(|m| m.body.radius)
+        .fold(0.0f32, f32::max);
+    let mut moved = vec![false; count];
+    let mut shift = vec![Vec2::ZERO; count];
+    let mut active: Vec<usize> = (0..count).filter(|&i| roles[i] != Role::Exempt).collect();
+    let mut is_active = vec![false; count];
+    let mut touched = Vec::new();
+    for _ in 0..PASSES {
+        for &i in &active {
+            is_active[i] = true;
+        }
+        for &i in &active {
+            let me = index.members()[i];
+            let reach = me.body.radius + max_radius;
+            for j in index.near(me.map, me.body.position, reach) {
+                // Each pair once: from its active end, or its lower one if both are active.
+                if j == i || roles[j] == Role::Exempt || is_active[j] && j < i {
+                    continue;
+                }
+                let other = index.members()[j].body;
+                let gap = other.position - me.body.position;
+                let overlap = me.body.radius + other.radius - gap.length();
+                if overlap <= 0.0 {
+                    continue;
+                }
+                // Bodies on the same spot part along a direction of their own.
+                let away = gap.try_normalize().unwrap_or_else(|| {
+                    Vec2::from_angle(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0)
+                });
+                for (k, sign, mine, theirs) in
+                    [(i, -1.0, roles[i], roles[j]), (j, 1.0, roles[j], roles[i])]
+                {
+                    if shift[k] == Vec2::ZERO {
+                        touched.push(k);
+                    }
+                    shift[k] += sign * away * overlap * share(mine, theirs, crowd);
+                }
+            }
+        }
+        for &i in &active {
+            is_active[i] = false;
+        }
+        active.clear();
+        for &i in &touched {
+            let s = std::mem::take(&mut shift[i]);
+            if s == Vec2::ZERO {
+                continue;
+            }
+            let m = index.members()[i];
+            let Some(grid) = grid(m.map) else { continue };
+            let s = s.clamp_length_max(max_step);
+            let p = m.body.position;
+            let clear = |q: Vec2| !overlaps_blocked(grid, q, m.body.radius);
+            // The whole push, else sliding along the wall on one axis, else none.
+            let Some(to) = [p + s, p + Vec2::new(s.x, 0.0), p + Vec2::new(0.0, s.y)]
+                .into_iter()
+                .find(|&q| clear(q))
+            else {
+                continue;
+            };
+            index.body_mut(i).position = to;
+            moved[i] = true;
+            active.push(i);
+        }
+        touched.clear();
+        if active.is_empty() {
+            break;
+        }
+    }
+    (0..count).filter(|&i| moved[i]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Cell;
+
+    fn member(n: u32, x: f32, y: f32) -> Member {
+        Member {
+            entity: Entity::from_raw_u32(n).unwrap(),
+            map: Entity::from_raw_u32(1).unwrap(),
+            body: Body {
+                position: Vec2::new(x, y),
+                velocity: Vec2::ZERO,
+                radius: 0.35,
+            },
+        }
+    }
+
+    fn index(grid: &NavGrid, members: &[Member]) -> Neighbours {
+        let mut n = Neighbours::default();
+        for &m in members {
+            n.add(m);
+        }
+        n.build(|_| Some(UVec2::new(grid.width(), grid.height())));
+        n
+    }
+
+    #[test]
+    fn a_unit_on_its_way_pushes_a_standing_one_aside() {
+        let grid = NavGrid::new(8, 8).unwrap();
+        let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.9, 3.5)]);
+        let crowd = CrowdSettings::default();
+        let roles = [Role::Underway, Role::Standing];
+        let moved = push(&mut n, &roles, &crowd, 1.0, |_| Some(&grid));
+        assert_eq!(moved, vec![0, 1]);
+        let (a, b) = (n.members()[0].body.position, n.members()[1].body.position);
+        assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
+        // The standing unit took most of the push.
+        assert!((b.x - 3.9) > 3.0 * (3.5 - a.x), "{a} {b}");
+    }
+
+    #[test]
+    fn pushes_never_move_a_body_onto_a_blocked_cell() {
+        let mut grid = NavGrid::new(8, 8).unwrap();
+        for y in 0..8 {
+            grid.set_walkable(Cell::new(4, y), false).unwrap();
+        }
+        // A standing unit against the wall, pushed toward it from the left, and slid along it.
+        let mut n = index(&grid, &[member(2, 3.2, 3.6), member(3, 3.64, 3.5)]);
+        let crowd = CrowdSettings::default();
+        let roles = [Role::Underway, Role::Standing];
+        for _ in 0..20 {
+            push(&mut n, &roles, &crowd, 0.1, |_| Some(&grid));
+        }
+        for m in n.members() {
+            assert!(!overlaps_blocked(
+                &grid,
+                m.body.position,
+                m.body.radius - 2e-3
+            ));
+        }
+    }
+
+    #[test]
+    fn units_walking_through_are_left_alone() {
+        let grid = NavGrid::new(8, 8).unwrap();
+        let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.6, 3.5)]);
+        let crowd = CrowdSettings::default();
+        let moved = push(&mut n, &[Role::Exempt, Role::Standing], &crowd, 1.0, |_| {
+            Some(&grid)
+        });
+        assert!(moved.is_empty());
+    }
+}
