@@ -55,7 +55,7 @@ fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
 pub(super) fn push_apart(
     time: Res<Time>,
     settings: Res<TilepathSettings>,
-    maps: Query<&NavMap>,
+    maps: Query<(Entity, &NavMap)>,
     mut units: Query<(Entity, &NavAgent, &mut Transform, &mut PathProgress), With<Mover>>,
     mut index: Local<Neighbours>,
     mut roles: Local<Vec<Role>>,
@@ -67,13 +67,20 @@ pub(super) fn push_apart(
     index.clear();
     roles.clear();
     for (entity, agent, transform, progress) in &units {
-        let Some(map) = progress.map else { continue };
-        let Ok(nav) = maps.get(map) else { continue };
+        // A unit that never had a path stands on the map under it.
+        let at = transform.translation.truncate();
+        let Some((map, nav)) = progress
+            .map
+            .and_then(|m| maps.get(m).ok())
+            .or_else(|| maps.iter().find(|(_, nav)| nav.world_to_cell(at).is_some()))
+        else {
+            continue;
+        };
         index.add(Member {
             entity,
             map,
             body: Body {
-                position: nav.world_to_grid(transform.translation.truncate()),
+                position: nav.world_to_grid(at),
                 velocity: Vec2::ZERO,
                 radius: agent.radius,
             },
@@ -83,14 +90,14 @@ pub(super) fn push_apart(
     index.build(|map| {
         maps.get(map)
             .ok()
-            .map(|m| UVec2::new(m.grid().width(), m.grid().height()))
+            .map(|(_, m)| UVec2::new(m.grid().width(), m.grid().height()))
     });
     let max_step = crowd.push_speed * time.delta_secs();
-    let grid = |map: Entity| maps.get(map).ok().map(NavMap::grid);
+    let grid = |map: Entity| maps.get(map).ok().map(|(_, m)| m.grid());
     let moved = push(&mut index, &roles, crowd, max_step, grid);
     for i in moved {
         let m = index.members()[i];
-        let (Ok(nav), Ok((_, _, mut transform, mut progress))) =
+        let (Ok((_, nav)), Ok((_, _, mut transform, mut progress))) =
             (maps.get(m.map), units.get_mut(m.entity))
         else {
             continue;
