@@ -26,6 +26,11 @@
 //! and the crowd: `unit_overlaps` (unit-frames in which a unit's body overlaps another's by more
 //! than a fifth of the sum of their radii) and `walk_through_frames` (unit-frames spent walking
 //! through other units, the crowd's last resort).
+//! With `--gates` the map is open ground with a wall every 24 columns, each with two gaps 3
+//! cells wide; with `--group --move` as well, a `crowd` line reports the median unit's time to
+//! the goal area, a lone unit's time, the gaps' capacity (units through per second) and whether
+//! the median is within 1.5 x the lone time plus the crowd's time through the gaps.
+//! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off.
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
 //! unit-frames in which a unit's body overlaps a blocked cell.
@@ -83,6 +88,33 @@ fn generate(size: u32, rng: &mut Rng) -> NavGrid {
                         grid.set_terrain(c, terrain).expect("in bounds");
                     }
                 }
+            }
+        }
+    }
+    grid
+}
+
+/// Tiles per second of the units of `--move`.
+const UNIT_SPEED: f32 = 6.0;
+
+/// Gate columns of `--gates`: every 24 columns from 24 (the last at least 24 from the edge).
+fn gate_columns(size: u32) -> impl Iterator<Item = i32> {
+    (1..)
+        .map(|k| 24 * k)
+        .take_while(move |&x| x + 24 <= size as i32)
+}
+
+/// `--gates`: open ground with a wall every 24 columns, each with two gaps 3 cells wide (a
+/// third and two thirds of the way up).
+fn gates(size: u32) -> NavGrid {
+    let mut grid = NavGrid::new(size, size).expect("valid size");
+    let s = size as i32;
+    for x in gate_columns(size) {
+        for y in 0..s {
+            let in_gap = [s / 3, 2 * s / 3].iter().any(|&g| (y - g).abs() <= 1);
+            if !in_gap {
+                grid.set_walkable(Cell::new(x, y), false)
+                    .expect("in bounds");
             }
         }
     }
@@ -171,7 +203,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--avoidance] [--no-pushing] [--calibrate] [--verbose]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose]";
 
 /// The command line.
 struct Args {
@@ -194,6 +226,8 @@ struct Args {
     avoidance: bool,
     /// `--no-pushing`: units do not push each other.
     pushing: bool,
+    /// `--gates`: the map is walls every 24 columns with two 3-cell gaps each.
+    gates: bool,
 }
 
 impl Args {
@@ -216,6 +250,7 @@ impl Args {
             verbose: false,
             avoidance: false,
             pushing: true,
+            gates: false,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -243,6 +278,7 @@ impl Args {
                 Long("calibrate") => a.calibrate = true,
                 Long("avoidance") => a.avoidance = true,
                 Long("no-pushing") => a.pushing = false,
+                Long("gates") => a.gates = true,
                 Long("verbose") => a.verbose = true,
                 other => return Err(common::unexpected(other)),
             }
@@ -266,14 +302,24 @@ fn main() {
         }
     };
     let mut rng = Rng::new(args.seed);
-    let grid = generate(args.size, &mut rng);
+    let grid = if args.gates {
+        gates(args.size)
+    } else {
+        generate(args.size, &mut rng)
+    };
     let mut app = build_app(&args);
     let map = NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0));
-    let orders = if args.group {
-        group_orders(&map, &args)
+    let (orders, trip) = if args.group {
+        let (orders, trip) = group_orders(&map, &args);
+        (orders, Some(trip))
     } else {
-        random_orders(map.grid(), &mut rng, &args)
+        (random_orders(map.grid(), &mut rng, &args), None)
     };
+    let grid_copy = map.grid().clone();
+    let mut trips = trip.filter(|_| args.gates && args.moving).and_then(|t| {
+        let start_x = orders.iter().map(|(c, _)| c.x).max().unwrap_or(0);
+        CrowdTrips::new(t, args.size, args.units, start_x)
+    });
     let map = app.world_mut().spawn(map).id();
     app.update();
     if !args.flat {
@@ -309,14 +355,17 @@ fn main() {
             .spawn((Transform::from_xyz(pos.x, pos.y, 0.0), request));
         if args.moving {
             e.insert(Mover {
-                speed: 6.0,
+                speed: UNIT_SPEED,
                 ..Default::default()
             });
         }
     }
     let mut edits = (args.edits > 0).then(|| Edits::new(args.edits, args.seed));
-    let frames = run(&mut app, &args, &mut edits);
+    let frames = run(&mut app, &args, &mut edits, &mut trips);
     report(&mut app, &args, &frames, edits.as_ref());
+    if let Some(t) = &trips {
+        t.report(&grid_copy, args.units, UNIT_SPEED);
+    }
 }
 
 /// Units anywhere, each to a goal anywhere: (start, request) per unit.
@@ -334,7 +383,7 @@ fn random_orders(grid: &NavGrid, rng: &mut Rng, args: &Args) -> Vec<(Cell, PathR
 
 /// `--group`: every unit in one cluster near the left edge, one group order to a cell near the
 /// right edge (through [`group_order`], as a game would give it).
-fn group_orders(map: &NavMap, args: &Args) -> Vec<(Cell, PathRequest)> {
+fn group_orders(map: &NavMap, args: &Args) -> (Vec<(Cell, PathRequest)>, GroupTrip) {
     let grid = map.grid();
     let (s, mid) = (args.size as i32, args.size as i32 / 2);
     let island = grid
@@ -360,11 +409,102 @@ fn group_orders(map: &NavMap, args: &Args) -> Vec<(Cell, PathRequest)> {
             )
         })
         .collect();
-    starts
+    let orders = starts
         .into_iter()
         .zip(group_order(map, target, &units))
         .map(|(start, (_, request))| (start, request))
-        .collect()
+        .collect();
+    (
+        orders,
+        GroupTrip {
+            home,
+            target: Cell::new(s - 1 - s / 16, mid),
+        },
+    )
+}
+
+/// Where a `--group` crowd starts (its center) and goes.
+#[derive(Clone, Copy, Debug)]
+struct GroupTrip {
+    home: Cell,
+    target: Cell,
+}
+
+/// `--group --move --gates`: when each unit first got past the first wall right of the crowd
+/// and first reached the goal area (within the radius of a disc holding the crowd, plus two
+/// tiles, of the target).
+struct CrowdTrips {
+    trip: GroupTrip,
+    wall_x: f32,
+    area: f32,
+    past_wall: HashMap<Entity, usize>,
+    in_area: HashMap<Entity, usize>,
+}
+
+impl CrowdTrips {
+    /// `start_x`: the right-most column a unit starts in.
+    fn new(trip: GroupTrip, size: u32, units: u32, start_x: i32) -> Option<CrowdTrips> {
+        Some(CrowdTrips {
+            trip,
+            wall_x: gate_columns(size).find(|&x| x > start_x)? as f32 + 1.0,
+            area: (units as f32 / std::f32::consts::PI).sqrt() + 2.0,
+            past_wall: HashMap::new(),
+            in_area: HashMap::new(),
+        })
+    }
+
+    fn frame(&mut self, app: &mut App, frame: usize) {
+        let target = self.trip.target.as_vec2() + 0.5;
+        let mut q = app.world_mut().query::<(Entity, &Transform, &Mover)>();
+        for (e, tf, _) in q.iter(app.world()) {
+            let p = tf.translation.truncate() / 16.0;
+            if p.x >= self.wall_x {
+                self.past_wall.entry(e).or_insert(frame);
+            }
+            if p.distance(target) <= self.area {
+                self.in_area.entry(e).or_insert(frame);
+            }
+        }
+    }
+
+    /// The `crowd` line: the median unit's time to the goal area, a lone unit's (its smoothed
+    /// path's length at the crowd's speed), the gap's capacity (units through the wall's two
+    /// gaps per second, over the middle 60 % of the crowd) and the target the issue sets: 1.5 x
+    /// the lone time plus the crowd's time through the gaps at that capacity.
+    fn report(&self, grid: &NavGrid, units: u32, speed: f32) {
+        let seconds = |f: usize| f as f64 / 60.0;
+        let lone = bevy_tilepath::core::find_path(
+            grid,
+            self.trip.home,
+            self.trip.target,
+            &Default::default(),
+        )
+        .map(|p| {
+            let points = bevy_tilepath::core::smooth_path(grid, &p.cells, 0.3);
+            bevy_tilepath::core::polyline_length(&points) / speed as f64
+        })
+        .unwrap_or(f64::NAN);
+        let mut crossed: Vec<usize> = self.past_wall.values().copied().collect();
+        crossed.sort_unstable();
+        let (a, b) = (units as usize / 5, units as usize * 4 / 5);
+        let rate = match (crossed.get(a), crossed.get(b)) {
+            (Some(&fa), Some(&fb)) if fb > fa => (b - a) as f64 / seconds(fb - fa),
+            _ => f64::NAN,
+        };
+        let mut reached: Vec<usize> = self.in_area.values().copied().collect();
+        reached.sort_unstable();
+        let median = reached
+            .get(units as usize / 2)
+            .map_or(f64::NAN, |&f| seconds(f));
+        let target = 1.5 * lone + units as f64 / rate;
+        println!(
+            "crowd wall_x={} reached_area={} median_to_area_s={median:.1} lone_s={lone:.1} gap_units_per_s={rate:.1} gap_capacity_s={:.1} target_s={target:.1} within_target={}",
+            self.wall_x - 1.0,
+            reached.len(),
+            units as f64 / rate,
+            if median <= target { "yes" } else { "no" },
+        );
+    }
 }
 
 /// The app: the plugins with the run's settings, outcome tally and movement timer.
@@ -500,7 +640,12 @@ struct Frames {
 }
 
 /// 60 Hz frames until every request has its outcome (and, with `--move`, `--move-frames` more).
-fn run(app: &mut App, args: &Args, edits: &mut Option<Edits>) -> Frames {
+fn run(
+    app: &mut App,
+    args: &Args,
+    edits: &mut Option<Edits>,
+    trips: &mut Option<CrowdTrips>,
+) -> Frames {
     let frame_period = Duration::from_secs_f64(1.0 / 60.0);
     let mut f = Frames {
         wall_ms: Vec::new(),
@@ -526,6 +671,9 @@ fn run(app: &mut App, args: &Args, edits: &mut Option<Edits>) -> Frames {
         }
         if args.moving {
             f.crowd += crowd_frame(app.world_mut());
+        }
+        if let Some(t) = trips.as_mut() {
+            t.frame(app, frame);
         }
         let stats = app.world().resource::<TilepathFrameStats>();
         f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);

@@ -1,15 +1,17 @@
 //! Debug overlay (feature `debug`): gizmos for blocked cells, the raw and smoothed paths of
-//! selected units, claimed cells and the cells the last inline searches expanded, plus a text line
-//! of queue statistics. `F1`-`F5` toggle the layers.
+//! selected units, claimed cells, the cells the last inline searches expanded and the crowd
+//! (bodies, links between bodies in contact, pushes and avoidance velocities), plus a text line
+//! of queue statistics. `F1`-`F6` toggle the layers.
 
 use bevy::gizmos::config::GizmoConfigStore;
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use crate::core::Cell;
 use crate::plugin::schedule::TilepathSchedule;
 use crate::{
-    Claims, NavMap, NavPath, PathProgress, SearchKind, TilepathFrameStats, TilepathSettings,
-    TilepathSystems,
+    Claims, NavAgent, NavMap, NavPath, PathProgress, SearchKind, TilepathFrameStats,
+    TilepathSettings, TilepathSystems,
 };
 
 /// Mark units whose paths the overlay draws.
@@ -17,7 +19,7 @@ use crate::{
 #[reflect(Component)]
 pub struct DebugSelected;
 
-/// Which layers are shown (toggle with `F1`-`F5`).
+/// Which layers are shown (toggle with `F1`-`F6`).
 #[derive(Resource, Clone, Debug, Reflect)]
 #[reflect(Resource)]
 pub struct DebugLayers {
@@ -32,6 +34,10 @@ pub struct DebugLayers {
     pub expanded: bool,
     /// `F5`: queue statistics text.
     pub stats: bool,
+    /// `F6`: the crowd: every unit's body (white), links between bodies in contact (red), how
+    /// far pushes have moved units off their paths (magenta) and the velocities local avoidance
+    /// chose (yellow, half a second's travel).
+    pub crowd: bool,
 }
 
 impl Default for DebugLayers {
@@ -42,6 +48,7 @@ impl Default for DebugLayers {
             claims: false,
             expanded: false,
             stats: true,
+            crowd: false,
         }
     }
 }
@@ -75,7 +82,8 @@ impl Plugin for TilepathDebugPlugin {
         }
         app.add_systems(Startup, spawn_stats_text).add_systems(
             self.schedule.0,
-            (toggle_layers, draw_overlay, update_stats_text).in_set(TilepathSystems::Last),
+            (toggle_layers, draw_overlay, draw_crowd, update_stats_text)
+                .in_set(TilepathSystems::Last),
         );
     }
 }
@@ -106,7 +114,7 @@ fn toggle_layers(
     mut layers: ResMut<DebugLayers>,
     mut settings: ResMut<TilepathSettings>,
 ) {
-    let toggles: [(KeyCode, &mut bool); 5] = {
+    let toggles: [(KeyCode, &mut bool); 6] = {
         let l = &mut *layers;
         [
             (KeyCode::F1, &mut l.blocked),
@@ -114,6 +122,7 @@ fn toggle_layers(
             (KeyCode::F3, &mut l.claims),
             (KeyCode::F4, &mut l.expanded),
             (KeyCode::F5, &mut l.stats),
+            (KeyCode::F6, &mut l.crowd),
         ]
     };
     for (key, flag) in toggles {
@@ -194,6 +203,65 @@ fn draw_overlay(
     }
 }
 
+/// The crowd layer (see [`DebugLayers::crowd`]).
+fn draw_crowd(
+    mut gizmos: Gizmos,
+    layers: Res<DebugLayers>,
+    maps: Query<&NavMap>,
+    units: Query<(&Transform, &NavAgent, &PathProgress)>,
+) {
+    if !layers.crowd {
+        return;
+    }
+    // Bodies by map and cell, for the links between bodies in contact.
+    let mut cells: HashMap<(Entity, IVec2), Vec<(Vec2, f32)>> = HashMap::new();
+    for (transform, agent, progress) in &units {
+        let Some((map_entity, map)) = progress.map.and_then(|m| Some((m, maps.get(m).ok()?)))
+        else {
+            continue;
+        };
+        let world = transform.translation.truncate();
+        let grid = map.world_to_grid(world);
+        gizmos.circle_2d(
+            Isometry2d::from_translation(world),
+            agent.radius * map.tile_size.x,
+            Color::srgba(1.0, 1.0, 1.0, 0.5),
+        );
+        if progress.offset != Vec2::ZERO {
+            gizmos.line_2d(
+                map.grid_to_world(grid - progress.offset),
+                world,
+                Color::srgb(1.0, 0.2, 1.0),
+            );
+        }
+        if let Some(v) = progress.avoidance {
+            gizmos.arrow_2d(
+                world,
+                map.grid_to_world(grid + v * 0.5),
+                Color::srgb(1.0, 1.0, 0.2),
+            );
+        }
+        let cell = grid.floor().as_ivec2();
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let near = cells.get(&(map_entity, cell + IVec2::new(dx, dy)));
+                for &(other, r) in near.into_iter().flatten() {
+                    if grid.distance(other) < agent.radius + r + CONTACT {
+                        gizmos.line_2d(world, map.grid_to_world(other), Color::srgb(1.0, 0.3, 0.3));
+                    }
+                }
+            }
+        }
+        cells
+            .entry((map_entity, cell))
+            .or_default()
+            .push((grid, agent.radius));
+    }
+}
+
+/// How close (tiles) two bodies count as in contact for the crowd layer.
+const CONTACT: f32 = 0.05;
+
 fn update_stats_text(
     layers: Res<DebugLayers>,
     stats: Res<TilepathFrameStats>,
@@ -207,7 +275,7 @@ fn update_stats_text(
         };
         if layers.stats {
             t.0 = format!(
-                "queue {}  in flight {}  outcomes/frame {} ({} shared)  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats]",
+                "queue {}  in flight {}  outcomes/frame {} ({} shared)  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats  F6 crowd]",
                 stats.queue_len,
                 stats.searching + stats.smoothing,
                 stats.finished,

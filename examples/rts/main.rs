@@ -13,7 +13,7 @@
 //! Unknown options are an error. Headless debugging: see `headless.rs`.
 //!
 //! Controls: drag with the left mouse button to select blue units, right-click to order them,
-//! `W` toggles a wall under the cursor, `F1`-`F5` toggle the debug layers. Red units are given
+//! `W` toggles a wall under the cursor, `F1`-`F6` toggle the debug layers. Red units are given
 //! orders by a simple script.
 //!
 //! - `map.rs`: the generated map, its tilemap, where units start.

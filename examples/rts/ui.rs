@@ -410,7 +410,7 @@ fn update_hud(
     );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move   W: wall   F1-F5: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move   W: wall   F1-F6: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,
