@@ -1,6 +1,6 @@
-//! The units of every map by cell, built once a frame: where pushing and avoidance find a unit's
-//! neighbours (a counting sort of the units by cell, so a look-up reads a few cells' slices
-//! instead of scanning every unit).
+//! The units of every map by square of [`BUCKET`] x [`BUCKET`] cells, built once a frame: where
+//! pushing and avoidance find a unit's neighbours (a counting sort of the units by square, so a
+//! look-up reads a few squares' slices instead of scanning every unit).
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -15,12 +15,22 @@ pub(super) struct Member {
     pub(super) body: Body,
 }
 
-/// The units of one map sorted by cell: `members[start[c]..start[c + 1]]` are in cell `c`.
+/// Side of the squares units are sorted into, in cells (small enough that a look-up reads few
+/// units, large enough that a 512 x 512 map's index is cleared and summed in a few microseconds).
+const BUCKET: f32 = 4.0;
+
+/// The square of the grid-space point `p`.
+fn bucket(p: Vec2) -> IVec2 {
+    (p / BUCKET).floor().as_ivec2()
+}
+
+/// The units of one map sorted by square: `members[start[c]..start[c + 1]]` are in square `c`.
 #[derive(Default)]
 struct Buckets {
     width: i32,
     height: i32,
     start: Vec<u32>,
+    fill: Vec<u32>,
     members: Vec<u32>,
 }
 
@@ -52,32 +62,24 @@ impl Neighbours {
         self.members.push(member);
     }
 
-    /// Sorts the units added by cell; `size` gives each map's grid size. Units on maps `size`
+    /// Sorts the units added by square; `size` gives each map's grid size. Units on maps `size`
     /// does not know are left out.
     pub(super) fn build(&mut self, size: impl Fn(Entity) -> Option<UVec2>) {
         self.maps.retain(|&map, _| size(map).is_some());
         for m in &self.members {
-            if !self.maps.contains_key(&m.map)
-                && let Some(s) = size(m.map)
-            {
-                self.maps.insert(
-                    m.map,
-                    Buckets {
-                        width: s.x.max(1) as i32,
-                        height: s.y.max(1) as i32,
-                        ..default()
-                    },
-                );
+            if !self.maps.contains_key(&m.map) && size(m.map).is_some() {
+                self.maps.insert(m.map, Buckets::default());
             }
         }
         for (map, b) in self.maps.iter_mut() {
             let Some(s) = size(*map) else { continue };
-            (b.width, b.height) = (s.x.max(1) as i32, s.y.max(1) as i32);
+            let squares = bucket(s.as_vec2() + (BUCKET - 1.0)).max(IVec2::ONE);
+            (b.width, b.height) = (squares.x, squares.y);
             let cells = (b.width * b.height) as usize;
             b.start.clear();
             b.start.resize(cells + 1, 0);
             for m in self.members.iter().filter(|m| m.map == *map) {
-                let c = b.cell_index(m.body.position.floor().as_ivec2());
+                let c = b.cell_index(bucket(m.body.position));
                 b.start[c + 1] += 1;
             }
             for c in 0..cells {
@@ -85,12 +87,12 @@ impl Neighbours {
             }
             b.members.clear();
             b.members.resize(b.start[cells] as usize, 0);
-            let mut fill = b.start.clone();
+            b.fill.clone_from(&b.start);
             for (i, m) in self.members.iter().enumerate() {
                 if m.map == *map {
-                    let c = b.cell_index(m.body.position.floor().as_ivec2());
-                    b.members[fill[c] as usize] = i as u32;
-                    fill[c] += 1;
+                    let c = b.cell_index(bucket(m.body.position));
+                    b.members[b.fill[c] as usize] = i as u32;
+                    b.fill[c] += 1;
                 }
             }
         }
@@ -106,9 +108,8 @@ impl Neighbours {
         &mut self.members[i].body
     }
 
-    /// Indices of the units on `map` in the cells within `reach` tiles of `position` (a square
-    /// of cells: callers check distances; a unit moved since the build is found in the cell it
-    /// was in).
+    /// Indices of the units on `map` in the squares within `reach` tiles of `position` (callers
+    /// check distances; a unit moved since the build is found in the square it was in).
     pub(super) fn near(
         &self,
         map: Entity,
@@ -116,10 +117,7 @@ impl Neighbours {
         reach: f32,
     ) -> impl Iterator<Item = usize> + '_ {
         let buckets = self.maps.get(&map);
-        let (lo, hi) = (
-            (position - reach).floor().as_ivec2(),
-            (position + reach).floor().as_ivec2(),
-        );
+        let (lo, hi) = (bucket(position - reach), bucket(position + reach));
         let (lo, hi) = match buckets {
             Some(b) => (
                 lo.max(IVec2::ZERO),

@@ -5,6 +5,7 @@
 //! resort) neither push nor are pushed. Pushed units settle where they are pushed; a unit on its
 //! way plans its curve again from there.
 
+use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use crate::core::{Body, NavGrid, overlaps_blocked};
@@ -59,6 +60,7 @@ pub(super) fn push_apart(
     mut units: Query<(Entity, &NavAgent, &mut Transform, &mut PathProgress), With<Mover>>,
     mut index: Local<Neighbours>,
     mut roles: Local<Vec<Role>>,
+    mut pushed_before: Local<EntityHashSet>,
 ) {
     let crowd = &settings.crowd;
     if !crowd.pushing {
@@ -66,7 +68,10 @@ pub(super) fn push_apart(
     }
     index.clear();
     roles.clear();
-    for (entity, agent, transform, progress) in &units {
+    // Only a body that moved since the last frame's pushes (walked, was moved by the game, or
+    // was pushed then) can have come to overlap another: the first pass starts from those.
+    let mut active = Vec::new();
+    for (entity, agent, transform, progress) in &mut units {
         // A unit that never had a path stands on the map under it.
         let at = transform.translation.truncate();
         let Some((map, nav)) = progress
@@ -85,7 +90,11 @@ pub(super) fn push_apart(
                 radius: agent.radius,
             },
         });
-        roles.push(Role::of(progress.state));
+        let role = Role::of(progress.state);
+        if role != Role::Exempt && (transform.is_changed() || pushed_before.contains(&entity)) {
+            active.push(roles.len());
+        }
+        roles.push(role);
     }
     index.build(|map| {
         maps.get(map)
@@ -94,7 +103,8 @@ pub(super) fn push_apart(
     });
     let max_step = crowd.push_speed * time.delta_secs();
     let grid = |map: Entity| maps.get(map).ok().map(|(_, m)| m.grid());
-    let moved = push(&mut index, &roles, crowd, max_step, grid);
+    let moved = push(&mut index, &roles, active, crowd, max_step, grid);
+    pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
         let (Ok((_, nav)), Ok((_, _, mut transform, mut progress))) =
@@ -102,6 +112,7 @@ pub(super) fn push_apart(
         else {
             continue;
         };
+        pushed_before.insert(m.entity);
         let z = transform.translation.z;
         let before = nav.world_to_grid(transform.translation.truncate());
         transform.translation = nav.grid_to_world(m.body.position).extend(z);
@@ -114,11 +125,13 @@ pub(super) fn push_apart(
 
 /// Pushes the indexed bodies apart ([`PASSES`] passes, each body moving at most `max_step`
 /// tiles a pass, never onto blocked cells of its map's grid); returns the indices of the bodies
-/// moved. The first pass looks at every body, the next ones only at the bodies the pass before
-/// moved (no other pair can have come closer).
+/// moved. The first pass looks at the pairs of the bodies in `active` (those that moved since
+/// they were last apart), the next ones at the pairs of the bodies the pass before moved (no
+/// other pair can have come closer).
 fn push<'g>(
     index: &mut Neighbours,
     roles: &[Role],
+    mut active: Vec<usize>,
     crowd: &CrowdSettings,
     max_step: f32,
     grid: impl Fn(Entity) -> Option<&'g NavGrid>,
@@ -131,7 +144,6 @@ fn push<'g>(
         .fold(0.0f32, f32::max);
     let mut moved = vec![false; count];
     let mut shift = vec![Vec2::ZERO; count];
-    let mut active: Vec<usize> = (0..count).filter(|&i| roles[i] != Role::Exempt).collect();
     let mut is_active = vec![false; count];
     let mut touched = Vec::new();
     for _ in 0..PASSES {
@@ -231,7 +243,7 @@ mod tests {
         let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.9, 3.5)]);
         let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
-        let moved = push(&mut n, &roles, &crowd, 1.0, |_| Some(&grid));
+        let moved = push(&mut n, &roles, vec![0, 1], &crowd, 1.0, |_| Some(&grid));
         assert_eq!(moved, vec![0, 1]);
         let (a, b) = (n.members()[0].body.position, n.members()[1].body.position);
         assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
@@ -250,7 +262,7 @@ mod tests {
         let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
         for _ in 0..20 {
-            push(&mut n, &roles, &crowd, 0.1, |_| Some(&grid));
+            push(&mut n, &roles, vec![0, 1], &crowd, 0.1, |_| Some(&grid));
         }
         for m in n.members() {
             assert!(!overlaps_blocked(
@@ -266,9 +278,14 @@ mod tests {
         let grid = NavGrid::new(8, 8).unwrap();
         let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.6, 3.5)]);
         let crowd = CrowdSettings::default();
-        let moved = push(&mut n, &[Role::Exempt, Role::Standing], &crowd, 1.0, |_| {
-            Some(&grid)
-        });
+        let moved = push(
+            &mut n,
+            &[Role::Exempt, Role::Standing],
+            vec![1],
+            &crowd,
+            1.0,
+            |_| Some(&grid),
+        );
         assert!(moved.is_empty());
     }
 }
