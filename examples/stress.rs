@@ -29,7 +29,9 @@
 //! With `--gates` the map is open ground with a wall every 24 columns, each with two gaps 3
 //! cells wide; with `--group --move` as well, a `crowd` line reports the median unit's time to
 //! the goal area, a lone unit's time, the gaps' capacity (units through per second) and whether
-//! the median is within 1.5 x the lone time plus the crowd's time through the gaps.
+//! the median is within 1.5 x the lone time plus the crowd's time through the gaps, and the
+//! fastest any unit moved from one frame to the next (`max_unit_speed`, tiles per second) with
+//! the unit-frames it moved faster than 1.5 x its speed (`fast_unit_frames`).
 //! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off.
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
@@ -432,14 +434,24 @@ struct GroupTrip {
 
 /// `--group --move --gates`: when each unit first got past the first wall right of the crowd
 /// and first reached the goal area (within the radius of a disc holding the crowd, plus two
-/// tiles, of the target).
+/// tiles, of the target), and how fast units moved from frame to frame (the gaps' capacity is
+/// only as real as those speeds: a crowd that jumps through a gap passes faster than it walks).
 struct CrowdTrips {
     trip: GroupTrip,
     wall_x: f32,
     area: f32,
     past_wall: HashMap<Entity, usize>,
     in_area: HashMap<Entity, usize>,
+    /// Each unit's position (tiles) in the frame before, its fastest move (tiles per second)
+    /// and the unit-frames it moved faster than [`FAST`] x its speed (walking and pushed at once,
+    /// or jumping back onto its curve).
+    last: HashMap<Entity, Vec2>,
+    max_speed: f32,
+    fast: u64,
 }
+
+/// See [`CrowdTrips`]'s `fast`.
+const FAST: f32 = 1.5;
 
 impl CrowdTrips {
     /// `start_x`: the right-most column a unit starts in.
@@ -450,6 +462,9 @@ impl CrowdTrips {
             area: (units as f32 / std::f32::consts::PI).sqrt() + 2.0,
             past_wall: HashMap::new(),
             in_area: HashMap::new(),
+            last: HashMap::new(),
+            max_speed: 0.0,
+            fast: 0,
         })
     }
 
@@ -458,6 +473,11 @@ impl CrowdTrips {
         let mut q = app.world_mut().query::<(Entity, &Transform, &Mover)>();
         for (e, tf, _) in q.iter(app.world()) {
             let p = tf.translation.truncate() / 16.0;
+            if let Some(before) = self.last.insert(e, p) {
+                let speed = before.distance(p) * 60.0;
+                self.max_speed = self.max_speed.max(speed);
+                self.fast += u64::from(speed > FAST * UNIT_SPEED);
+            }
             if p.x >= self.wall_x {
                 self.past_wall.entry(e).or_insert(frame);
             }
@@ -498,11 +518,13 @@ impl CrowdTrips {
             .map_or(f64::NAN, |&f| seconds(f));
         let target = 1.5 * lone + units as f64 / rate;
         println!(
-            "crowd wall_x={} reached_area={} median_to_area_s={median:.1} lone_s={lone:.1} gap_units_per_s={rate:.1} gap_capacity_s={:.1} target_s={target:.1} within_target={}",
+            "crowd wall_x={} reached_area={} median_to_area_s={median:.1} lone_s={lone:.1} gap_units_per_s={rate:.1} gap_capacity_s={:.1} target_s={target:.1} within_target={} max_unit_speed={:.1} fast_unit_frames={}",
             self.wall_x - 1.0,
             reached.len(),
             units as f64 / rate,
             if median <= target { "yes" } else { "no" },
+            self.max_speed,
+            self.fast,
         );
     }
 }

@@ -10,6 +10,10 @@ use crate::plugin::settings::CrowdSettings;
 /// before it stops where it is (if its goal is close enough).
 const CLOSE_ENOUGH_WAITS: f32 = 4.0;
 
+/// How many times [`CrowdSettings::walk_through_after`] a unit queued behind a waiting unit
+/// waits before walking through.
+const QUEUED_PATIENCE: f32 = 3.0;
+
 /// How many of its wait times a unit meeting another (not head-on with it yielding) waits before
 /// it repaths.
 const MOVING_REPATH_WAITS: f32 = 3.0;
@@ -93,17 +97,18 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
     {
         return Action::StopHere;
     }
-    // The last resort against gridlock.
-    if s.walking_through || s.blocked > crowd.walk_through_after {
+    if s.walking_through {
         return Action::Go {
-            start_walking_through: !s.walking_through,
+            start_walking_through: false,
         };
     }
     let go = Action::Go {
         start_walking_through: false,
     };
-    match s.in_the_way {
+    let action = match s.in_the_way {
         None => go,
+        // With pushing, a stopped unit off the goal is shoved aside, not waited for.
+        Some(InTheWay::Stopped { on_goal: false, .. }) if crowd.pushing => go,
         // A stopped unit: repath around it (searches treat stopped units as blocked), or, if it
         // holds the goal, take the nearest free cell. If going around was tried already (or the
         // next cell is the only way, so the repath came back through it), ask it to make way,
@@ -142,6 +147,24 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
                 then,
             }
         }
+    };
+    // The last resort against gridlock, instead of waiting on (never when the way is clear this
+    // frame), later for a unit queued behind a waiting one: the front of the queue is where
+    // the jam is.
+    let queued = matches!(
+        s.in_the_way,
+        Some(InTheWay::Moving {
+            head_on: false,
+            waits: true,
+            ..
+        })
+    );
+    let patience = crowd.walk_through_after * if queued { QUEUED_PATIENCE } else { 1.0 };
+    match action {
+        Action::Wait { .. } if s.blocked > patience => Action::Go {
+            start_walking_through: true,
+        },
+        action => action,
     }
 }
 
@@ -212,8 +235,27 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_unit_is_waited_for_then_gone_round_then_asked_to_make_way() {
+    fn with_pushing_a_stopped_unit_off_the_goal_is_shoved_aside() {
         let crowd = CrowdSettings::default();
+        assert!(crowd.pushing);
+        assert_eq!(decide(&waiting(0.5, stopped()), &crowd), GO);
+        // Even kept in place for long: it shoves on, it does not walk through.
+        let mut s = waiting(0.5, stopped());
+        s.blocked = crowd.walk_through_after + 1.0;
+        assert_eq!(decide(&s, &crowd), GO);
+    }
+
+    /// Crowd settings without pushing: units wait for, go round and ask stopped units.
+    fn no_pushing() -> CrowdSettings {
+        CrowdSettings {
+            pushing: false,
+            ..CrowdSettings::default()
+        }
+    }
+
+    #[test]
+    fn a_stopped_unit_is_waited_for_then_gone_round_then_asked_to_make_way() {
+        let crowd = no_pushing();
         // Patience first.
         assert_eq!(decide(&waiting(0.1, stopped()), &crowd), wait(None));
         // Then a repath around it.
@@ -296,14 +338,12 @@ mod tests {
     #[test]
     fn kept_in_place_too_long_a_unit_walks_through_until_told_otherwise() {
         let crowd = CrowdSettings::default();
-        let mut s = waiting(0.1, stopped());
+        let through = Action::Go {
+            start_walking_through: true,
+        };
+        let mut s = waiting(0.1, head_on(false));
         s.blocked = crowd.walk_through_after + 0.1;
-        assert_eq!(
-            decide(&s, &crowd),
-            Action::Go {
-                start_walking_through: true
-            }
-        );
+        assert_eq!(decide(&s, &crowd), through);
         s.walking_through = true;
         assert_eq!(decide(&s, &crowd), GO);
         // A shorter setting starts it sooner.
@@ -311,8 +351,46 @@ mod tests {
             walk_through_after: 0.05,
             ..CrowdSettings::default()
         };
+        assert_eq!(decide(&waiting(0.1, head_on(false)), &eager), through);
+        // Without pushing, a stopped unit in the way counts too.
+        let mut s = waiting(0.1, stopped());
+        s.blocked = crowd.walk_through_after + 0.1;
+        assert_eq!(decide(&s, &no_pushing()), through);
+    }
+
+    #[test]
+    fn the_last_resort_replaces_a_wait_never_a_clear_way() {
+        let crowd = CrowdSettings::default();
+        // Blocked for long, but the way is clear this frame: it just walks on.
+        let mut s = waiting(0.1, head_on(false));
+        s.blocked = crowd.walk_through_after + 0.1;
+        s.in_the_way = None;
+        assert_eq!(decide(&s, &crowd), GO);
+        let moving_on = InTheWay::Moving {
+            unit: other(),
+            head_on: false,
+            waits: false,
+            we_yield: false,
+        };
+        s.in_the_way = Some(moving_on);
+        assert_eq!(decide(&s, &crowd), GO);
+    }
+
+    #[test]
+    fn a_unit_queued_behind_a_waiting_one_waits_longer_than_the_queues_front() {
+        let crowd = CrowdSettings::default();
+        let queued = InTheWay::Moving {
+            unit: other(),
+            head_on: false,
+            waits: true,
+            we_yield: false,
+        };
+        let mut s = waiting(0.1, queued);
+        s.blocked = crowd.walk_through_after + 0.1;
+        assert!(matches!(decide(&s, &crowd), Action::Wait { .. }));
+        s.blocked = QUEUED_PATIENCE * crowd.walk_through_after + 0.1;
         assert_eq!(
-            decide(&waiting(0.1, stopped()), &eager),
+            decide(&s, &crowd),
             Action::Go {
                 start_walking_through: true
             }

@@ -3,7 +3,8 @@
 //! it to repath; units of the same kind share the push. A push never moves a body onto a blocked
 //! cell (it slides along the wall, or stays), and units walking through others (the crowd's last
 //! resort) neither push nor are pushed. Pushed units settle where they are pushed; a unit on its
-//! way plans its curve again from there.
+//! way walks on along its curve with the push as an offset that fades, so it drifts back onto its
+//! smoothed path without planning it again.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
@@ -18,8 +19,12 @@ use crate::plugin::map::NavMap;
 use crate::plugin::settings::{CrowdSettings, TilepathSettings};
 
 /// Passes over the overlapping pairs per frame (each resolves what the one before left, as
-/// pushes chain through a crowd).
-const PASSES: usize = 8;
+/// pushes chain through a crowd): the first [`FULL_PASSES`] part every overlap, the rest only
+/// overlaps deeper than [`DEEP`] of the sum of the two radii (the few that the crowd presses
+/// together), so they cost little.
+const PASSES: usize = 32;
+const FULL_PASSES: usize = 8;
+const DEEP: f32 = 0.1;
 
 /// How a unit takes part in pushing.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -86,7 +91,8 @@ pub(super) fn push_apart(
             map,
             body: Body {
                 position: nav.world_to_grid(at),
-                velocity: Vec2::ZERO,
+                // Which way a unit on its way faces (the side a standing unit is shoved to).
+                velocity: progress.heading,
                 radius: agent.radius,
             },
         });
@@ -123,9 +129,9 @@ pub(super) fn push_apart(
     }
 }
 
-/// Pushes the indexed bodies apart ([`PASSES`] passes, each body moving at most `max_step`
-/// tiles a pass, never onto blocked cells of its map's grid); returns the indices of the bodies
-/// moved. The first pass looks at the pairs of the bodies in `active` (those that moved since
+/// Pushes the indexed bodies apart ([`PASSES`] passes, the later ones only for deep overlaps,
+/// each body moving at most `max_step` tiles a pass, never onto blocked cells of its map's
+/// grid); returns the indices of the bodies moved. The first pass looks at the pairs of the bodies in `active` (those that moved since
 /// they were last apart), the next ones at the pairs of the bodies the pass before moved (no
 /// other pair can have come closer).
 fn push<'g>(
@@ -146,7 +152,8 @@ fn push<'g>(
     let mut shift = vec![Vec2::ZERO; count];
     let mut is_active = vec![false; count];
     let mut touched = Vec::new();
-    for _ in 0..PASSES {
+    for pass in 0..PASSES {
+        let slack = if pass < FULL_PASSES { 0.0 } else { DEEP };
         for &i in &active {
             is_active[i] = true;
         }
@@ -161,20 +168,26 @@ fn push<'g>(
                 let other = index.members()[j].body;
                 let gap = other.position - me.body.position;
                 let overlap = me.body.radius + other.radius - gap.length();
-                if overlap <= 0.0 {
+                if overlap <= slack * (me.body.radius + other.radius) {
                     continue;
                 }
                 // Bodies on the same spot part along a direction of their own.
                 let away = gap.try_normalize().unwrap_or_else(|| {
                     Vec2::from_angle(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0)
                 });
-                for (k, sign, mine, theirs) in
-                    [(i, -1.0, roles[i], roles[j]), (j, 1.0, roles[j], roles[i])]
-                {
+                for (k, sign, mine, theirs, pusher) in [
+                    (i, -1.0, roles[i], roles[j], j),
+                    (j, 1.0, roles[j], roles[i], i),
+                ] {
                     if shift[k] == Vec2::ZERO {
                         touched.push(k);
                     }
-                    shift[k] += sign * away * overlap * share(mine, theirs, crowd);
+                    let dir = if mine == Role::Standing && theirs == Role::Underway {
+                        aside(sign * away, index.members()[pusher].body.velocity)
+                    } else {
+                        sign * away
+                    };
+                    shift[k] += dir * overlap * share(mine, theirs, crowd);
                 }
             }
         }
@@ -209,6 +222,23 @@ fn push<'g>(
         }
     }
     (0..count).filter(|&i| moved[i]).collect()
+}
+
+/// The way a standing unit is shoved by a unit on its way facing `heading`, when pushing
+/// straight would send it `away`: out of the mover's way to the side it stands on (the left one
+/// if dead ahead), never along the mover's way, where it would be shoved ahead of it all along
+/// its path. A wall in that way turns the push into a slide along it.
+fn aside(away: Vec2, heading: Vec2) -> Vec2 {
+    let Some(h) = heading.try_normalize() else {
+        return away;
+    };
+    let ahead = away.dot(h);
+    if ahead <= 0.0 {
+        return away;
+    }
+    let side = away - h * ahead;
+    let side = side.try_normalize().unwrap_or(h.perp());
+    (side + away * 0.5).normalize_or(side)
 }
 
 #[cfg(test)]
