@@ -144,7 +144,9 @@ pub struct CrowdSettings {
     /// Repaths a unit kept in place tries before it just waits.
     pub max_stuck_repaths: u32,
     /// Seconds a unit may wait without getting a tile closer to its goal before it walks
-    /// through other units (never through walls): the last resort against gridlock.
+    /// through other units (never through walls) instead of waiting on: the last resort against
+    /// gridlock. A unit queued behind another waiting unit waits three times as long (the jam
+    /// is at the queue's front).
     pub walk_through_after: f32,
     /// Tiles a unit walks through other units once it starts to.
     pub walk_through_for: f32,
@@ -153,8 +155,9 @@ pub struct CrowdSettings {
     /// Priority of the short searches of units making way or stepping aside (ahead of orders).
     pub errand_priority: i32,
     /// Pushing: bodies that overlap after the frame's moves are pushed apart, never onto
-    /// blocked cells; units on their way shove standing ones aside (StarCraft-style). Off: units
-    /// only wait for, go round and step aside for each other, and bodies may overlap.
+    /// blocked cells; units on their way walk on into standing ones in their way and shove
+    /// them aside, out of their way (StarCraft-style). Off: units only wait for, go round, ask
+    /// to make way and step aside for each other, and bodies may overlap.
     pub pushing: bool,
     /// The share of a push a standing (idle or arrived) unit takes when a unit on its way
     /// overlaps it, from 0 (it stands firm) to 1 (it is shoved all the way); units of the same
