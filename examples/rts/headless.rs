@@ -2,7 +2,9 @@
 //! window, scripted orders, and a summary line; the process fails if a unit did not arrive.
 //! The summary counts the crowd too: `unit_overlaps` (unit-frames in which a unit's body
 //! overlaps another's by more than a fifth of the sum of their radii) and `walk_through_frames`
-//! (unit-frames spent walking through other units).
+//! (unit-frames spent walking through other units); `goal_cells_p90` and `goal_cells_max` say how
+//! far (cells) arrived units stand from their goal cells at the end (units that stop at the edge
+//! of their gathered crowd arrive short of their slots).
 //!
 //! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap, `RTS_MAP=1` prints
 //! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame, `RTS_HASH=1`
@@ -85,6 +87,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
         }
     }
     let (arrived, stuck) = count_arrivals(&mut app, true, debug);
+    let goal_cells = goal_distances(&mut app);
     if std::env::var_os("RTS_MAP").is_some() {
         print_map(&mut app, &terrain);
     }
@@ -97,8 +100,10 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let p99 = percentile(&frame_ms, 0.99);
     let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
     println!(
-        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
+        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
         settled.map_or("never".to_string(), |f| f.to_string()),
+        percentile(&goal_cells, 0.9),
+        goal_cells.iter().copied().fold(0.0, f64::max),
     );
     if stuck > 0 {
         ExitCode::FAILURE
@@ -291,6 +296,20 @@ fn count_arrivals(app: &mut App, report: bool, debug: bool) -> (usize, usize) {
         eprintln!("not arrived: {reasons:?}");
     }
     (arrived, stuck)
+}
+
+/// How far (in cells, Chebyshev) each arrived unit stands from the goal cell of its last path:
+/// a unit that stops at the edge of its gathered crowd arrives short of its slot.
+fn goal_distances(app: &mut App) -> Vec<f64> {
+    let world = app.world_mut();
+    let mut q = world.query::<(&PathProgress, &Transform, &NavPath)>();
+    q.iter(world)
+        .filter(|(p, _, _)| p.state == MoveState::Arrived)
+        .map(|(_, tf, path)| {
+            let here = cell_at(to_grid(tf.translation.truncate()));
+            (here - path.goal).abs().max_element() as f64
+        })
+        .collect()
 }
 
 fn print_trace(app: &mut App, trace: &[u32], frame: usize) {
