@@ -1,7 +1,8 @@
 //! bevy_ecs_tilemap integration (feature `tilemap`): the navigation grid of a square tilemap is
-//! built from its tiles' [`NavTile`] components and kept in sync: tiles added, removed or changed
-//! update the grid the same frame, and only units whose remaining path crosses a changed tile
-//! are repathed (through [`NavMap::set_terrain`]).
+//! built from its tiles' [`NavTile`] components and kept in sync: tiles spawned, despawned or
+//! changed update the grid the same frame (an emptied slot blocks, as does a slot never filled;
+//! a tile without a `NavTile` is normal ground), and only units whose remaining path crosses a
+//! changed tile are repathed (through [`NavMap::set_terrain`]).
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -13,7 +14,8 @@ use crate::{NavMap, TilepathSystems};
 
 /// Walkability and terrain cost of a tile: `NavTile(0)` is blocked, `NavTile(1)` normal ground,
 /// higher values are slower terrain (a step onto the tile costs that many times more). Tiles
-/// without it count as normal ground; empty tile slots are blocked.
+/// without it count as normal ground; empty tile slots (never filled, or emptied by despawning
+/// their tile, as bevy_ecs_tilemap's `remove_tiles` example does) are blocked.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
 pub struct NavTile(pub u8);
@@ -55,7 +57,8 @@ impl Plugin for TilemapNavPlugin {
     }
 }
 
-/// Where each tile with a [`NavTile`] sits, so removed and despawned tiles can be found.
+/// Where each tile of a navigation map sits, so despawned tiles and tiles that lost their
+/// [`NavTile`] can be found.
 #[derive(Resource, Default)]
 struct TileIndex(EntityHashMap<(Entity, Cell)>);
 
@@ -128,24 +131,46 @@ fn build_nav_maps(
     }
 }
 
+/// Tiles placed on a map (spawned, or given a new [`NavTile`]) since the last frame.
+type PlacedTiles<'a> = (Entity, &'a TilePos, &'a TilemapId, Option<&'a NavTile>);
+
 fn sync_nav_tiles(
-    changed: Query<(Entity, &NavTile, &TilePos, &TilemapId), Changed<NavTile>>,
-    mut removed: RemovedComponents<NavTile>,
+    placed: Query<PlacedTiles, Or<(Added<TilePos>, Changed<NavTile>)>>,
+    mut lost_nav: RemovedComponents<NavTile>,
+    mut despawned: RemovedComponents<TilePos>,
+    still_tiles: Query<(), With<TilePos>>,
     mut maps: Query<&mut NavMap>,
     mut index: ResMut<TileIndex>,
 ) {
-    for (tile, nav, pos, map) in &changed {
-        if let Ok(mut nav_map) = maps.get_mut(map.0) {
-            let _ = nav_map.set_terrain(tile_cell(*pos), nav.0);
-            index.0.insert(tile, (map.0, tile_cell(*pos)));
+    fn set(maps: &mut Query<&mut NavMap>, map: Entity, cell: Cell, terrain: u8) {
+        if let Ok(mut nav_map) = maps.get_mut(map) {
+            let _ = nav_map.set_terrain(cell, terrain);
         }
     }
-    for tile in removed.read() {
-        // A tile that lost its NavTile (or was despawned) leaves no ground: blocked.
-        if let Some((map, cell)) = index.0.remove(&tile)
-            && let Ok(mut nav_map) = maps.get_mut(map)
+    // Emptied slots first (a tile replaced within one frame: the new one counts, below). A
+    // despawned tile, with or without a NavTile, leaves no ground: blocked.
+    for tile in despawned.read() {
+        if let Some((map, cell)) = index.0.remove(&tile) {
+            set(&mut maps, map, cell, BLOCKED);
+        }
+    }
+    // A tile that only lost its NavTile is normal ground, like every tile without one.
+    for tile in lost_nav.read() {
+        if still_tiles.contains(tile)
+            && let Some(&(map, cell)) = index.0.get(&tile)
         {
-            let _ = nav_map.set_terrain(cell, BLOCKED);
+            set(&mut maps, map, cell, NORMAL);
+        }
+    }
+    for (tile, pos, map, nav) in &placed {
+        if maps.contains(map.0) {
+            set(
+                &mut maps,
+                map.0,
+                tile_cell(*pos),
+                nav.map_or(NORMAL, |n| n.0),
+            );
+            index.0.insert(tile, (map.0, tile_cell(*pos)));
         }
     }
 }

@@ -87,3 +87,66 @@ fn tile_edits_are_synced_before_collect_in_fixed_update() {
     assert_eq!(path.origin, PathOrigin::GridEdit);
     assert!(path.cells.contains(&Cell::new(12, 7)), "{:?}", path.cells);
 }
+
+#[test]
+fn emptied_slots_block_and_tiles_without_nav_tile_are_ground() {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(TilepathPlugins::default());
+    let (map, tiles) = spawn_map(app.world_mut());
+    app.update();
+    let walkable = |app: &App, c: Cell| {
+        app.world()
+            .get::<NavMap>(map)
+            .expect("a navigation map")
+            .grid()
+            .is_walkable(c)
+    };
+    let (a, b) = (Cell::new(5, 3), Cell::new(9, 6));
+    // A tile that loses its NavTile is a plain tile: normal ground.
+    app.world_mut().entity_mut(tiles[5][3]).remove::<NavTile>();
+    app.update();
+    assert!(walkable(&app, a));
+    // Despawned as bevy_ecs_tilemap's remove_tiles example does it (a plain tile, and one with
+    // a NavTile): the emptied slots block.
+    for (tile, pos) in [
+        (tiles[5][3], TilePos { x: 5, y: 3 }),
+        (tiles[9][6], TilePos { x: 9, y: 6 }),
+    ] {
+        app.world_mut().entity_mut(tile).despawn();
+        app.world_mut()
+            .get_mut::<TileStorage>(map)
+            .unwrap()
+            .remove(&pos);
+    }
+    app.update();
+    assert!(
+        !walkable(&app, a),
+        "the emptied slot of a plain tile blocks"
+    );
+    assert!(
+        !walkable(&app, b),
+        "the emptied slot of a NavTile tile blocks"
+    );
+    // A plain tile placed in the slot again is ground.
+    let pos = TilePos { x: 5, y: 3 };
+    let tile = app
+        .world_mut()
+        .spawn(TileBundle {
+            position: pos,
+            tilemap_id: TilemapId(map),
+            ..default()
+        })
+        .id();
+    app.world_mut()
+        .get_mut::<TileStorage>(map)
+        .unwrap()
+        .set(&pos, tile);
+    app.update();
+    assert!(walkable(&app, a), "a new plain tile is ground");
+    assert!(!walkable(&app, b));
+    // And despawning it again blocks again.
+    app.world_mut().entity_mut(tile).despawn();
+    app.update();
+    assert!(!walkable(&app, a));
+}
