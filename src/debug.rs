@@ -136,9 +136,9 @@ fn toggle_layers(
 }
 
 fn cell_rect(gizmos: &mut Gizmos, map: &NavMap, cell: Cell, color: Color) {
-    let size = map.tile_size * 0.9;
+    let size = map.tile_size() * 0.9;
     gizmos.rect_2d(
-        Isometry2d::from_translation(map.cell_to_world(cell)),
+        Isometry2d::new(map.cell_to_world(cell), Rot2::radians(map.rotation())),
         size,
         color,
     );
@@ -224,7 +224,7 @@ fn draw_crowd(
         let grid = map.world_to_grid(world);
         gizmos.circle_2d(
             Isometry2d::from_translation(world),
-            agent.radius * map.tile_size.x,
+            agent.radius * map.tile_scale(),
             Color::srgba(1.0, 1.0, 1.0, 0.5),
         );
         if progress.offset != Vec2::ZERO {

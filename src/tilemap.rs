@@ -2,9 +2,12 @@
 //! built from its tiles' [`NavTile`] components and kept in sync: tiles spawned, despawned or
 //! changed update the grid the same frame (an emptied slot blocks, as does a slot never filled;
 //! a tile without a `NavTile` is normal ground), and only units whose remaining path crosses a
-//! changed tile are repathed (through [`NavMap::set_terrain`]).
+//! changed tile are repathed (through [`NavMap::set_terrain`]). The grid lies where the map is
+//! drawn, through the map's whole `Transform` (moved, scaled, rotated about z; followed when it
+//! changes).
 
 use bevy::ecs::entity::EntityHashMap;
+use bevy::math::Affine2;
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
 
@@ -50,7 +53,7 @@ impl Plugin for TilemapNavPlugin {
             .register_type::<TilemapNavRules>()
             .add_systems(
                 schedule,
-                (build_nav_maps, sync_nav_tiles)
+                (build_nav_maps, sync_nav_tiles, follow_map_transforms)
                     .chain()
                     .in_set(TilepathSystems::First),
             );
@@ -67,8 +70,36 @@ pub fn tile_cell(pos: TilePos) -> Cell {
     Cell::new(pos.x as i32, pos.y as i32)
 }
 
+/// The tilemap's own `Transform` (translation, rotation and scale, as it acts on the xy plane)
+/// as a 2D affine map from the map's local space to the world.
+pub fn map_affine(map_transform: &Transform) -> Affine2 {
+    let a = map_transform.compute_affine();
+    Affine2::from_mat2_translation(
+        Mat2::from_cols(a.matrix3.x_axis.truncate(), a.matrix3.y_axis.truncate()),
+        a.translation.truncate(),
+    )
+}
+
+/// Where a square tilemap's navigation grid lies in the world: grid space (cell units) to world
+/// space, through the map's whole transform (translated, scaled, rotated about z).
+pub fn grid_placement(
+    map_transform: &Transform,
+    size: &TilemapSize,
+    grid_size: &TilemapGridSize,
+    tile_size: &TilemapTileSize,
+    map_type: &TilemapType,
+    anchor: &TilemapAnchor,
+) -> Affine2 {
+    // Cell (0, 0)'s outer corner: the center of tile (0, 0) minus half a grid cell.
+    let center =
+        TilePos { x: 0, y: 0 }.center_in_world(size, grid_size, tile_size, map_type, anchor);
+    let cell = Vec2::new(grid_size.x, grid_size.y);
+    map_affine(map_transform)
+        * Affine2::from_scale_angle_translation(cell, 0.0, center - cell / 2.0)
+}
+
 /// The tile position of a world position on a tilemap (bevy_ecs_tilemap's own projection, after
-/// removing the map's translation), or `None` outside the map.
+/// undoing the map's whole transform), or `None` outside the map.
 pub fn world_to_tile(
     world: Vec2,
     map_transform: &Transform,
@@ -78,7 +109,7 @@ pub fn world_to_tile(
     map_type: &TilemapType,
     anchor: &TilemapAnchor,
 ) -> Option<TilePos> {
-    let local = world - map_transform.translation.truncate();
+    let local = map_affine(map_transform).inverse().transform_point2(world);
     TilePos::from_world_pos(&local, size, grid_size, tile_size, map_type, anchor)
 }
 
@@ -120,14 +151,10 @@ fn build_nav_maps(
         let Ok(grid) = NavGrid::from_terrain(size.x, size.y, rules, &terrain) else {
             continue;
         };
-        // Cell (0, 0)'s outer corner: the center of tile (0, 0) minus half a grid cell.
-        let center =
-            TilePos { x: 0, y: 0 }.center_in_world(size, grid_size, tile_size, map_type, anchor);
-        let cell = Vec2::new(grid_size.x, grid_size.y);
-        let origin = transform.translation.truncate() + center - cell / 2.0;
+        let placement = grid_placement(transform, size, grid_size, tile_size, map_type, anchor);
         commands
             .entity(entity)
-            .insert(NavMap::new(grid, origin, cell));
+            .insert(NavMap::with_placement(grid, placement));
     }
 }
 
@@ -171,6 +198,34 @@ fn sync_nav_tiles(
                 nav.map_or(NORMAL, |n| n.0),
             );
             index.0.insert(tile, (map.0, tile_cell(*pos)));
+        }
+    }
+}
+
+/// A tilemap moved, scaled or turned: its navigation map is placed anew (units stay where they
+/// are in the world).
+fn follow_map_transforms(
+    mut maps: Query<
+        (
+            &mut NavMap,
+            &Transform,
+            &TilemapSize,
+            &TilemapGridSize,
+            &TilemapTileSize,
+            &TilemapType,
+            &TilemapAnchor,
+        ),
+        Or<(
+            Changed<Transform>,
+            Changed<TilemapAnchor>,
+            Changed<TilemapGridSize>,
+        )>,
+    >,
+) {
+    for (mut nav_map, transform, size, grid_size, tile_size, map_type, anchor) in &mut maps {
+        let placement = grid_placement(transform, size, grid_size, tile_size, map_type, anchor);
+        if nav_map.placement() != placement {
+            nav_map.set_placement(placement);
         }
     }
 }

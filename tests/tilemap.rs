@@ -8,8 +8,10 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_ecs_tilemap::prelude::*;
+use bevy_tilepath::core::Cell;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::NavTile;
+use bevy_tilepath::{MoveState, PathProgress};
 
 /// A 24 x 8 square tilemap of normal ground, data only (no rendering); returns the map and its
 /// tiles by position.
@@ -149,4 +151,258 @@ fn emptied_slots_block_and_tiles_without_nav_tile_are_ground() {
     app.world_mut().entity_mut(tile).despawn();
     app.update();
     assert!(!walkable(&app, a));
+}
+
+/// A square tilemap of plain tiles (data only), placed by `transform`.
+fn spawn_placed_map(
+    world: &mut World,
+    size: TilemapSize,
+    grid_size: TilemapGridSize,
+    anchor: TilemapAnchor,
+    transform: Transform,
+) -> Entity {
+    let map = world.spawn_empty().id();
+    let mut storage = TileStorage::empty(size);
+    for x in 0..size.x {
+        for y in 0..size.y {
+            let pos = TilePos { x, y };
+            let tile = world
+                .spawn(TileBundle {
+                    position: pos,
+                    tilemap_id: TilemapId(map),
+                    ..default()
+                })
+                .id();
+            storage.set(&pos, tile);
+        }
+    }
+    world.entity_mut(map).insert((
+        size,
+        storage,
+        grid_size,
+        TilemapTileSize { x: 16.0, y: 16.0 },
+        TilemapType::Square,
+        anchor,
+        transform,
+    ));
+    map
+}
+
+/// Moved, scaled (evenly and not), rotated about z, and all three.
+fn map_transforms() -> Vec<Transform> {
+    vec![
+        Transform::default(),
+        Transform::from_xyz(100.0, -40.0, 2.0),
+        Transform::from_scale(Vec3::splat(3.0)),
+        Transform::from_scale(Vec3::new(2.0, 3.0, 1.0)),
+        Transform::from_rotation(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2)),
+        Transform::from_xyz(-35.0, 12.5, 0.0)
+            .with_rotation(Quat::from_rotation_z(0.52))
+            .with_scale(Vec3::splat(2.0)),
+    ]
+}
+
+#[test]
+fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform() {
+    let size = TilemapSize { x: 7, y: 5 };
+    let tile_size = TilemapTileSize { x: 16.0, y: 16.0 };
+    let map_type = TilemapType::Square;
+    let anchors = [
+        TilemapAnchor::None,
+        TilemapAnchor::Center,
+        TilemapAnchor::BottomLeft,
+        TilemapAnchor::BottomCenter,
+        TilemapAnchor::BottomRight,
+        TilemapAnchor::CenterLeft,
+        TilemapAnchor::CenterRight,
+        TilemapAnchor::TopLeft,
+        TilemapAnchor::TopCenter,
+        TilemapAnchor::TopRight,
+        TilemapAnchor::Custom(Vec2::new(0.3, -0.2)),
+    ];
+    let mut checked = 0;
+    for grid_size in [
+        TilemapGridSize { x: 16.0, y: 16.0 },
+        TilemapGridSize { x: 20.0, y: 12.0 },
+    ] {
+        for anchor in anchors {
+            for transform in map_transforms() {
+                let mut app = App::new();
+                app.add_plugins(MinimalPlugins)
+                    .add_plugins(TilepathPlugins::default());
+                let map = spawn_placed_map(app.world_mut(), size, grid_size, anchor, transform);
+                app.update();
+                let nav = app.world().get::<NavMap>(map).expect("a navigation map");
+                // The tilemap's own projection, through the map's transform as Bevy applies it.
+                let affine = transform.compute_affine();
+                let to_world = |local: Vec2| affine.transform_point3(local.extend(0.0)).truncate();
+                let to_local = |world: Vec2| {
+                    affine
+                        .inverse()
+                        .transform_point3(world.extend(0.0))
+                        .truncate()
+                };
+                let scale = transform.scale.truncate().max_element() * grid_size.x.max(grid_size.y);
+                for x in 0..size.x {
+                    for y in 0..size.y {
+                        let pos = TilePos { x, y };
+                        let center =
+                            pos.center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
+                        let world = to_world(center);
+                        let ours = nav.cell_to_world(Cell::new(x as i32, y as i32));
+                        assert!(
+                            ours.distance(world) < 1e-3 * scale,
+                            "{anchor:?} {transform:?}: tile {pos:?} at {world}, cell at {ours}"
+                        );
+                        // Points inside the tile (not on its edges), and past the map's edges.
+                        for (dx, dy) in [(0.0, 0.0), (0.45, 0.3), (-0.4, -0.45), (0.2, -0.49)] {
+                            let p =
+                                to_world(center + Vec2::new(dx * grid_size.x, dy * grid_size.y));
+                            let theirs = TilePos::from_world_pos(
+                                &to_local(p),
+                                &size,
+                                &grid_size,
+                                &tile_size,
+                                &map_type,
+                                &anchor,
+                            );
+                            assert_eq!(theirs, Some(pos), "{anchor:?} {transform:?}");
+                            assert_eq!(
+                                nav.world_to_cell(p),
+                                Some(Cell::new(x as i32, y as i32)),
+                                "{anchor:?} {transform:?}: {p}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+                for outside in [
+                    Vec2::new(-0.7, 2.0),
+                    Vec2::new(7.6, 1.0),
+                    Vec2::new(3.0, 5.5),
+                ] {
+                    let center = TilePos { x: 0, y: 0 }
+                        .center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
+                    let p = to_world(center + outside * Vec2::new(grid_size.x, grid_size.y));
+                    let theirs = TilePos::from_world_pos(
+                        &to_local(p),
+                        &size,
+                        &grid_size,
+                        &tile_size,
+                        &map_type,
+                        &anchor,
+                    );
+                    assert_eq!(theirs, None);
+                    let cell = nav.world_to_cell(p).unwrap();
+                    assert!(
+                        !nav.grid().in_bounds(cell),
+                        "{anchor:?} {transform:?}: {cell}"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 11 * 6 * 35 * 4);
+}
+
+#[test]
+fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
+    for transform in map_transforms() {
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins)
+            .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+                20,
+            )))
+            .add_plugins(TilepathPlugins::default());
+        let size = TilemapSize { x: 24, y: 8 };
+        let grid_size = TilemapGridSize { x: 16.0, y: 16.0 };
+        let anchor = TilemapAnchor::Center;
+        let map = spawn_placed_map(app.world_mut(), size, grid_size, anchor, transform);
+        app.update();
+        // Start and goal where the tilemap draws tiles (1, 4) and (22, 4).
+        let tile_size = TilemapTileSize { x: 16.0, y: 16.0 };
+        let world = |x: u32, y: u32| {
+            let c = TilePos { x, y }.center_in_world(
+                &size,
+                &grid_size,
+                &tile_size,
+                &TilemapType::Square,
+                &anchor,
+            );
+            transform
+                .compute_affine()
+                .transform_point3(c.extend(0.0))
+                .truncate()
+        };
+        let (start, goal) = (world(1, 4), world(22, 4));
+        let unit = app
+            .world_mut()
+            .spawn((
+                Transform::from_translation(start.extend(1.0)),
+                PathRequest::to_cell(Cell::new(22, 4)),
+                Mover {
+                    speed: 8.0,
+                    ..default()
+                },
+            ))
+            .id();
+        for _ in 0..400 {
+            app.update();
+        }
+        let path = app.world().get::<NavPath>(unit).expect("a path");
+        assert_eq!(path.cells.first(), Some(&Cell::new(1, 4)), "{transform:?}");
+        assert_eq!(
+            app.world().get::<PathProgress>(unit).unwrap().state,
+            MoveState::Arrived,
+            "{transform:?}"
+        );
+        let at = app
+            .world()
+            .get::<Transform>(unit)
+            .unwrap()
+            .translation
+            .truncate();
+        let tile = transform.scale.max_element() * 16.0;
+        assert!(
+            at.distance(goal) < 0.1 * tile,
+            "{transform:?}: at {at}, goal {goal}"
+        );
+        assert!(app.world().get::<NavMap>(map).is_some());
+    }
+}
+
+#[test]
+fn a_moved_tilemap_takes_its_navigation_map_along() {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(TilepathPlugins::default());
+    let size = TilemapSize { x: 6, y: 6 };
+    let grid_size = TilemapGridSize { x: 16.0, y: 16.0 };
+    let map = spawn_placed_map(
+        app.world_mut(),
+        size,
+        grid_size,
+        TilemapAnchor::None,
+        Transform::default(),
+    );
+    app.update();
+    let before = app
+        .world()
+        .get::<NavMap>(map)
+        .unwrap()
+        .cell_to_world(Cell::new(2, 3));
+    app.world_mut()
+        .get_mut::<Transform>(map)
+        .unwrap()
+        .translation = Vec3::new(50.0, -20.0, 0.0);
+    app.update();
+    let after = app
+        .world()
+        .get::<NavMap>(map)
+        .unwrap()
+        .cell_to_world(Cell::new(2, 3));
+    assert!(
+        after.distance(before + Vec2::new(50.0, -20.0)) < 1e-3,
+        "{before} {after}"
+    );
 }

@@ -2,12 +2,16 @@
 
 use std::sync::Arc;
 
+use bevy::math::Affine2;
 use bevy::prelude::*;
 
 use crate::core::{Cell, GridError, NavGrid};
 
-/// A navigation grid on a map entity, with its world transform: cell `(x, y)` covers the world
-/// rectangle from `origin + (x, y) * tile_size` to `origin + (x + 1, y + 1) * tile_size`.
+/// A navigation grid on a map entity, with its place in the world: an affine map from grid
+/// space (cell `(x, y)` covers `x..x + 1` by `y..y + 1`) to world space. [`NavMap::new`] places
+/// cell `(x, y)` on the world rectangle from `origin + (x, y) * tile_size` to
+/// `origin + (x + 1, y + 1) * tile_size`; [`NavMap::with_placement`] takes any affine map, so a
+/// map can be moved, scaled and rotated about z (a scaled or rotated tilemap, say).
 ///
 /// The grid is shared copy-on-write with worker searches: reading is free, and an edit copies
 /// the grid only while a worker still holds the old snapshot. Edit through [`NavMap::set_terrain`]
@@ -16,22 +20,74 @@ use crate::core::{Cell, GridError, NavGrid};
 #[derive(Component, Clone, Debug)]
 pub struct NavMap {
     grid: Arc<NavGrid>,
-    /// World position of the outer corner of cell `(0, 0)`.
-    pub origin: Vec2,
-    /// World size of one cell.
-    pub tile_size: Vec2,
+    /// Grid space to world space, and back.
+    to_world: Affine2,
+    to_grid: Affine2,
     changed: Vec<Cell>,
 }
 
 impl NavMap {
     /// A map whose cell `(0, 0)` starts at `origin` with cells of `tile_size` world units.
     pub fn new(grid: NavGrid, origin: Vec2, tile_size: Vec2) -> Self {
-        NavMap {
+        Self::with_placement(
+            grid,
+            Affine2::from_scale_angle_translation(tile_size, 0.0, origin),
+        )
+    }
+
+    /// A map placed in the world by `to_world`, from grid space (cell units, see
+    /// [`crate::core::cell_center`]) to world space. It must be invertible (no zero scale); a
+    /// singular one is replaced by the identity, with a warning.
+    pub fn with_placement(grid: NavGrid, to_world: Affine2) -> Self {
+        let mut map = NavMap {
             grid: Arc::new(grid),
-            origin,
-            tile_size,
+            to_world: Affine2::IDENTITY,
+            to_grid: Affine2::IDENTITY,
             changed: Vec::new(),
+        };
+        map.set_placement(to_world);
+        map
+    }
+
+    /// Places the map anew (the tilemap integration calls it when a tilemap's transform
+    /// changes); see [`NavMap::with_placement`].
+    pub fn set_placement(&mut self, to_world: Affine2) {
+        let det = to_world.matrix2.determinant();
+        if !det.is_finite() || det.abs() < 1e-12 || !to_world.translation.is_finite() {
+            warn!("bevy_tilepath: a NavMap placement that cannot be inverted: {to_world:?}");
+            (self.to_world, self.to_grid) = (Affine2::IDENTITY, Affine2::IDENTITY);
+            return;
         }
+        (self.to_world, self.to_grid) = (to_world, to_world.inverse());
+    }
+
+    /// The affine map from grid space to world space.
+    pub fn placement(&self) -> Affine2 {
+        self.to_world
+    }
+
+    /// World position of the outer corner of cell `(0, 0)`.
+    pub fn origin(&self) -> Vec2 {
+        self.to_world.translation
+    }
+
+    /// World size of one cell along the grid's x and y axes.
+    pub fn tile_size(&self) -> Vec2 {
+        Vec2::new(
+            self.to_world.matrix2.x_axis.length(),
+            self.to_world.matrix2.y_axis.length(),
+        )
+    }
+
+    /// The world angle (radians, about z) of the grid's x axis.
+    pub fn rotation(&self) -> f32 {
+        let x = self.to_world.matrix2.x_axis;
+        x.y.atan2(x.x)
+    }
+
+    /// A direction in grid space as a world direction (not normalised).
+    pub fn grid_to_world_dir(&self, dir: Vec2) -> Vec2 {
+        self.to_world.transform_vector2(dir)
     }
 
     /// The grid.
@@ -94,12 +150,12 @@ impl NavMap {
 
     /// A world position in grid space (cell units, see [`crate::core::cell_center`]).
     pub fn world_to_grid(&self, world: Vec2) -> Vec2 {
-        (world - self.origin) / self.tile_size
+        self.to_grid.transform_point2(world)
     }
 
     /// A grid-space position in world space.
     pub fn grid_to_world(&self, grid: Vec2) -> Vec2 {
-        self.origin + grid * self.tile_size
+        self.to_world.transform_point2(grid)
     }
 
     /// The world position of a cell's center.
@@ -107,8 +163,8 @@ impl NavMap {
         self.grid_to_world(cell.as_vec2() + Vec2::splat(0.5))
     }
 
-    /// World units per tile along x (units' speeds and radii are in tiles).
+    /// World units per tile along the grid's x axis (units' speeds and radii are in tiles).
     pub fn tile_scale(&self) -> f32 {
-        self.tile_size.x
+        self.tile_size().x
     }
 }

@@ -224,7 +224,8 @@ pub(crate) fn move_units(
             continue;
         };
         transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
-        transform.rotation = Quat::from_rotation_z(heading.y.atan2(heading.x));
+        let facing = map.grid_to_world_dir(heading);
+        transform.rotation = Quat::from_rotation_z(facing.y.atan2(facing.x));
     }
 }
 
