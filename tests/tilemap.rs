@@ -243,6 +243,16 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                         .truncate()
                 };
                 let scale = transform.scale.truncate().max_element() * grid_size.x.max(grid_size.y);
+                let theirs = |world: Vec2| {
+                    TilePos::from_world_pos(
+                        &to_local(world),
+                        &size,
+                        &grid_size,
+                        &tile_size,
+                        &map_type,
+                        &anchor,
+                    )
+                };
                 for x in 0..size.x {
                     for y in 0..size.y {
                         let pos = TilePos { x, y };
@@ -258,15 +268,7 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                         for (dx, dy) in [(0.0, 0.0), (0.45, 0.3), (-0.4, -0.45), (0.2, -0.49)] {
                             let p =
                                 to_world(center + Vec2::new(dx * grid_size.x, dy * grid_size.y));
-                            let theirs = TilePos::from_world_pos(
-                                &to_local(p),
-                                &size,
-                                &grid_size,
-                                &tile_size,
-                                &map_type,
-                                &anchor,
-                            );
-                            assert_eq!(theirs, Some(pos), "{anchor:?} {transform:?}");
+                            assert_eq!(theirs(p), Some(pos), "{anchor:?} {transform:?}");
                             assert_eq!(
                                 nav.world_to_cell(p),
                                 Some(Cell::new(x as i32, y as i32)),
@@ -284,15 +286,7 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                     let center = TilePos { x: 0, y: 0 }
                         .center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
                     let p = to_world(center + outside * Vec2::new(grid_size.x, grid_size.y));
-                    let theirs = TilePos::from_world_pos(
-                        &to_local(p),
-                        &size,
-                        &grid_size,
-                        &tile_size,
-                        &map_type,
-                        &anchor,
-                    );
-                    assert_eq!(theirs, None);
+                    assert_eq!(theirs(p), None);
                     let cell = nav.world_to_cell(p).unwrap();
                     assert!(
                         !nav.grid().in_bounds(cell),
