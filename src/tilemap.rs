@@ -4,7 +4,11 @@
 //! a tile without a `NavTile` is normal ground), and only units whose remaining path crosses a
 //! changed tile are repathed (through [`NavMap::set_terrain`]). The grid lies where the map is
 //! drawn, through the map's whole `Transform` (moved, scaled, rotated about z; followed when it
-//! changes).
+//! changes). Tilemaps stacked as bevy_ecs_tilemap's `layers` example stacks them (same size,
+//! their cells in the same world places, any z) are layers of one navigation map, on the lowest:
+//! a cell is blocked if any layer's tile blocks it or no layer has a tile there, else it costs
+//! the dearest layer's tile ([`NavLayerOf`] marks the upper layers; [`NavLayerApart`] keeps a
+//! tilemap apart).
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::math::Affine2;
@@ -51,6 +55,8 @@ impl Plugin for TilemapNavPlugin {
         app.init_resource::<TileIndex>()
             .register_type::<NavTile>()
             .register_type::<TilemapNavRules>()
+            .register_type::<NavLayerApart>()
+            .register_type::<NavLayerOf>()
             .add_systems(
                 schedule,
                 (build_nav_maps, sync_nav_tiles, follow_map_transforms)
@@ -60,10 +66,25 @@ impl Plugin for TilemapNavPlugin {
     }
 }
 
+/// Keeps a tilemap apart from the tilemaps stacked with it: it gets a navigation map of its own
+/// instead of being a layer of theirs (add it before the tilemap's first frame).
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct NavLayerApart;
+
+/// Set by the plugin on a tilemap that is a layer of another tilemap's navigation map: the
+/// [`NavMap`] is on the entity named here (the lowest of the stack).
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct NavLayerOf(pub Entity);
+
 /// Where each tile of a navigation map sits, so despawned tiles and tiles that lost their
-/// [`NavTile`] can be found.
+/// [`NavTile`] can be found, and each navigation map's layers (the tilemap it is on first).
 #[derive(Resource, Default)]
-struct TileIndex(EntityHashMap<(Entity, Cell)>);
+struct TileIndex {
+    tiles: EntityHashMap<(Entity, Cell)>,
+    layers: EntityHashMap<Vec<Entity>>,
+}
 
 /// The cell of a tile position.
 pub fn tile_cell(pos: TilePos) -> Cell {
@@ -123,38 +144,133 @@ type MapQuery<'a> = (
     &'a TilemapAnchor,
     &'a Transform,
     Option<&'a TilemapNavRules>,
+    Has<NavLayerApart>,
 );
 
+/// A cell's terrain from every layer of a navigation map: blocked if any layer's tile blocks it
+/// or no layer has a tile there (an empty slot on one layer is only a hole in that layer), else
+/// the dearest layer's cost (a tile without a [`NavTile`] is normal ground).
+fn stacked_terrain(
+    layers: &[Entity],
+    pos: TilePos,
+    storages: &Query<&TileStorage>,
+    tiles: &Query<Option<&NavTile>, With<TilePos>>,
+) -> u8 {
+    let mut terrain = None;
+    for &layer in layers {
+        let Some(tile) = storages.get(layer).ok().and_then(|s| s.get(&pos)) else {
+            continue;
+        };
+        // A despawned tile still in the storage is an empty slot.
+        let Ok(nav) = tiles.get(tile) else { continue };
+        let t = nav.map_or(NORMAL, |n| n.0);
+        if t == BLOCKED {
+            return BLOCKED;
+        }
+        terrain = Some(terrain.map_or(t, |u: u8| u.max(t)));
+    }
+    terrain.unwrap_or(BLOCKED)
+}
+
+/// Whether two placements put the cells of a grid at the same world places (within a
+/// thousandth of a cell).
+fn same_placement(a: Affine2, b: Affine2) -> bool {
+    let unit = a.matrix2.x_axis.length().max(a.matrix2.y_axis.length()) * 1e-3;
+    a.translation.distance(b.translation) <= unit
+        && a.matrix2.x_axis.distance(b.matrix2.x_axis) <= unit
+        && a.matrix2.y_axis.distance(b.matrix2.y_axis) <= unit
+}
+
+/// New square tilemaps get a navigation map, or become a layer of the navigation map of the
+/// tilemap they are stacked on (same size, same cells in the same world places, any z), lowest
+/// first; tilemaps with [`NavLayerApart`] always get their own.
 fn build_nav_maps(
     mut commands: Commands,
-    maps: Query<MapQuery, Without<NavMap>>,
-    tiles: Query<Option<&NavTile>>,
+    new_maps: Query<MapQuery, (Without<NavMap>, Without<NavLayerOf>)>,
+    mut built: Query<(Entity, &mut NavMap, &TilemapSize, Has<NavLayerApart>)>,
+    storages: Query<&TileStorage>,
+    tiles: Query<Option<&NavTile>, With<TilePos>>,
     mut index: ResMut<TileIndex>,
 ) {
-    for (entity, size, storage, grid_size, tile_size, map_type, anchor, transform, rules) in &maps {
-        if *map_type != TilemapType::Square {
+    let mut new: Vec<_> = new_maps.iter().collect();
+    if new.is_empty() {
+        return;
+    }
+    new.sort_by(|a, b| a.7.translation.z.total_cmp(&b.7.translation.z));
+    // Stacks: (base, size, placement, apart, whether the base is new this frame).
+    // (Maps given a NavMap by the game itself are not the plugin's to stack on.)
+    let mut stacks: Vec<(Entity, TilemapSize, Affine2, bool, bool)> = built
+        .iter()
+        .filter(|(e, ..)| index.layers.contains_key(e))
+        .map(|(e, nav, size, apart)| (e, *size, nav.placement(), apart, false))
+        .collect();
+    let mut grown = Vec::new();
+    for (entity, size, storage, grid_size, tile_size, map_type, anchor, transform, _, apart) in &new
+    {
+        if **map_type != TilemapType::Square {
             warn_once!("bevy_tilepath: only square tilemaps get a navigation grid");
             continue;
         }
-        let mut terrain = vec![BLOCKED; (size.x * size.y) as usize];
-        for y in 0..size.y {
-            for x in 0..size.x {
-                let pos = TilePos { x, y };
-                if let Some(tile) = storage.get(&pos) {
-                    let t = tiles.get(tile).ok().flatten().map_or(NORMAL, |n| n.0);
-                    terrain[(y * size.x + x) as usize] = t;
-                    index.0.insert(tile, (entity, tile_cell(pos)));
+        for (pos, tile) in storage
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| Some((i, (*t)?)))
+        {
+            let pos = TilePos {
+                x: pos as u32 % size.x,
+                y: pos as u32 / size.x,
+            };
+            index.tiles.insert(tile, (*entity, tile_cell(pos)));
+        }
+        let placement = grid_placement(transform, size, grid_size, tile_size, map_type, anchor);
+        let base = stacks.iter().find(|&&(_, s, p, base_apart, _)| {
+            !apart && !base_apart && s == **size && same_placement(p, placement)
+        });
+        match base {
+            Some(&(base, _, _, _, is_new)) => {
+                commands.entity(*entity).insert(NavLayerOf(base));
+                index.layers.entry(base).or_default().push(*entity);
+                if !is_new && !grown.contains(&base) {
+                    grown.push(base);
+                }
+            }
+            None => {
+                index.layers.insert(*entity, vec![*entity]);
+                stacks.push((*entity, **size, placement, *apart, true));
+            }
+        }
+    }
+    for &(base, size, placement, _, is_new) in &stacks {
+        let Some(layers) = index.layers.get(&base) else {
+            continue;
+        };
+        if is_new {
+            let rules = new
+                .iter()
+                .find(|m| m.0 == base)
+                .and_then(|m| m.8)
+                .map(|r| r.0)
+                .unwrap_or_default();
+            let terrain: Vec<u8> = (0..size.y)
+                .flat_map(|y| (0..size.x).map(move |x| TilePos { x, y }))
+                .map(|pos| stacked_terrain(layers, pos, &storages, &tiles))
+                .collect();
+            if let Ok(grid) = NavGrid::from_terrain(size.x, size.y, rules, &terrain) {
+                commands
+                    .entity(base)
+                    .insert(NavMap::with_placement(grid, placement));
+            }
+        } else if grown.contains(&base)
+            && let Ok((_, mut nav, _, _)) = built.get_mut(base)
+        {
+            // A layer added to a map already in use: its cells change like edits.
+            for y in 0..size.y {
+                for x in 0..size.x {
+                    let t = stacked_terrain(layers, TilePos { x, y }, &storages, &tiles);
+                    let _ = nav.set_terrain(Cell::new(x as i32, y as i32), t);
                 }
             }
         }
-        let rules = rules.map(|r| r.0).unwrap_or_default();
-        let Ok(grid) = NavGrid::from_terrain(size.x, size.y, rules, &terrain) else {
-            continue;
-        };
-        let placement = grid_placement(transform, size, grid_size, tile_size, map_type, anchor);
-        commands
-            .entity(entity)
-            .insert(NavMap::with_placement(grid, placement));
     }
 }
 
@@ -165,40 +281,42 @@ fn sync_nav_tiles(
     placed: Query<PlacedTiles, Or<(Added<TilePos>, Changed<NavTile>)>>,
     mut lost_nav: RemovedComponents<NavTile>,
     mut despawned: RemovedComponents<TilePos>,
-    still_tiles: Query<(), With<TilePos>>,
+    layer_of: Query<&NavLayerOf>,
+    storages: Query<&TileStorage>,
+    tiles: Query<Option<&NavTile>, With<TilePos>>,
     mut maps: Query<&mut NavMap>,
     mut index: ResMut<TileIndex>,
 ) {
-    fn set(maps: &mut Query<&mut NavMap>, map: Entity, cell: Cell, terrain: u8) {
-        if let Ok(mut nav_map) = maps.get_mut(map) {
-            let _ = nav_map.set_terrain(cell, terrain);
+    // The tilemap layers' cells that changed: despawned tiles (with or without a NavTile; the
+    // slot is empty), tiles that lost their NavTile (normal ground, like every tile without
+    // one), and tiles placed or given a new NavTile.
+    let mut touched: Vec<(Entity, Cell)> = despawned
+        .read()
+        .filter_map(|tile| index.tiles.remove(&tile))
+        .collect();
+    touched.extend(
+        lost_nav
+            .read()
+            .filter_map(|tile| index.tiles.get(&tile).copied()),
+    );
+    for (tile, pos, map, _) in &placed {
+        let layer = map.0;
+        let base = layer_of.get(layer).map_or(layer, |l| l.0);
+        if index.layers.contains_key(&base) {
+            index.tiles.insert(tile, (layer, tile_cell(*pos)));
+            touched.push((layer, tile_cell(*pos)));
         }
     }
-    // Emptied slots first (a tile replaced within one frame: the new one counts, below). A
-    // despawned tile, with or without a NavTile, leaves no ground: blocked.
-    for tile in despawned.read() {
-        if let Some((map, cell)) = index.0.remove(&tile) {
-            set(&mut maps, map, cell, BLOCKED);
-        }
-    }
-    // A tile that only lost its NavTile is normal ground, like every tile without one.
-    for tile in lost_nav.read() {
-        if still_tiles.contains(tile)
-            && let Some(&(map, cell)) = index.0.get(&tile)
-        {
-            set(&mut maps, map, cell, NORMAL);
-        }
-    }
-    for (tile, pos, map, nav) in &placed {
-        if maps.contains(map.0) {
-            set(
-                &mut maps,
-                map.0,
-                tile_cell(*pos),
-                nav.map_or(NORMAL, |n| n.0),
-            );
-            index.0.insert(tile, (map.0, tile_cell(*pos)));
-        }
+    for (layer, cell) in touched {
+        let base = layer_of.get(layer).map_or(layer, |l| l.0);
+        let (Some(layers), Ok(mut nav)) = (index.layers.get(&base), maps.get_mut(base)) else {
+            continue;
+        };
+        let pos = TilePos {
+            x: cell.x as u32,
+            y: cell.y as u32,
+        };
+        let _ = nav.set_terrain(cell, stacked_terrain(layers, pos, &storages, &tiles));
     }
 }
 

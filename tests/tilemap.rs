@@ -10,7 +10,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::Cell;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::tilemap::NavTile;
+use bevy_tilepath::tilemap::{NavLayerApart, NavLayerOf, NavTile};
 use bevy_tilepath::{MoveState, PathProgress};
 
 /// A 24 x 8 square tilemap of normal ground, data only (no rendering); returns the map and its
@@ -399,4 +399,177 @@ fn a_moved_tilemap_takes_its_navigation_map_along() {
         after.distance(before + Vec2::new(50.0, -20.0)) < 1e-3,
         "{before} {after}"
     );
+}
+
+/// Spawns a tile of `map` at `pos` (and puts it in the map's storage).
+fn place_tile(world: &mut World, map: Entity, pos: TilePos, nav: Option<NavTile>) -> Entity {
+    let mut tile = world.spawn(TileBundle {
+        position: pos,
+        tilemap_id: TilemapId(map),
+        ..default()
+    });
+    if let Some(nav) = nav {
+        tile.insert(nav);
+    }
+    let tile = tile.id();
+    world.get_mut::<TileStorage>(map).unwrap().set(&pos, tile);
+    tile
+}
+
+/// A ground layer of plain tiles (12 x 6), and above it (z 1) a wall layer with blocked tiles
+/// down column 6 but for a gap at y 5 and nothing elsewhere, as bevy_ecs_tilemap's `layers`
+/// example stacks maps.
+fn ground_and_walls(world: &mut World, walls_apart: bool) -> (Entity, Entity) {
+    let size = TilemapSize { x: 12, y: 6 };
+    let grid = TilemapGridSize { x: 16.0, y: 16.0 };
+    let at = |z: f32| Transform::from_xyz(8.0, -4.0, z);
+    let ground = spawn_placed_map(world, size, grid, TilemapAnchor::Center, at(0.0));
+    let walls = world.spawn_empty().id();
+    world.entity_mut(walls).insert((
+        size,
+        TileStorage::empty(size),
+        grid,
+        TilemapTileSize { x: 16.0, y: 16.0 },
+        TilemapType::Square,
+        TilemapAnchor::Center,
+        at(1.0),
+    ));
+    if walls_apart {
+        world.entity_mut(walls).insert(NavLayerApart);
+    }
+    for y in 0..5 {
+        place_tile(world, walls, TilePos { x: 6, y }, Some(NavTile::BLOCKED));
+    }
+    (ground, walls)
+}
+
+#[test]
+fn stacked_tilemaps_are_layers_of_one_navigation_map() {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(TilepathPlugins::default());
+    let (ground, walls) = ground_and_walls(app.world_mut(), false);
+    app.update();
+    let nav = |app: &App| app.world().get::<NavMap>(ground).expect("one map").clone();
+    assert!(app.world().get::<NavMap>(walls).is_none());
+    assert_eq!(
+        app.world().get::<NavLayerOf>(walls),
+        Some(&NavLayerOf(ground))
+    );
+    let grid = nav(&app).grid().clone();
+    assert!(!grid.is_walkable(Cell::new(6, 2)), "the wall layer blocks");
+    assert!(
+        grid.is_walkable(Cell::new(6, 5)),
+        "its empty slots are holes, not walls"
+    );
+    assert!(grid.is_walkable(Cell::new(2, 2)));
+    // A request naming no map finds the one map (with two it failed with NoMap).
+    let start = nav(&app).cell_to_world(Cell::new(1, 1));
+    let unit = app
+        .world_mut()
+        .spawn((
+            Transform::from_translation(start.extend(2.0)),
+            PathRequest::to_cell(Cell::new(10, 1)),
+        ))
+        .id();
+    for _ in 0..5 {
+        app.update();
+    }
+    let path = app.world().get::<NavPath>(unit).expect("a path, not NoMap");
+    assert!(path.cells.contains(&Cell::new(6, 5)), "{:?}", path.cells);
+    // Edits on either layer: a wall tile in the gap, a slower ground tile under an upper tile.
+    let plug = place_tile(
+        app.world_mut(),
+        walls,
+        TilePos { x: 6, y: 5 },
+        Some(NavTile::BLOCKED),
+    );
+    let ground_tile = app
+        .world()
+        .get::<TileStorage>(ground)
+        .unwrap()
+        .get(&TilePos { x: 2, y: 2 })
+        .unwrap();
+    app.world_mut().entity_mut(ground_tile).insert(NavTile(3));
+    place_tile(
+        app.world_mut(),
+        walls,
+        TilePos { x: 2, y: 2 },
+        Some(NavTile(2)),
+    );
+    app.update();
+    let grid = nav(&app).grid().clone();
+    assert!(!grid.is_walkable(Cell::new(6, 5)), "the gap is walled up");
+    assert_eq!(
+        grid.terrain(Cell::new(2, 2)).unwrap(),
+        3,
+        "the dearest layer's cost"
+    );
+    // The plug despawned (remove_tiles style): the gap opens again.
+    app.world_mut().entity_mut(plug).despawn();
+    app.world_mut()
+        .get_mut::<TileStorage>(walls)
+        .unwrap()
+        .remove(&TilePos { x: 6, y: 5 });
+    app.update();
+    assert!(nav(&app).grid().is_walkable(Cell::new(6, 5)));
+    // A despawned ground tile with nothing above it leaves no ground at all.
+    let hole = app
+        .world()
+        .get::<TileStorage>(ground)
+        .unwrap()
+        .get(&TilePos { x: 9, y: 4 })
+        .unwrap();
+    app.world_mut().entity_mut(hole).despawn();
+    app.update();
+    assert!(!nav(&app).grid().is_walkable(Cell::new(9, 4)));
+}
+
+#[test]
+fn a_layer_kept_apart_gets_its_own_map_and_a_late_layer_joins() {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(TilepathPlugins::default());
+    let (ground, walls) = ground_and_walls(app.world_mut(), true);
+    app.update();
+    assert!(app.world().get::<NavMap>(ground).is_some());
+    let apart = app.world().get::<NavMap>(walls).expect("a map of its own");
+    assert!(
+        !apart.grid().is_walkable(Cell::new(6, 5)),
+        "its empty slots block"
+    );
+    assert!(
+        app.world()
+            .get::<NavMap>(ground)
+            .unwrap()
+            .grid()
+            .is_walkable(Cell::new(6, 2))
+    );
+    // A third layer spawned a frame later on the ground's stack joins the ground's map.
+    let size = TilemapSize { x: 12, y: 6 };
+    let late = spawn_placed_map(
+        app.world_mut(),
+        size,
+        TilemapGridSize { x: 16.0, y: 16.0 },
+        TilemapAnchor::Center,
+        Transform::from_xyz(8.0, -4.0, 3.0),
+    );
+    let tile = app
+        .world()
+        .get::<TileStorage>(late)
+        .unwrap()
+        .get(&TilePos { x: 4, y: 4 })
+        .unwrap();
+    app.world_mut().entity_mut(tile).insert(NavTile::BLOCKED);
+    app.update();
+    assert_eq!(
+        app.world().get::<NavLayerOf>(late),
+        Some(&NavLayerOf(ground))
+    );
+    let grid = app.world().get::<NavMap>(ground).unwrap().grid().clone();
+    assert!(
+        !grid.is_walkable(Cell::new(4, 4)),
+        "the late layer's wall counts"
+    );
+    assert!(grid.is_walkable(Cell::new(4, 3)));
 }
