@@ -136,12 +136,17 @@ fn toggle_layers(
 }
 
 fn cell_rect(gizmos: &mut Gizmos, map: &NavMap, cell: Cell, color: Color) {
-    let size = map.tile_size() * 0.9;
-    gizmos.rect_2d(
-        Isometry2d::new(map.cell_to_world(cell), Rot2::radians(map.rotation())),
-        size,
-        color,
-    );
+    // The cell as the map places it (a square, a rotated or a diamond one), a little smaller.
+    let center = cell.as_vec2() + 0.5;
+    let corners = [
+        (-1.0, -1.0),
+        (1.0, -1.0),
+        (1.0, 1.0),
+        (-1.0, 1.0),
+        (-1.0, -1.0),
+    ]
+    .map(|(x, y)| map.grid_to_world(center + Vec2::new(x, y) * 0.45));
+    gizmos.linestrip_2d(corners, color);
 }
 
 fn draw_overlay(

@@ -1,5 +1,5 @@
-//! bevy_ecs_tilemap integration (feature `tilemap`): the navigation grid of a square tilemap is
-//! built from its tiles' [`NavTile`] components and kept in sync: tiles spawned, despawned or
+//! bevy_ecs_tilemap integration (feature `tilemap`): the navigation grid of a square or diamond
+//! isometric tilemap is built from its tiles' [`NavTile`] components and kept in sync: tiles spawned, despawned or
 //! changed update the grid the same frame (an emptied slot blocks, as does a slot never filled;
 //! a tile without a `NavTile` is normal ground), and only units whose remaining path crosses a
 //! changed tile are repathed (through [`NavMap::set_terrain`]). The grid lies where the map is
@@ -40,7 +40,7 @@ impl NavTile {
 #[reflect(Component)]
 pub struct TilemapNavRules(pub MoveRules);
 
-/// Builds a [`NavMap`] on every square tilemap and keeps it in sync with its tiles, in the
+/// Builds a [`NavMap`] on every square and diamond isometric tilemap and keeps it in sync with its tiles, in the
 /// schedule of the plugin group (part of [`TilepathPlugins`](crate::TilepathPlugins) with the
 /// `tilemap` feature).
 #[derive(Default)]
@@ -101,8 +101,10 @@ pub fn map_affine(map_transform: &Transform) -> Affine2 {
     )
 }
 
-/// Where a square tilemap's navigation grid lies in the world: grid space (cell units) to world
-/// space, through the map's whole transform (translated, scaled, rotated about z).
+/// Where a tilemap's navigation grid lies in the world: grid space (cell units) to world space,
+/// through the map's whole transform (translated, scaled, rotated about z). Square and diamond
+/// isometric maps only (their tile centres are an affine image of the tile coordinates: the
+/// same square grid, drawn another way); `None` for the others.
 pub fn grid_placement(
     map_transform: &Transform,
     size: &TilemapSize,
@@ -110,13 +112,24 @@ pub fn grid_placement(
     tile_size: &TilemapTileSize,
     map_type: &TilemapType,
     anchor: &TilemapAnchor,
-) -> Affine2 {
-    // Cell (0, 0)'s outer corner: the center of tile (0, 0) minus half a grid cell.
+) -> Option<Affine2> {
+    if !matches!(
+        map_type,
+        TilemapType::Square | TilemapType::Isometric(IsoCoordSystem::Diamond)
+    ) {
+        return None;
+    }
+    // The tilemap's own projection of tile (0, 0) and its two neighbours along the axes.
     let center =
-        TilePos { x: 0, y: 0 }.center_in_world(size, grid_size, tile_size, map_type, anchor);
-    let cell = Vec2::new(grid_size.x, grid_size.y);
-    map_affine(map_transform)
-        * Affine2::from_scale_angle_translation(cell, 0.0, center - cell / 2.0)
+        |x, y| TilePos { x, y }.center_in_world(size, grid_size, tile_size, map_type, anchor);
+    let (o, ex, ey) = (
+        center(0, 0),
+        center(1, 0) - center(0, 0),
+        center(0, 1) - center(0, 0),
+    );
+    // Cell (0, 0)'s outer corner: half a cell back along both axes from its center.
+    let local = Affine2::from_mat2_translation(Mat2::from_cols(ex, ey), o - (ex + ey) / 2.0);
+    Some(map_affine(map_transform) * local)
 }
 
 /// The tile position of a world position on a tilemap (bevy_ecs_tilemap's own projection, after
@@ -181,7 +194,7 @@ fn same_placement(a: Affine2, b: Affine2) -> bool {
         && a.matrix2.y_axis.distance(b.matrix2.y_axis) <= unit
 }
 
-/// New square tilemaps get a navigation map, or become a layer of the navigation map of the
+/// New square and diamond isometric tilemaps get a navigation map, or become a layer of the navigation map of the
 /// tilemap they are stacked on (same size, same cells in the same world places, any z), lowest
 /// first; tilemaps with [`NavLayerApart`] always get their own.
 fn build_nav_maps(
@@ -207,10 +220,14 @@ fn build_nav_maps(
     let mut grown = Vec::new();
     for (entity, size, storage, grid_size, tile_size, map_type, anchor, transform, _, apart) in &new
     {
-        if **map_type != TilemapType::Square {
-            warn_once!("bevy_tilepath: only square tilemaps get a navigation grid");
+        let Some(placement) =
+            grid_placement(transform, size, grid_size, tile_size, map_type, anchor)
+        else {
+            warn_once!(
+                "bevy_tilepath: only square and diamond isometric tilemaps get a navigation grid"
+            );
             continue;
-        }
+        };
         for (pos, tile) in storage
             .iter()
             .enumerate()
@@ -222,7 +239,6 @@ fn build_nav_maps(
             };
             index.tiles.insert(tile, (*entity, tile_cell(pos)));
         }
-        let placement = grid_placement(transform, size, grid_size, tile_size, map_type, anchor);
         let base = stacks.iter().find(|&&(_, s, p, base_apart, _)| {
             !apart && !base_apart && s == **size && same_placement(p, placement)
         });
@@ -341,7 +357,11 @@ fn follow_map_transforms(
     >,
 ) {
     for (mut nav_map, transform, size, grid_size, tile_size, map_type, anchor) in &mut maps {
-        let placement = grid_placement(transform, size, grid_size, tile_size, map_type, anchor);
+        let Some(placement) =
+            grid_placement(transform, size, grid_size, tile_size, map_type, anchor)
+        else {
+            continue;
+        };
         if nav_map.placement() != placement {
             nav_map.set_placement(placement);
         }

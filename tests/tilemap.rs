@@ -161,6 +161,25 @@ fn spawn_placed_map(
     anchor: TilemapAnchor,
     transform: Transform,
 ) -> Entity {
+    spawn_typed_map(
+        world,
+        TilemapType::Square,
+        size,
+        grid_size,
+        anchor,
+        transform,
+    )
+}
+
+/// [`spawn_placed_map`] of any map type.
+fn spawn_typed_map(
+    world: &mut World,
+    map_type: TilemapType,
+    size: TilemapSize,
+    grid_size: TilemapGridSize,
+    anchor: TilemapAnchor,
+    transform: Transform,
+) -> Entity {
     let map = world.spawn_empty().id();
     let mut storage = TileStorage::empty(size);
     for x in 0..size.x {
@@ -181,7 +200,7 @@ fn spawn_placed_map(
         storage,
         grid_size,
         TilemapTileSize { x: 16.0, y: 16.0 },
-        TilemapType::Square,
+        map_type,
         anchor,
         transform,
     ));
@@ -206,7 +225,6 @@ fn map_transforms() -> Vec<Transform> {
 fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform() {
     let size = TilemapSize { x: 7, y: 5 };
     let tile_size = TilemapTileSize { x: 16.0, y: 16.0 };
-    let map_type = TilemapType::Square;
     let anchors = [
         TilemapAnchor::None,
         TilemapAnchor::Center,
@@ -221,18 +239,42 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
         TilemapAnchor::Custom(Vec2::new(0.3, -0.2)),
     ];
     let mut checked = 0;
-    for grid_size in [
-        TilemapGridSize { x: 16.0, y: 16.0 },
-        TilemapGridSize { x: 20.0, y: 12.0 },
-    ] {
+    for (map_type, grid_size) in [
+        TilemapType::Square,
+        TilemapType::Isometric(IsoCoordSystem::Diamond),
+    ]
+    .into_iter()
+    .flat_map(|t| {
+        [
+            TilemapGridSize { x: 16.0, y: 16.0 },
+            TilemapGridSize { x: 20.0, y: 12.0 },
+        ]
+        .map(|g| (t, g))
+    }) {
         for anchor in anchors {
             for transform in map_transforms() {
                 let mut app = App::new();
                 app.add_plugins(MinimalPlugins)
                     .add_plugins(TilepathPlugins::default());
-                let map = spawn_placed_map(app.world_mut(), size, grid_size, anchor, transform);
+                let map = spawn_typed_map(
+                    app.world_mut(),
+                    map_type,
+                    size,
+                    grid_size,
+                    anchor,
+                    transform,
+                );
                 app.update();
                 let nav = app.world().get::<NavMap>(map).expect("a navigation map");
+                // The tilemap's own steps from a tile to its neighbours along x and y.
+                let tile_center = |x, y| {
+                    TilePos { x, y }
+                        .center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor)
+                };
+                let (ex, ey) = (
+                    tile_center(1, 0) - tile_center(0, 0),
+                    tile_center(0, 1) - tile_center(0, 0),
+                );
                 // The tilemap's own projection, through the map's transform as Bevy applies it.
                 let affine = transform.compute_affine();
                 let to_world = |local: Vec2| affine.transform_point3(local.extend(0.0)).truncate();
@@ -266,8 +308,7 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                         );
                         // Points inside the tile (not on its edges), and past the map's edges.
                         for (dx, dy) in [(0.0, 0.0), (0.45, 0.3), (-0.4, -0.45), (0.2, -0.49)] {
-                            let p =
-                                to_world(center + Vec2::new(dx * grid_size.x, dy * grid_size.y));
+                            let p = to_world(center + dx * ex + dy * ey);
                             assert_eq!(theirs(p), Some(pos), "{anchor:?} {transform:?}");
                             assert_eq!(
                                 nav.world_to_cell(p),
@@ -285,7 +326,7 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                 ] {
                     let center = TilePos { x: 0, y: 0 }
                         .center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
-                    let p = to_world(center + outside * Vec2::new(grid_size.x, grid_size.y));
+                    let p = to_world(center + outside.x * ex + outside.y * ey);
                     assert_eq!(theirs(p), None);
                     let cell = nav.world_to_cell(p).unwrap();
                     assert!(
@@ -296,12 +337,19 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
             }
         }
     }
-    assert_eq!(checked, 2 * 11 * 6 * 35 * 4);
+    assert_eq!(checked, 2 * 2 * 11 * 6 * 35 * 4);
 }
 
 #[test]
 fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
-    for transform in map_transforms() {
+    let map_types = [
+        TilemapType::Square,
+        TilemapType::Isometric(IsoCoordSystem::Diamond),
+    ];
+    for (map_type, transform) in map_types
+        .into_iter()
+        .flat_map(|t| map_transforms().into_iter().map(move |tf| (t, tf)))
+    {
         let mut app = App::new();
         app.add_plugins(MinimalPlugins)
             .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
@@ -311,18 +359,20 @@ fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
         let size = TilemapSize { x: 24, y: 8 };
         let grid_size = TilemapGridSize { x: 16.0, y: 16.0 };
         let anchor = TilemapAnchor::Center;
-        let map = spawn_placed_map(app.world_mut(), size, grid_size, anchor, transform);
+        let map = spawn_typed_map(
+            app.world_mut(),
+            map_type,
+            size,
+            grid_size,
+            anchor,
+            transform,
+        );
         app.update();
         // Start and goal where the tilemap draws tiles (1, 4) and (22, 4).
         let tile_size = TilemapTileSize { x: 16.0, y: 16.0 };
         let world = |x: u32, y: u32| {
-            let c = TilePos { x, y }.center_in_world(
-                &size,
-                &grid_size,
-                &tile_size,
-                &TilemapType::Square,
-                &anchor,
-            );
+            let c =
+                TilePos { x, y }.center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
             transform
                 .compute_affine()
                 .transform_point3(c.extend(0.0))
@@ -344,7 +394,11 @@ fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
             app.update();
         }
         let path = app.world().get::<NavPath>(unit).expect("a path");
-        assert_eq!(path.cells.first(), Some(&Cell::new(1, 4)), "{transform:?}");
+        assert_eq!(
+            path.cells.first(),
+            Some(&Cell::new(1, 4)),
+            "{map_type:?} {transform:?}"
+        );
         assert_eq!(
             app.world().get::<PathProgress>(unit).unwrap().state,
             MoveState::Arrived,
