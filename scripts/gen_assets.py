@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Draws the RTS demo's textures (no image library needed): assets/tiles.png, a strip of 16x16
-tiles (grass, forest, water, wall, road), and assets/unit.png, a white unit with a nose pointing
-along +x that the demo tints per team."""
+tiles (grass, forest, water, wall, road); the same tiles as diamonds for isometric maps
+(assets/tiles_iso.png, 32x16 each) and as pointy-top hexagons for hexagonal maps
+(assets/tiles_hex.png, 16x18 each); and assets/unit.png, a white unit with a nose pointing along
++x that the demo tints per team."""
 import random
 import struct
 import zlib
@@ -57,6 +59,31 @@ def tile(kind, rnd):
     return out
 
 
+def diamond(u, v):
+    """Whether (u, v) in [0, 1)^2 lies in the diamond touching the box's edge midpoints."""
+    return abs(u - 0.5) + abs(v - 0.5) <= 0.5 + 1e-6
+
+
+def hexagon(u, v):
+    """Whether (u, v) lies in the pointy-top hexagon filling the box (corners at the top and
+    bottom middle, vertical sides from a quarter to three quarters of the height)."""
+    dx, dy = abs(u - 0.5), abs(v - 0.5)
+    return dx <= 0.5 and dy <= 0.5 - dx * 0.5 + 1e-6
+
+
+def shaped(tiles, path, tw, th, inside):
+    """The square tiles resampled into tw x th boxes, transparent outside the shape."""
+    w = tw * len(tiles)
+    px = []
+    for y in range(th):
+        for x in range(w):
+            k, lx = divmod(x, tw)
+            u, v = (lx + 0.5) / tw, (y + 0.5) / th
+            sx, sy = min(T - 1, int(u * T)), min(T - 1, int(v * T))
+            px.append(tiles[k][sy * T + sx] if inside(u, v) else (0, 0, 0, 0))
+    png(path, w, th, px)
+
+
 def main():
     rnd = random.Random(7)
     kinds = ["grass", "forest", "water", "wall", "road"]
@@ -64,6 +91,8 @@ def main():
     w, h = T * len(kinds), T
     px = [tiles[x // T][y * T + x % T] for y in range(h) for x in range(w)]
     png("assets/tiles.png", w, h, px)
+    shaped(tiles, "assets/tiles_iso.png", 32, 16, diamond)
+    shaped(tiles, "assets/tiles_hex.png", 16, 18, hexagon)
 
     # Unit: 16x16 white disc with a dark outline and a nose toward +x (the demo tints it).
     S = 16

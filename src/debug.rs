@@ -136,31 +136,53 @@ fn toggle_layers(
 }
 
 fn cell_rect(gizmos: &mut Gizmos, map: &NavMap, cell: Cell, color: Color) {
-    // The cell as the map places it (a square, a rotated or a diamond one), a little smaller.
-    let center = cell.as_vec2() + 0.5;
-    let corners = [
-        (-1.0, -1.0),
-        (1.0, -1.0),
-        (1.0, 1.0),
-        (-1.0, 1.0),
-        (-1.0, -1.0),
-    ]
-    .map(|(x, y)| map.grid_to_world(center + Vec2::new(x, y) * 0.45));
-    gizmos.linestrip_2d(corners, color);
+    // The cell as the map places it (a square, a rotated or a diamond one, a hexagon), a little
+    // smaller.
+    let grid = map.grid();
+    let center = grid.cell_center(cell);
+    let corners: Vec<Vec2> = grid.cell_corners(cell).collect();
+    let first = corners.first().copied();
+    gizmos.linestrip_2d(
+        corners
+            .into_iter()
+            .chain(first)
+            .map(|k| map.grid_to_world(center.lerp(k, 0.9))),
+        color,
+    );
+}
+
+/// The tile cells of a map built from a tilemap: cells no tile maps to (beyond the edges of a
+/// staggered or hexagonal map) are not drawn.
+#[cfg(feature = "tilemap")]
+type MapCells = Option<&'static crate::tilemap::TileCells>;
+#[cfg(not(feature = "tilemap"))]
+type MapCells = ();
+
+#[cfg(feature = "tilemap")]
+fn on_map(cells: Option<&crate::tilemap::TileCells>, cell: Cell) -> bool {
+    cells.is_none_or(|c| c.tile(cell).is_some())
+}
+
+#[cfg(not(feature = "tilemap"))]
+fn on_map(_: (), _: Cell) -> bool {
+    true
 }
 
 fn draw_overlay(
     mut gizmos: Gizmos,
     layers: Res<DebugLayers>,
-    maps: Query<(Entity, &NavMap)>,
+    maps: Query<(Entity, &NavMap, MapCells)>,
     selected: Query<(&NavPath, Option<&PathProgress>), With<DebugSelected>>,
     claims: Res<Claims>,
     stats: Res<TilepathFrameStats>,
 ) {
-    for (map_entity, map) in &maps {
+    for (map_entity, map, map_cells) in &maps {
         if layers.blocked {
             let grid = map.grid();
-            for cell in grid.cells().filter(|&c| !grid.is_walkable(c)) {
+            for cell in grid
+                .cells()
+                .filter(|&c| !grid.is_walkable(c) && on_map(map_cells, c))
+            {
                 cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.2, 0.2, 0.6));
             }
         }
@@ -172,7 +194,7 @@ fn draw_overlay(
     }
     if layers.expanded {
         for (map_entity, cells) in &stats.recent_expanded {
-            let Ok((_, map)) = maps.get(*map_entity) else {
+            let Ok((_, map, _)) = maps.get(*map_entity) else {
                 continue;
             };
             for &cell in cells {
@@ -182,7 +204,7 @@ fn draw_overlay(
     }
     if layers.paths {
         for (path, progress) in &selected {
-            let Ok((_, map)) = maps.get(path.map) else {
+            let Ok((_, map, _)) = maps.get(path.map) else {
                 continue;
             };
             let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));

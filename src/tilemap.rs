@@ -1,5 +1,6 @@
-//! bevy_ecs_tilemap integration (feature `tilemap`): the navigation grid of a square or diamond
-//! isometric tilemap is built from its tiles' [`NavTile`] components and kept in sync: tiles spawned, despawned or
+//! bevy_ecs_tilemap integration (feature `tilemap`): the navigation grid of a tilemap of any kind
+//! (square, isometric diamond or staggered, hexagonal in each of bevy_ecs_tilemap's coordinate
+//! systems) is built from its tiles' [`NavTile`] components and kept in sync: tiles spawned, despawned or
 //! changed update the grid the same frame (an emptied slot blocks, as does a slot never filled;
 //! a tile without a `NavTile` is normal ground), and only units whose remaining path crosses a
 //! changed tile are repathed (through [`NavMap::set_terrain`]). The grid lies where the map is
@@ -9,13 +10,18 @@
 //! a cell is blocked if any layer's tile blocks it or no layer has a tile there, else it costs
 //! the dearest layer's tile ([`NavLayerOf`] marks the upper layers; [`NavLayerApart`] keeps a
 //! tilemap apart).
+//!
+//! Tile positions become grid cells through [`TileCells`] (a component on each tilemap with a
+//! navigation map): square and diamond maps keep their coordinates, hexagonal maps become a
+//! [`Topology::Hex`] grid in axial coordinates, staggered maps the diamond grid they are drawn
+//! on. Cells no tile maps to are blocked.
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::math::Affine2;
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
 
-use crate::core::{BLOCKED, Cell, MoveRules, NORMAL, NavGrid};
+use crate::core::{BLOCKED, Cell, MoveRules, NORMAL, NavGrid, Topology};
 use crate::plugin::schedule::TilepathSchedule;
 use crate::{NavMap, TilepathSystems};
 
@@ -35,12 +41,14 @@ impl NavTile {
 }
 
 /// Move rules for the grid built from a tilemap (add this component to the tilemap entity before
-/// its first frame; default rules otherwise).
+/// its first frame; default rules otherwise). The topology follows the map: hexagonal maps get
+/// [`Topology::Hex`]; square and isometric maps take the one given here, eight-way if it is
+/// `Hex`.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component)]
 pub struct TilemapNavRules(pub MoveRules);
 
-/// Builds a [`NavMap`] on every square and diamond isometric tilemap and keeps it in sync with its tiles, in the
+/// Builds a [`NavMap`] on every tilemap and keeps it in sync with its tiles, in the
 /// schedule of the plugin group (part of [`TilepathPlugins`](crate::TilepathPlugins) with the
 /// `tilemap` feature).
 #[derive(Default)]
@@ -57,6 +65,7 @@ impl Plugin for TilemapNavPlugin {
             .register_type::<TilemapNavRules>()
             .register_type::<NavLayerApart>()
             .register_type::<NavLayerOf>()
+            .register_type::<TileCells>()
             .add_systems(
                 schedule,
                 (build_nav_maps, sync_nav_tiles, follow_map_transforms)
@@ -82,13 +91,145 @@ pub struct NavLayerOf(pub Entity);
 /// [`NavTile`] can be found, and each navigation map's layers (the tilemap it is on first).
 #[derive(Resource, Default)]
 struct TileIndex {
-    tiles: EntityHashMap<(Entity, Cell)>,
+    tiles: EntityHashMap<(Entity, TilePos)>,
     layers: EntityHashMap<Vec<Entity>>,
 }
 
-/// The cell of a tile position.
-pub fn tile_cell(pos: TilePos) -> Cell {
-    Cell::new(pos.x as i32, pos.y as i32)
+/// How a tilemap's tile positions map to the cells of its navigation grid (set by the plugin on
+/// every tilemap with a [`NavMap`]; build one with [`TileCells::new`] to convert before then).
+///
+/// - Square and isometric diamond maps: a tile's cell has the tile's coordinates.
+/// - Isometric staggered maps are drawn on a diamond grid: tile `(x, y)` is diamond cell
+///   `(x, x + y)` (bevy_ecs_tilemap's `DiamondPos::from(StaggeredPos)`).
+/// - Hexagonal maps, in every coordinate system (row or column; even, odd or axial): the tile's
+///   axial coordinates (bevy_ecs_tilemap's `AxialPos`), shifted so that none is negative.
+///
+/// Cells no tile maps to (the corners of the grid a staggered or offset hexagonal map leaves
+/// empty) are blocked, and the debug overlay leaves them out.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct TileCells {
+    kind: CellKind,
+    size: UVec2,
+    /// Added to a tile's coordinates in the grid's system so that every cell is in the grid.
+    offset: IVec2,
+    grid: UVec2,
+}
+
+/// The coordinate systems [`TileCells`] maps from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+enum CellKind {
+    Same,
+    Staggered,
+    HexAxial,
+    HexRowOdd,
+    HexRowEven,
+    HexColumnOdd,
+    HexColumnEven,
+}
+
+impl TileCells {
+    /// The mapping for a tilemap of `size` and `map_type`.
+    pub fn new(size: TilemapSize, map_type: TilemapType) -> Self {
+        let kind = match map_type {
+            TilemapType::Square | TilemapType::Isometric(IsoCoordSystem::Diamond) => CellKind::Same,
+            TilemapType::Isometric(IsoCoordSystem::Staggered) => CellKind::Staggered,
+            TilemapType::Hexagon(HexCoordSystem::Row | HexCoordSystem::Column) => {
+                CellKind::HexAxial
+            }
+            TilemapType::Hexagon(HexCoordSystem::RowOdd) => CellKind::HexRowOdd,
+            TilemapType::Hexagon(HexCoordSystem::RowEven) => CellKind::HexRowEven,
+            TilemapType::Hexagon(HexCoordSystem::ColumnOdd) => CellKind::HexColumnOdd,
+            TilemapType::Hexagon(HexCoordSystem::ColumnEven) => CellKind::HexColumnEven,
+        };
+        let size = UVec2::new(size.x, size.y);
+        let mut cells = TileCells {
+            kind,
+            size,
+            offset: IVec2::ZERO,
+            grid: size,
+        };
+        // Every mapping is monotonic along each axis: its extremes are on the map's edges.
+        let (w, h) = (size.x.max(1) as i32, size.y.max(1) as i32);
+        let edge = (0..w)
+            .flat_map(|x| [IVec2::new(x, 0), IVec2::new(x, h - 1)])
+            .chain((0..h).flat_map(|y| [IVec2::new(0, y), IVec2::new(w - 1, y)]));
+        let (lo, hi) = edge
+            .map(|t| cells.raw(t))
+            .fold((IVec2::MAX, IVec2::MIN), |(lo, hi), c| {
+                (lo.min(c), hi.max(c))
+            });
+        cells.offset = -lo;
+        cells.grid = (hi - lo + IVec2::ONE).as_uvec2();
+        cells
+    }
+
+    /// A tile's coordinates in the grid's system, before the offset.
+    fn raw(&self, t: IVec2) -> IVec2 {
+        // bevy_ecs_tilemap's offset-to-axial conversions (tile coordinates are never negative).
+        match self.kind {
+            CellKind::Same | CellKind::HexAxial => t,
+            CellKind::Staggered => IVec2::new(t.x, t.x + t.y),
+            CellKind::HexRowOdd => IVec2::new(t.x - t.y / 2, t.y),
+            CellKind::HexRowEven => IVec2::new(t.x - (t.y + 1) / 2, t.y),
+            CellKind::HexColumnOdd => IVec2::new(t.x, t.y - t.x / 2),
+            CellKind::HexColumnEven => IVec2::new(t.x, t.y - (t.x + 1) / 2),
+        }
+    }
+
+    /// The cell of a tile position.
+    pub fn cell(&self, pos: TilePos) -> Cell {
+        self.raw(IVec2::new(pos.x as i32, pos.y as i32)) + self.offset
+    }
+
+    /// The tile position of a cell, or `None` if no tile of the map maps to it.
+    pub fn tile(&self, cell: Cell) -> Option<TilePos> {
+        let c = cell - self.offset;
+        let t = match self.kind {
+            CellKind::Same | CellKind::HexAxial => c,
+            CellKind::Staggered => IVec2::new(c.x, c.y - c.x),
+            CellKind::HexRowOdd => IVec2::new(c.x + c.y.div_euclid(2), c.y),
+            CellKind::HexRowEven => IVec2::new(c.x + (c.y + 1).div_euclid(2), c.y),
+            CellKind::HexColumnOdd => IVec2::new(c.x, c.y + c.x.div_euclid(2)),
+            CellKind::HexColumnEven => IVec2::new(c.x, c.y + (c.x + 1).div_euclid(2)),
+        };
+        (t.cmpge(IVec2::ZERO).all() && t.cmplt(self.size.as_ivec2()).all()).then_some(TilePos {
+            x: t.x as u32,
+            y: t.y as u32,
+        })
+    }
+
+    /// The navigation grid's width and height in cells.
+    pub fn grid_size(&self) -> UVec2 {
+        self.grid
+    }
+
+    /// Whether the cells are hexagons.
+    pub fn is_hex(&self) -> bool {
+        !matches!(self.kind, CellKind::Same | CellKind::Staggered)
+    }
+
+    /// The move rules of the map's grid: `rules` with the map's topology (see
+    /// [`TilemapNavRules`]).
+    pub fn rules(&self, rules: MoveRules) -> MoveRules {
+        let topology = match (self.is_hex(), rules.topology) {
+            (true, _) => Topology::Hex,
+            (false, Topology::Hex) => Topology::Eight,
+            (false, t) => t,
+        };
+        MoveRules { topology, ..rules }
+    }
+
+    /// The topology of the map's grid.
+    fn topology(&self) -> Topology {
+        self.rules(MoveRules::default()).topology
+    }
+
+    /// Every tile position of the map, row by row.
+    fn tiles(&self) -> impl Iterator<Item = TilePos> + use<> {
+        let size = self.size;
+        (0..size.y).flat_map(move |y| (0..size.x).map(move |x| TilePos { x, y }))
+    }
 }
 
 /// The tilemap's own `Transform` (translation, rotation and scale, as it acts on the xy plane)
@@ -101,10 +242,11 @@ pub fn map_affine(map_transform: &Transform) -> Affine2 {
     )
 }
 
-/// Where a tilemap's navigation grid lies in the world: grid space (cell units) to world space,
-/// through the map's whole transform (translated, scaled, rotated about z). Square and diamond
-/// isometric maps only (their tile centres are an affine image of the tile coordinates: the
-/// same square grid, drawn another way); `None` for the others.
+/// Where a tilemap's navigation grid lies in the world: grid space (cell units, see
+/// [`NavGrid::cell_center`]) to world space, through the map's whole transform (translated,
+/// scaled, rotated about z). Every kind of map is an affine image of its grid (the same square
+/// or hexagonal grid, drawn another way), so the placement comes from the tilemap's own centres
+/// of three tiles; `None` if they are degenerate (a zero grid size).
 pub fn grid_placement(
     map_transform: &Transform,
     size: &TilemapSize,
@@ -113,22 +255,20 @@ pub fn grid_placement(
     map_type: &TilemapType,
     anchor: &TilemapAnchor,
 ) -> Option<Affine2> {
-    if !matches!(
-        map_type,
-        TilemapType::Square | TilemapType::Isometric(IsoCoordSystem::Diamond)
-    ) {
+    let cells = TileCells::new(*size, *map_type);
+    let topology = cells.topology();
+    // The tilemap's own projection of three tiles, and their centres in grid space.
+    let pos = [(0, 0), (1, 0), (0, 1)].map(|(x, y)| TilePos { x, y });
+    let world = pos.map(|p| p.center_in_world(size, grid_size, tile_size, map_type, anchor));
+    let grid = pos.map(|p| topology.cell_center(cells.cell(p)));
+    let g = Mat2::from_cols(grid[1] - grid[0], grid[2] - grid[0]);
+    let w = Mat2::from_cols(world[1] - world[0], world[2] - world[0]);
+    let det = g.determinant() * w.determinant();
+    if !det.is_finite() || det.abs() < 1e-12 {
         return None;
     }
-    // The tilemap's own projection of tile (0, 0) and its two neighbours along the axes.
-    let center =
-        |x, y| TilePos { x, y }.center_in_world(size, grid_size, tile_size, map_type, anchor);
-    let (o, ex, ey) = (
-        center(0, 0),
-        center(1, 0) - center(0, 0),
-        center(0, 1) - center(0, 0),
-    );
-    // Cell (0, 0)'s outer corner: half a cell back along both axes from its center.
-    let local = Affine2::from_mat2_translation(Mat2::from_cols(ex, ey), o - (ex + ey) / 2.0);
+    let m = w * g.inverse();
+    let local = Affine2::from_mat2_translation(m, world[0] - m * grid[0]);
     Some(map_affine(map_transform) * local)
 }
 
@@ -194,13 +334,13 @@ fn same_placement(a: Affine2, b: Affine2) -> bool {
         && a.matrix2.y_axis.distance(b.matrix2.y_axis) <= unit
 }
 
-/// New square and diamond isometric tilemaps get a navigation map, or become a layer of the navigation map of the
-/// tilemap they are stacked on (same size, same cells in the same world places, any z), lowest
+/// New tilemaps get a navigation map, or become a layer of the navigation map of the tilemap
+/// they are stacked on (same size, same cells in the same world places, any z), lowest
 /// first; tilemaps with [`NavLayerApart`] always get their own.
 fn build_nav_maps(
     mut commands: Commands,
     new_maps: Query<MapQuery, (Without<NavMap>, Without<NavLayerOf>)>,
-    mut built: Query<(Entity, &mut NavMap, &TilemapSize, Has<NavLayerApart>)>,
+    mut built: Query<(Entity, &mut NavMap, &TileCells, Has<NavLayerApart>)>,
     storages: Query<&TileStorage>,
     tiles: Query<Option<&NavTile>, With<TilePos>>,
     mut index: ResMut<TileIndex>,
@@ -210,12 +350,12 @@ fn build_nav_maps(
         return;
     }
     new.sort_by(|a, b| a.7.translation.z.total_cmp(&b.7.translation.z));
-    // Stacks: (base, size, placement, apart, whether the base is new this frame).
+    // Stacks: (base, cells, placement, apart, whether the base is new this frame).
     // (Maps given a NavMap by the game itself are not the plugin's to stack on.)
-    let mut stacks: Vec<(Entity, TilemapSize, Affine2, bool, bool)> = built
+    let mut stacks: Vec<(Entity, TileCells, Affine2, bool, bool)> = built
         .iter()
         .filter(|(e, ..)| index.layers.contains_key(e))
-        .map(|(e, nav, size, apart)| (e, *size, nav.placement(), apart, false))
+        .map(|(e, nav, cells, apart)| (e, *cells, nav.placement(), apart, false))
         .collect();
     let mut grown = Vec::new();
     for (entity, size, storage, grid_size, tile_size, map_type, anchor, transform, _, apart) in &new
@@ -223,11 +363,10 @@ fn build_nav_maps(
         let Some(placement) =
             grid_placement(transform, size, grid_size, tile_size, map_type, anchor)
         else {
-            warn_once!(
-                "bevy_tilepath: only square and diamond isometric tilemaps get a navigation grid"
-            );
+            warn_once!("bevy_tilepath: a tilemap with a zero grid size gets no navigation grid");
             continue;
         };
+        let cells = TileCells::new(**size, **map_type);
         for (pos, tile) in storage
             .iter()
             .enumerate()
@@ -237,10 +376,10 @@ fn build_nav_maps(
                 x: pos as u32 % size.x,
                 y: pos as u32 / size.x,
             };
-            index.tiles.insert(tile, (*entity, tile_cell(pos)));
+            index.tiles.insert(tile, (*entity, pos));
         }
-        let base = stacks.iter().find(|&&(_, s, p, base_apart, _)| {
-            !apart && !base_apart && s == **size && same_placement(p, placement)
+        let base = stacks.iter().find(|&&(_, c, p, base_apart, _)| {
+            !apart && !base_apart && c == cells && same_placement(p, placement)
         });
         match base {
             Some(&(base, _, _, _, is_new)) => {
@@ -252,11 +391,11 @@ fn build_nav_maps(
             }
             None => {
                 index.layers.insert(*entity, vec![*entity]);
-                stacks.push((*entity, **size, placement, *apart, true));
+                stacks.push((*entity, cells, placement, *apart, true));
             }
         }
     }
-    for &(base, size, placement, _, is_new) in &stacks {
+    for &(base, cells, placement, _, is_new) in &stacks {
         let Some(layers) = index.layers.get(&base) else {
             continue;
         };
@@ -267,24 +406,26 @@ fn build_nav_maps(
                 .and_then(|m| m.8)
                 .map(|r| r.0)
                 .unwrap_or_default();
-            let terrain: Vec<u8> = (0..size.y)
-                .flat_map(|y| (0..size.x).map(move |x| TilePos { x, y }))
-                .map(|pos| stacked_terrain(layers, pos, &storages, &tiles))
-                .collect();
-            if let Ok(grid) = NavGrid::from_terrain(size.x, size.y, rules, &terrain) {
+            let size = cells.grid_size();
+            // Cells no tile maps to stay blocked.
+            let mut terrain = vec![BLOCKED; size.x as usize * size.y as usize];
+            for pos in cells.tiles() {
+                let c = cells.cell(pos);
+                terrain[c.y as usize * size.x as usize + c.x as usize] =
+                    stacked_terrain(layers, pos, &storages, &tiles);
+            }
+            if let Ok(grid) = NavGrid::from_terrain(size.x, size.y, cells.rules(rules), &terrain) {
                 commands
                     .entity(base)
-                    .insert(NavMap::with_placement(grid, placement));
+                    .insert((NavMap::with_placement(grid, placement), cells));
             }
         } else if grown.contains(&base)
             && let Ok((_, mut nav, _, _)) = built.get_mut(base)
         {
             // A layer added to a map already in use: its cells change like edits.
-            for y in 0..size.y {
-                for x in 0..size.x {
-                    let t = stacked_terrain(layers, TilePos { x, y }, &storages, &tiles);
-                    let _ = nav.set_terrain(Cell::new(x as i32, y as i32), t);
-                }
+            for pos in cells.tiles() {
+                let t = stacked_terrain(layers, pos, &storages, &tiles);
+                let _ = nav.set_terrain(cells.cell(pos), t);
             }
         }
     }
@@ -300,13 +441,13 @@ fn sync_nav_tiles(
     layer_of: Query<&NavLayerOf>,
     storages: Query<&TileStorage>,
     tiles: Query<Option<&NavTile>, With<TilePos>>,
-    mut maps: Query<&mut NavMap>,
+    mut maps: Query<(&mut NavMap, &TileCells)>,
     mut index: ResMut<TileIndex>,
 ) {
     // The tilemap layers' cells that changed: despawned tiles (with or without a NavTile; the
     // slot is empty), tiles that lost their NavTile (normal ground, like every tile without
     // one), and tiles placed or given a new NavTile.
-    let mut touched: Vec<(Entity, Cell)> = despawned
+    let mut touched: Vec<(Entity, TilePos)> = despawned
         .read()
         .filter_map(|tile| index.tiles.remove(&tile))
         .collect();
@@ -319,19 +460,17 @@ fn sync_nav_tiles(
         let layer = map.0;
         let base = layer_of.get(layer).map_or(layer, |l| l.0);
         if index.layers.contains_key(&base) {
-            index.tiles.insert(tile, (layer, tile_cell(*pos)));
-            touched.push((layer, tile_cell(*pos)));
+            index.tiles.insert(tile, (layer, *pos));
+            touched.push((layer, *pos));
         }
     }
-    for (layer, cell) in touched {
+    for (layer, pos) in touched {
         let base = layer_of.get(layer).map_or(layer, |l| l.0);
-        let (Some(layers), Ok(mut nav)) = (index.layers.get(&base), maps.get_mut(base)) else {
+        let (Some(layers), Ok((mut nav, cells))) = (index.layers.get(&base), maps.get_mut(base))
+        else {
             continue;
         };
-        let pos = TilePos {
-            x: cell.x as u32,
-            y: cell.y as u32,
-        };
+        let cell = cells.cell(pos);
         let _ = nav.set_terrain(cell, stacked_terrain(layers, pos, &storages, &tiles));
     }
 }

@@ -1,5 +1,6 @@
 //! Core properties: A* agrees with a plain reference Dijkstra on random grids with random terrain
-//! for every move rule and admissible heuristic; islands agree with search; the nearest-goal
+//! for every move rule (hexagonal grids among them) and admissible heuristic; on hexagonal grids
+//! path lengths equal a breadth-first search's over the six axial neighbours; islands agree with search; the nearest-goal
 //! Dijkstra picks the true nearest; bad input is an error, never a panic.
 
 use std::collections::BinaryHeap;
@@ -49,10 +50,10 @@ fn body_stays_clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
             let q = p + Vec2::new(ang.cos(), ang.sin()) * r;
             // A point exactly on a boundary belongs to whichever side is free.
             let cells = [
-                cell_at(q + Vec2::splat(1e-4)),
-                cell_at(q - Vec2::splat(1e-4)),
-                cell_at(q + Vec2::new(1e-4, -1e-4)),
-                cell_at(q + Vec2::new(-1e-4, 1e-4)),
+                grid.cell_at(q + Vec2::splat(1e-4)),
+                grid.cell_at(q - Vec2::splat(1e-4)),
+                grid.cell_at(q + Vec2::new(1e-4, -1e-4)),
+                grid.cell_at(q + Vec2::new(-1e-4, 1e-4)),
             ];
             cells.iter().any(|&c| grid.is_walkable(c))
         })
@@ -60,11 +61,11 @@ fn body_stays_clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
 }
 
 fn rules_strategy() -> impl Strategy<Value = MoveRules> {
-    (0..3u8, any::<bool>()).prop_map(|(k, lester)| MoveRules {
-        connectivity: if k == 0 {
-            Connectivity::Four
-        } else {
-            Connectivity::Eight
+    (0..4u8, any::<bool>()).prop_map(|(k, lester)| MoveRules {
+        topology: match k {
+            0 => Topology::Four,
+            3 => Topology::Hex,
+            _ => Topology::Eight,
         },
         corner_rule: if k == 2 {
             CornerRule::AllowCutting
@@ -107,7 +108,7 @@ fn admissible(rules: MoveRules) -> Vec<Heuristic> {
         Heuristic::Chebyshev,
         Heuristic::Zero,
     ];
-    if rules.connectivity == Connectivity::Four {
+    if rules.topology != Topology::Eight {
         hs.push(Heuristic::Manhattan);
     }
     // Octile with Lester's 14 > 10 * sqrt 2 diagonals is still a lower bound of 10/14 costs.
@@ -168,8 +169,9 @@ proptest! {
     }
 
     #[test]
-    fn islands_stay_correct_under_edits(w in 2u32..12, h in 2u32..12, edits in proptest::collection::vec((0i32..12, 0i32..12, any::<bool>()), 1..60)) {
-        let mut grid = NavGrid::new(w, h).unwrap();
+    fn islands_stay_correct_under_edits(w in 2u32..12, h in 2u32..12, hex in any::<bool>(), edits in proptest::collection::vec((0i32..12, 0i32..12, any::<bool>()), 1..60)) {
+        let topology = if hex { Topology::Hex } else { Topology::Eight };
+        let mut grid = NavGrid::with_rules(w, h, MoveRules { topology, ..Default::default() }).unwrap();
         for (x, y, walkable) in edits {
             let c = Cell::new(x % w as i32, y % h as i32);
             grid.set_walkable(c, walkable).unwrap();
@@ -188,7 +190,7 @@ proptest! {
         let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
         let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
         if let Ok(p) = find_path(&grid, start, goal, &SearchConfig::default()) {
-            let raw: Vec<Vec2> = p.cells.iter().map(|&c| cell_center(c)).collect();
+            let raw: Vec<Vec2> = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
             let smooth = smooth_path(&grid, &p.cells, radius);
             prop_assert!(polyline_length(&smooth) <= polyline_length(&raw) + 1e-4);
             prop_assert_eq!(smooth[0], raw[0]);
@@ -201,12 +203,18 @@ proptest! {
                     prop_assert!(body_stays_clear(&grid, s[0], s[1], radius));
                 }
             }
-            // The corridor a unit walks: 8-connected, from start to goal, every cell walkable.
-            let corridor = polyline_cells(&smooth);
+            // The corridor a unit walks: 8-connected (on hexagons, neighbours), from start to
+            // goal, every cell walkable.
+            let corridor = polyline_cells(&grid, &smooth);
             prop_assert_eq!(corridor[0], start);
             prop_assert_eq!(*corridor.last().unwrap(), p.goal);
             for w in corridor.windows(2) {
-                prop_assert!((w[1] - w[0]).abs().max_element() == 1, "{:?}", corridor);
+                let d = w[1] - w[0];
+                if grid.is_hex() {
+                    prop_assert!(grid.connecting_steps().contains(&d), "{:?}", corridor);
+                } else {
+                    prop_assert!(d.abs().max_element() == 1, "{:?}", corridor);
+                }
             }
             prop_assert!(corridor.iter().all(|&c| grid.is_walkable(c)));
         }
@@ -222,13 +230,13 @@ proptest! {
         if let Ok(p) = find_path(&grid, start, goal, &SearchConfig::default())
             && p.cells.len() > 1
         {
-            let points = Smoother::leading(&p.cells, radius, lead).finish_in_steps(&grid, 1, || {});
+            let points = Smoother::leading(&grid, &p.cells, radius, lead).finish_in_steps(&grid, 1, || {});
             if lead >= p.cells.len() - 1 {
                 // A path no longer than the lead is smoothed whole.
                 prop_assert_eq!(points, smooth_path(&grid, &p.cells, radius));
                 return Ok(());
             }
-            let raw: Vec<Vec2> = p.cells.iter().map(|&c| cell_center(c)).collect();
+            let raw: Vec<Vec2> = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
             prop_assert_eq!(points[0], raw[0]);
             let mut at = 0;
             for w in points.windows(2) {
@@ -245,21 +253,28 @@ proptest! {
 
 #[test]
 fn corridor_steps_diagonally_through_corners() {
+    let square = NavGrid::new(8, 8).unwrap();
     let c = |x, y| Cell::new(x, y);
-    let diag = polyline_cells(&[Vec2::new(0.5, 0.5), Vec2::new(3.5, 3.5)]);
+    let diag = polyline_cells(&square, &[Vec2::new(0.5, 0.5), Vec2::new(3.5, 3.5)]);
     assert_eq!(diag, vec![c(0, 0), c(1, 1), c(2, 2), c(3, 3)]);
-    let bent = polyline_cells(&[
-        Vec2::new(0.5, 0.5),
-        Vec2::new(2.5, 0.5),
-        Vec2::new(2.5, 2.5),
-    ]);
+    let bent = polyline_cells(
+        &square,
+        &[
+            Vec2::new(0.5, 0.5),
+            Vec2::new(2.5, 0.5),
+            Vec2::new(2.5, 2.5),
+        ],
+    );
     assert_eq!(bent, vec![c(0, 0), c(1, 0), c(2, 0), c(2, 1), c(2, 2)]);
-    let shallow = polyline_cells(&[Vec2::new(0.5, 0.5), Vec2::new(3.5, 1.5)]);
+    let shallow = polyline_cells(&square, &[Vec2::new(0.5, 0.5), Vec2::new(3.5, 1.5)]);
     // Crosses the lattice point (2, 1) exactly: one diagonal step there.
     assert_eq!(shallow, vec![c(0, 0), c(1, 0), c(2, 1), c(3, 1)]);
-    let steep = polyline_cells(&[Vec2::new(0.5, 0.5), Vec2::new(1.5, 3.0)]);
+    let steep = polyline_cells(&square, &[Vec2::new(0.5, 0.5), Vec2::new(1.5, 3.0)]);
     assert_eq!(steep, vec![c(0, 0), c(0, 1), c(1, 1), c(1, 2), c(1, 3)]);
-    assert_eq!(polyline_cells(&[Vec2::new(4.2, 1.7)]), vec![c(4, 1)]);
+    assert_eq!(
+        polyline_cells(&square, &[Vec2::new(4.2, 1.7)]),
+        vec![c(4, 1)]
+    );
 }
 
 #[test]
@@ -550,7 +565,7 @@ proptest! {
                 prop_assert!(h.cost >= f.cost);
                 let summed: u64 = h.cells.windows(2).map(|w| grid.step_cost(w[0], w[1]).unwrap()).sum();
                 prop_assert_eq!(summed, h.cost);
-                prop_assert!((h.length - cells_length(&h.cells)).abs() < 1e-9);
+                prop_assert!((h.length - grid.cells_length(&h.cells)).abs() < 1e-9);
             }
             (Err(a), Err(b)) => prop_assert_eq!(a, b),
             _ => prop_assert!(false, "flat {:?} vs hierarchical {:?}", flat.as_ref().map(|p| p.cost), hier.as_ref().map(|p| p.cost)),
@@ -730,4 +745,102 @@ fn goal_tree_goes_stale_with_the_grid() {
         tree.begin(&grid, Cell::new(50, 5), &[], Heuristic::Octile),
         Err(PathError::GoalOutOfBounds(Cell::new(50, 5)))
     );
+}
+
+/// Reference for hexagonal grids: breadth-first steps over the six axial neighbours, written
+/// from the definition (not through `NavGrid::can_step`).
+fn hex_bfs_steps(grid: &NavGrid, start: Cell) -> Vec<Option<u32>> {
+    const SIX: [(i32, i32); 6] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)];
+    let w = grid.width() as i32;
+    let idx = |c: Cell| (c.y * w + c.x) as usize;
+    let mut steps = vec![None; (grid.width() * grid.height()) as usize];
+    let mut queue = std::collections::VecDeque::from([start]);
+    steps[idx(start)] = Some(0);
+    while let Some(c) = queue.pop_front() {
+        let d = steps[idx(c)].unwrap();
+        for (dx, dy) in SIX {
+            let n = c + Cell::new(dx, dy);
+            if grid.is_walkable(n) && steps[idx(n)].is_none() {
+                steps[idx(n)] = Some(d + 1);
+                queue.push_back(n);
+            }
+        }
+    }
+    steps
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// On random hexagonal grids (plain ground and walls), A*'s paths are as many steps as a
+    /// breadth-first search's, every step is to one of the six neighbours, the length counts one
+    /// per step, and islands agree.
+    #[test]
+    fn hex_astar_lengths_equal_breadth_first(
+        w in 2u32..20,
+        h in 2u32..20,
+        seed in proptest::collection::vec(prop_oneof![3 => Just(0u8), 7 => Just(1u8)], 400),
+        ends in (0i32..20, 0i32..20, 0i32..20, 0i32..20),
+    ) {
+        let rules = MoveRules { topology: Topology::Hex, ..Default::default() };
+        let terrain: Vec<u8> = seed.iter().copied().cycle().take((w * h) as usize).collect();
+        let mut grid = NavGrid::from_terrain(w, h, rules, &terrain).unwrap();
+        let start = Cell::new(ends.0 % w as i32, ends.1 % h as i32);
+        let goal = Cell::new(ends.2 % w as i32, ends.3 % h as i32);
+        grid.set_walkable(start, true).unwrap();
+        grid.set_walkable(goal, true).unwrap();
+        let reference = hex_bfs_steps(&grid, start)[(goal.y * w as i32 + goal.x) as usize];
+        prop_assert_eq!(grid.connected(start, goal), reference.is_some());
+        match (find_path(&grid, start, goal, &SearchConfig::default()), reference) {
+            (Ok(p), Some(steps)) => {
+                prop_assert_eq!(p.cells.len() as u32 - 1, steps);
+                prop_assert_eq!(p.length, steps as f64);
+                for s in p.cells.windows(2) {
+                    let d = s[1] - s[0];
+                    prop_assert!(d.abs().max_element() == 1 && d.x != d.y, "{:?}", p.cells);
+                    prop_assert!(grid.is_walkable(s[1]));
+                }
+            }
+            (Err(PathError::Unreachable), None) => {}
+            (r, c) => prop_assert!(false, "search {:?} vs breadth-first {:?}", r, c),
+        }
+    }
+}
+
+#[test]
+fn hex_cells_and_world_geometry() {
+    let rules = MoveRules {
+        topology: Topology::Hex,
+        ..Default::default()
+    };
+    let mut grid = NavGrid::with_rules(10, 10, rules).unwrap();
+    // Neighbouring centres are one unit apart in every direction.
+    let c = Cell::new(4, 4);
+    for &s in grid.connecting_steps() {
+        let d = grid.cell_center(c + s).distance(grid.cell_center(c));
+        assert!((d - 1.0).abs() < 1e-5);
+        assert!(grid.can_step(c, c + s));
+    }
+    assert!(!grid.can_step(c, c + Cell::new(1, 1)));
+    assert!(!grid.can_step(c, c + Cell::new(-1, -1)));
+    // A straight line of hexes: the path is 6 steps, length 6.
+    let p = find_path(
+        &grid,
+        Cell::new(1, 4),
+        Cell::new(7, 4),
+        &SearchConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(p.length, 6.0);
+    // Islands: a ring of walls around (4, 4) cuts it off, through the (1, -1) diagonals too.
+    for &s in grid.connecting_steps() {
+        grid.set_walkable(c + s, false).unwrap();
+    }
+    assert!(!grid.connected(c, Cell::new(0, 0)));
+    assert_eq!(
+        find_path(&grid, c, Cell::new(0, 0), &SearchConfig::default()),
+        Err(PathError::Unreachable)
+    );
+    grid.set_walkable(c + Cell::new(1, -1), true).unwrap();
+    assert!(grid.connected(c, Cell::new(0, 0)));
 }

@@ -10,7 +10,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::Cell;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::tilemap::{NavLayerApart, NavLayerOf, NavTile};
+use bevy_tilepath::tilemap::{NavLayerApart, NavLayerOf, NavTile, TileCells};
 use bevy_tilepath::{MoveState, PathProgress};
 
 /// A 24 x 8 square tilemap of normal ground, data only (no rendering); returns the map and its
@@ -221,8 +221,24 @@ fn map_transforms() -> Vec<Transform> {
     ]
 }
 
+/// Every kind of tilemap bevy_ecs_tilemap draws: square, isometric (diamond and staggered) and
+/// hexagonal in all six coordinate systems.
+fn every_map_type() -> [TilemapType; 9] {
+    [
+        TilemapType::Square,
+        TilemapType::Isometric(IsoCoordSystem::Diamond),
+        TilemapType::Isometric(IsoCoordSystem::Staggered),
+        TilemapType::Hexagon(HexCoordSystem::Row),
+        TilemapType::Hexagon(HexCoordSystem::RowEven),
+        TilemapType::Hexagon(HexCoordSystem::RowOdd),
+        TilemapType::Hexagon(HexCoordSystem::Column),
+        TilemapType::Hexagon(HexCoordSystem::ColumnEven),
+        TilemapType::Hexagon(HexCoordSystem::ColumnOdd),
+    ]
+}
+
 #[test]
-fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform() {
+fn cells_agree_with_the_tilemaps_own_projection_for_every_map_type_anchor_and_transform() {
     let size = TilemapSize { x: 7, y: 5 };
     let tile_size = TilemapTileSize { x: 16.0, y: 16.0 };
     let anchors = [
@@ -238,13 +254,8 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
         TilemapAnchor::TopRight,
         TilemapAnchor::Custom(Vec2::new(0.3, -0.2)),
     ];
-    let mut checked = 0;
-    for (map_type, grid_size) in [
-        TilemapType::Square,
-        TilemapType::Isometric(IsoCoordSystem::Diamond),
-    ]
-    .into_iter()
-    .flat_map(|t| {
+    let (mut centers, mut points) = (0, 0);
+    for (map_type, grid_size) in every_map_type().into_iter().flat_map(|t| {
         [
             TilemapGridSize { x: 16.0, y: 16.0 },
             TilemapGridSize { x: 20.0, y: 12.0 },
@@ -266,15 +277,8 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                 );
                 app.update();
                 let nav = app.world().get::<NavMap>(map).expect("a navigation map");
-                // The tilemap's own steps from a tile to its neighbours along x and y.
-                let tile_center = |x, y| {
-                    TilePos { x, y }
-                        .center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor)
-                };
-                let (ex, ey) = (
-                    tile_center(1, 0) - tile_center(0, 0),
-                    tile_center(0, 1) - tile_center(0, 0),
-                );
+                let cells = *app.world().get::<TileCells>(map).expect("its tile cells");
+                let case = format!("{map_type:?} {grid_size:?} {anchor:?} {transform:?}");
                 // The tilemap's own projection, through the map's transform as Bevy applies it.
                 let affine = transform.compute_affine();
                 let to_world = |local: Vec2| affine.transform_point3(local.extend(0.0)).truncate();
@@ -285,6 +289,9 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                         .truncate()
                 };
                 let scale = transform.scale.truncate().max_element() * grid_size.x.max(grid_size.y);
+                let local_center = |pos: TilePos| {
+                    pos.center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor)
+                };
                 let theirs = |world: Vec2| {
                     TilePos::from_world_pos(
                         &to_local(world),
@@ -295,58 +302,69 @@ fn cells_agree_with_the_tilemaps_own_projection_for_every_anchor_and_transform()
                         &anchor,
                     )
                 };
+                let mut seen = std::collections::HashSet::new();
                 for x in 0..size.x {
                     for y in 0..size.y {
                         let pos = TilePos { x, y };
-                        let center =
-                            pos.center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
-                        let world = to_world(center);
-                        let ours = nav.cell_to_world(Cell::new(x as i32, y as i32));
+                        let cell = cells.cell(pos);
+                        assert!(nav.grid().in_bounds(cell), "{case}: {pos:?} -> {cell}");
+                        assert!(seen.insert(cell), "{case}: two tiles on {cell}");
+                        assert_eq!(cells.tile(cell), Some(pos), "{case}");
+                        let world = to_world(local_center(pos));
+                        let ours = nav.cell_to_world(cell);
                         assert!(
                             ours.distance(world) < 1e-3 * scale,
-                            "{anchor:?} {transform:?}: tile {pos:?} at {world}, cell at {ours}"
+                            "{case}: tile {pos:?} at {world}, cell at {ours}"
                         );
-                        // Points inside the tile (not on its edges), and past the map's edges.
-                        for (dx, dy) in [(0.0, 0.0), (0.45, 0.3), (-0.4, -0.45), (0.2, -0.49)] {
-                            let p = to_world(center + dx * ex + dy * ey);
-                            assert_eq!(theirs(p), Some(pos), "{anchor:?} {transform:?}");
-                            assert_eq!(
-                                nav.world_to_cell(p),
-                                Some(Cell::new(x as i32, y as i32)),
-                                "{anchor:?} {transform:?}: {p}"
-                            );
-                            checked += 1;
-                        }
+                        assert_eq!(theirs(world), Some(pos), "{case}");
+                        assert_eq!(nav.world_to_cell(world), Some(cell), "{case}");
+                        centers += 1;
                     }
                 }
-                for outside in [
-                    Vec2::new(-0.7, 2.0),
-                    Vec2::new(7.6, 1.0),
-                    Vec2::new(3.0, 5.5),
-                ] {
-                    let center = TilePos { x: 0, y: 0 }
-                        .center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
-                    let p = to_world(center + outside.x * ex + outside.y * ey);
-                    assert_eq!(theirs(p), None);
-                    let cell = nav.world_to_cell(p).unwrap();
-                    assert!(
-                        !nav.grid().in_bounds(cell),
-                        "{anchor:?} {transform:?}: {cell}"
-                    );
+                // Cells no tile maps to are blocked.
+                for c in nav.grid().cells() {
+                    assert_eq!(nav.grid().is_walkable(c), seen.contains(&c), "{case}: {c}");
+                }
+                // Points all over the map and past its edges, on a lattice that avoids the
+                // tiles' edges: the tile under each is the cell under it, or neither is on the
+                // map.
+                let corners = [
+                    (0, 0),
+                    (size.x - 1, 0),
+                    (0, size.y - 1),
+                    (size.x - 1, size.y - 1),
+                ]
+                .map(|(x, y)| local_center(TilePos { x, y }));
+                let lo = corners.iter().fold(Vec2::MAX, |a, &b| a.min(b)) - grid_size.x
+                    + Vec2::new(0.1234, 0.0567) * grid_size.x;
+                let hi = corners.iter().fold(Vec2::MIN, |a, &b| a.max(b)) + grid_size.x;
+                let step = Vec2::new(grid_size.x, grid_size.y) * 0.377;
+                let mut p = lo;
+                while p.y < hi.y {
+                    p.x = lo.x;
+                    while p.x < hi.x {
+                        let world = to_world(p);
+                        let ours = nav
+                            .world_to_cell(world)
+                            .and_then(|c| nav.grid().in_bounds(c).then_some(c))
+                            .and_then(|c| cells.tile(c));
+                        assert_eq!(ours, theirs(world), "{case}: {p}");
+                        points += 1;
+                        p.x += step.x;
+                    }
+                    p.y += step.y;
                 }
             }
         }
     }
-    assert_eq!(checked, 2 * 2 * 11 * 6 * 35 * 4);
+    assert_eq!(centers, 9 * 2 * 11 * 6 * 35);
+    assert!(points > 100_000, "{points}");
+    println!("{centers} tile centres and {points} points agree");
 }
 
 #[test]
-fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
-    let map_types = [
-        TilemapType::Square,
-        TilemapType::Isometric(IsoCoordSystem::Diamond),
-    ];
-    for (map_type, transform) in map_types
+fn units_find_and_walk_their_paths_on_every_map_type_scaled_and_rotated() {
+    for (map_type, transform) in every_map_type()
         .into_iter()
         .flat_map(|t| map_transforms().into_iter().map(move |tf| (t, tf)))
     {
@@ -379,11 +397,13 @@ fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
                 .truncate()
         };
         let (start, goal) = (world(1, 4), world(22, 4));
+        let cells = *app.world().get::<TileCells>(map).unwrap();
+        let tile_cell = |x, y| cells.cell(TilePos { x, y });
         let unit = app
             .world_mut()
             .spawn((
                 Transform::from_translation(start.extend(1.0)),
-                PathRequest::to_cell(Cell::new(22, 4)),
+                PathRequest::to_cell(tile_cell(22, 4)),
                 Mover {
                     speed: 8.0,
                     ..default()
@@ -396,13 +416,23 @@ fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
         let path = app.world().get::<NavPath>(unit).expect("a path");
         assert_eq!(
             path.cells.first(),
-            Some(&Cell::new(1, 4)),
+            Some(&tile_cell(1, 4)),
             "{map_type:?} {transform:?}"
         );
+        // Every step of the path is one to a neighbouring tile.
+        for w in path.cells.windows(2) {
+            assert!(
+                app.world()
+                    .get::<NavMap>(map)
+                    .unwrap()
+                    .grid()
+                    .can_step(w[0], w[1])
+            );
+        }
         assert_eq!(
             app.world().get::<PathProgress>(unit).unwrap().state,
             MoveState::Arrived,
-            "{transform:?}"
+            "{map_type:?} {transform:?}"
         );
         let at = app
             .world()
@@ -413,7 +443,7 @@ fn units_find_and_walk_their_paths_on_scaled_and_rotated_maps() {
         let tile = transform.scale.max_element() * 16.0;
         assert!(
             at.distance(goal) < 0.1 * tile,
-            "{transform:?}: at {at}, goal {goal}"
+            "{map_type:?} {transform:?}: at {at}, goal {goal}"
         );
         assert!(app.world().get::<NavMap>(map).is_some());
     }

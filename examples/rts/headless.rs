@@ -17,16 +17,13 @@ use std::time::{Duration, Instant};
 use bevy::ecs::world::CommandQueue;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{Cell, NavGrid, cell_at, overlaps_blocked};
+use bevy_tilepath::core::overlaps_blocked;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, SearchKind};
 
 use crate::DemoConfig;
 use crate::common::{CrowdFrame, Rng, crowd_frame, percentile};
-use crate::map::{
-    MAP_H, MAP_W, TILE, Terrain, generate_map, nav_grid, origin, spawn_positions, spawn_tilemap,
-    to_grid, to_world,
-};
+use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_positions, spawn_tilemap};
 use crate::orders::{Team, mover, order_group, retry_failed};
 
 /// Frames between the scripted group orders, and units per group.
@@ -35,18 +32,27 @@ const GROUP: usize = 50;
 
 pub fn run(config: DemoConfig) -> ExitCode {
     let terrain = generate_map(config.seed);
-    let grid = nav_grid(&terrain);
+    let map = DemoMap::new(config.map, &terrain);
     let frames = config.frames;
     let mut rng = Rng::new(config.seed ^ 0xABCD);
     let mut app = build_app(config.clone());
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, app.world());
-    spawn_tilemap(&mut commands, &terrain, None);
+    spawn_tilemap(&mut commands, config.map, &terrain, None);
     queue.apply(app.world_mut());
-    let units = spawn_units(&mut app, &grid, &config, &mut rng);
-    // The script's own copy of the map to plan group orders on (the map never changes here).
-    let order_map = NavMap::new(grid.clone(), origin(), Vec2::splat(TILE));
+    let units = spawn_units(&mut app, &map, &config, &mut rng);
     app.update();
+    // The script plans group orders on its own copy of the map (it never changes here), which
+    // must be the map the plugin built from the tilemap.
+    let mut built = app.world_mut().query::<&NavMap>();
+    let built = built.single(app.world()).expect("one navigation map");
+    assert_eq!(built.placement(), map.nav.placement());
+    assert_eq!(built.grid().rules(), map.grid().rules());
+    assert!(
+        map.grid()
+            .cells()
+            .all(|c| built.grid().terrain(c) == map.grid().terrain(c))
+    );
     // Scripted orders: groups of 50 cross the map (through the bridges and the wall gaps), then
     // everyone is sent to a final rally point on the other side.
     let final_order_frame = frames / 3;
@@ -62,34 +68,28 @@ pub fn run(config: DemoConfig) -> ExitCode {
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
     for frame in 0..frames {
         if frame % ORDER_EVERY == 0 && frame < final_order_frame || frame == final_order_frame {
-            give_orders(
-                &mut app,
-                &order_map,
-                &mut rng,
-                frame,
-                frame == final_order_frame,
-            );
+            give_orders(&mut app, &map, &mut rng, frame, frame == final_order_frame);
         }
         let t = Instant::now();
         app.update();
         frame_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         if let Some(trace) = &trace {
-            print_trace(&mut app, trace, frame);
+            print_trace(&mut app, &map, trace, frame);
         }
-        wall_overlaps += count_wall_overlaps(&mut app, &grid, frame, debug);
+        wall_overlaps += count_wall_overlaps(&mut app, &map, frame, debug);
         crowd += crowd_frame(app.world_mut());
         if settled.is_none() && frame > final_order_frame && frame % 30 == 0 {
-            let (_, not_arrived) = count_arrivals(&mut app, false, false);
+            let (_, not_arrived) = count_arrivals(&mut app, &map, false, false);
             settled = (not_arrived == 0).then_some(frame - final_order_frame);
         }
         if hash {
             eprintln!("hash {frame} {:016x}", positions_hash(&mut app));
         }
     }
-    let (arrived, stuck) = count_arrivals(&mut app, true, debug);
-    let goal_cells = goal_distances(&mut app);
+    let (arrived, stuck) = count_arrivals(&mut app, &map, true, debug);
+    let goal_cells = goal_distances(&mut app, &map);
     if std::env::var_os("RTS_MAP").is_some() {
-        print_map(&mut app, &terrain);
+        print_map(&mut app, &map, &terrain);
     }
     let tally = &app.world().resource::<OutcomeTally>().0;
     let outcomes: Vec<String> = tally
@@ -100,7 +100,8 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let p99 = percentile(&frame_ms, 0.99);
     let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
     println!(
-        "summary units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
+        "summary map={} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
+        config.map.name(),
         settled.map_or("never".to_string(), |f| f.to_string()),
         percentile(&goal_cells, 0.9),
         goal_cells.iter().copied().fold(0.0, f64::max),
@@ -162,19 +163,21 @@ fn tally_outcomes(mut reader: MessageReader<PathOutcome>, mut tally: ResMut<Outc
 }
 
 /// Blue units in the left third, red in the right; returns how many.
-fn spawn_units(app: &mut App, grid: &NavGrid, config: &DemoConfig, rng: &mut Rng) -> usize {
+fn spawn_units(app: &mut App, map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> usize {
     let half = config.units / 2;
     let mut n = 0;
     for (team, left, count) in [
         (Team::Blue, true, half),
         (Team::Red, false, config.units - half),
     ] {
-        for c in spawn_positions(grid, count, left, rng) {
-            let p = to_world(c.as_vec2() + 0.5);
+        for c in spawn_positions(map, count, left, rng) {
+            let p = map.nav.cell_to_world(c);
             app.world_mut().spawn((
                 team,
                 mover(config),
-                NavAgent { radius: 0.3 },
+                NavAgent {
+                    radius: config.map.unit_radius(),
+                },
                 Transform::from_xyz(p.x, p.y, 1.0),
             ));
             n += 1;
@@ -185,12 +188,12 @@ fn spawn_units(app: &mut App, grid: &NavGrid, config: &DemoConfig, rng: &mut Rng
 
 /// The script: every [`ORDER_EVERY`] frames the next group of each army goes somewhere random;
 /// at the final order everyone goes to a rally point on the other side.
-fn give_orders(app: &mut App, map: &NavMap, rng: &mut Rng, frame: usize, last: bool) {
+fn give_orders(app: &mut App, map: &DemoMap, rng: &mut Rng, frame: usize, last: bool) {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &Team, &Transform)>();
     let mut all: Vec<(Entity, Team, Vec2)> = q
         .iter(world)
-        .map(|(e, t, tf)| (e, *t, to_grid(tf.translation.truncate())))
+        .map(|(e, t, tf)| (e, *t, map.to_grid(tf.translation.truncate())))
         .collect();
     // Groups in spawn order, whatever order the ECS stores the units in.
     all.sort_by_key(|u| u.0.index_u32());
@@ -204,13 +207,12 @@ fn give_orders(app: &mut App, map: &NavMap, rng: &mut Rng, frame: usize, last: b
             .collect();
         if last {
             let blue = team == Team::Blue;
-            let x = if blue {
-                MAP_W as i32 * 5 / 6
+            let (x, y) = if blue {
+                (MAP_W * 5 / 6, MAP_H / 2 + 8)
             } else {
-                MAP_W as i32 / 6
+                (MAP_W / 6, MAP_H / 2 - 8)
             };
-            let target = Cell::new(x, MAP_H as i32 / 2 + if blue { 8 } else { -8 });
-            order_group(&mut commands, map, &members, target, 0);
+            order_group(&mut commands, &map.nav, &members, map.cell(x, y), 0);
         } else {
             let k = (frame / ORDER_EVERY) % 8;
             let group: Vec<(Entity, Vec2)> = members
@@ -219,8 +221,8 @@ fn give_orders(app: &mut App, map: &NavMap, rng: &mut Rng, frame: usize, last: b
                 .take(GROUP)
                 .copied()
                 .collect();
-            let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
-            order_group(&mut commands, map, &group, target, 0);
+            let target = map.cell(rng.below(MAP_W), rng.below(MAP_H));
+            order_group(&mut commands, &map.nav, &group, target, 0);
         }
     }
     queue.apply(world);
@@ -243,13 +245,13 @@ fn positions_hash(app: &mut App) -> u64 {
 }
 
 /// Units whose body overlaps a wall by more than a hair this frame (touching is fine).
-fn count_wall_overlaps(app: &mut App, grid: &NavGrid, frame: usize, debug: bool) -> u64 {
+fn count_wall_overlaps(app: &mut App, map: &DemoMap, frame: usize, debug: bool) -> u64 {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &Transform, &NavAgent, &PathProgress)>();
     let mut n = 0;
     for (e, tf, agent, p) in q.iter(world) {
-        let g = to_grid(tf.translation.truncate());
-        if overlaps_blocked(grid, g, agent.radius - 1e-3) {
+        let g = map.to_grid(tf.translation.truncate());
+        if overlaps_blocked(map.grid(), g, agent.radius - 1e-3) {
             if debug {
                 eprintln!("frame {frame}: {e} overlaps a wall at {g}: {p:?}");
             }
@@ -261,7 +263,7 @@ fn count_wall_overlaps(app: &mut App, grid: &NavGrid, frame: usize, debug: bool)
 
 /// Arrived and stuck units at the end (a unit counts as arrived only with its last request
 /// found); with `report`, says why the others did not (`debug`: each of them).
-fn count_arrivals(app: &mut App, report: bool, debug: bool) -> (usize, usize) {
+fn count_arrivals(app: &mut App, map: &DemoMap, report: bool, debug: bool) -> (usize, usize) {
     let world = app.world_mut();
     let mut q = world.query::<(
         Entity,
@@ -283,7 +285,7 @@ fn count_arrivals(app: &mut App, report: bool, debug: bool) -> (usize, usize) {
             eprintln!(
                 "{e} {:?} at {} goal {:?} cell_index {} / {} waypoint {} / {}",
                 p.state,
-                to_grid(tf.translation.truncate()),
+                map.to_grid(tf.translation.truncate()),
                 path.map(|p| p.goal),
                 p.cell_index,
                 path.map_or(0, |p| p.cells.len()),
@@ -298,21 +300,23 @@ fn count_arrivals(app: &mut App, report: bool, debug: bool) -> (usize, usize) {
     (arrived, stuck)
 }
 
-/// How far (in cells, Chebyshev) each arrived unit stands from the goal cell of its last path:
-/// a unit that stops at the edge of its gathered crowd arrives short of its slot.
-fn goal_distances(app: &mut App) -> Vec<f64> {
+/// How far (in steps on an open grid: Chebyshev on squares) each arrived unit stands from the
+/// goal cell of its last path: a unit that stops at the edge of its gathered crowd arrives short
+/// of its slot.
+fn goal_distances(app: &mut App, map: &DemoMap) -> Vec<f64> {
+    let grid = map.grid();
     let world = app.world_mut();
     let mut q = world.query::<(&PathProgress, &Transform, &NavPath)>();
     q.iter(world)
         .filter(|(p, _, _)| p.state == MoveState::Arrived)
         .map(|(_, tf, path)| {
-            let here = cell_at(to_grid(tf.translation.truncate()));
-            (here - path.goal).abs().max_element() as f64
+            let here = grid.cell_at(map.to_grid(tf.translation.truncate()));
+            grid.open_steps(here, path.goal) as f64
         })
         .collect()
 }
 
-fn print_trace(app: &mut App, trace: &[u32], frame: usize) {
+fn print_trace(app: &mut App, map: &DemoMap, trace: &[u32], frame: usize) {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &PathProgress, &PathStatus, &Transform, &NavPath)>();
     for (e, p, s, tf, path) in q.iter(world) {
@@ -320,7 +324,7 @@ fn print_trace(app: &mut App, trace: &[u32], frame: usize) {
             eprintln!(
                 "trace {frame} {e} {:?} {s:?} at {} goal {} next {:?} {p:?}",
                 p.state,
-                to_grid(tf.translation.truncate()),
+                map.to_grid(tf.translation.truncate()),
                 path.goal,
                 path.corridor.get(p.cell_index)
             );
@@ -329,7 +333,7 @@ fn print_trace(app: &mut App, trace: &[u32], frame: usize) {
 }
 
 /// The map as text with units: digits count units not arrived, '.' arrived ones.
-fn print_map(app: &mut App, terrain: &[Terrain]) {
+fn print_map(app: &mut App, map: &DemoMap, terrain: &[Terrain]) {
     let mut chars: Vec<Vec<char>> = terrain
         .chunks(MAP_W as usize)
         .map(|row| row.iter().map(|t| t.glyph()).collect())
@@ -337,8 +341,9 @@ fn print_map(app: &mut App, terrain: &[Terrain]) {
     let world = app.world_mut();
     let mut q = world.query::<(&PathProgress, &Transform)>();
     for (p, tf) in q.iter(world) {
-        let c = cell_at(to_grid(tf.translation.truncate()));
-        let ch = &mut chars[c.y as usize][c.x as usize];
+        let c = map.grid().cell_at(map.to_grid(tf.translation.truncate()));
+        let Some(t) = map.tile(c) else { continue };
+        let ch = &mut chars[t.y as usize][t.x as usize];
         *ch = match (p.state == MoveState::Arrived, *ch) {
             (true, _) => '.',
             (false, d) if d.is_ascii_digit() => {

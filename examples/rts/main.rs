@@ -5,7 +5,11 @@
 //! cargo run --release --features demo --example rts                      # play
 //! cargo run --release --features demo --example rts -- --headless --units 1000 --frames 3000 --seed 1
 //! cargo run --release --features demo --example rts -- --screenshot docs/rts.png
+//! cargo run --release --features demo --example rts -- --map hex     # the same map on hexagons
 //! ```
+//!
+//! `--map square|iso|hex` draws the map on square tiles (the default), isometric diamonds or
+//! pointy-top hexagons; the plugin builds its navigation grid from any of them.
 //!
 //! `--turning-radius R` gives units a turning radius of R tiles (default 0.5; 0 turns in place).
 //! `--avoidance` turns local avoidance (ORCA) on, `--no-pushing` turns pushing off (see
@@ -51,6 +55,8 @@ pub struct DemoConfig {
     pub avoidance: bool,
     /// `--no-pushing`: units do not push each other.
     pub pushing: bool,
+    /// `--map`: the kind of tilemap.
+    pub map: map::MapKind,
 }
 
 impl DemoConfig {
@@ -75,11 +81,12 @@ impl Default for DemoConfig {
             turning_radius: 0.5,
             avoidance: false,
             pushing: true,
+            map: map::MapKind::Square,
         }
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--screenshot FILE.png]";
 
 fn parse_args() -> Result<DemoConfig, String> {
     use lexopt::prelude::*;
@@ -103,6 +110,10 @@ fn parse_args() -> Result<DemoConfig, String> {
             }
             Long("avoidance") => config.avoidance = true,
             Long("no-pushing") => config.pushing = false,
+            Long("map") => {
+                let kind: String = common::value(&mut parser, "--map")?;
+                config.map = map::MapKind::parse(&kind)?;
+            }
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }

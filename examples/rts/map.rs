@@ -1,19 +1,165 @@
 //! The demo's map: generated terrain (a river with two bridges, walled compounds with narrow
-//! gates, forests, roads), the bevy_ecs_tilemap tilemap it becomes, and where units start. The
-//! windowed game and the headless run share all of it.
+//! gates, forests, roads), the bevy_ecs_tilemap tilemap it becomes (square, isometric diamond or
+//! hexagonal: `--map`), and where units start. The windowed game and the headless run share all
+//! of it.
 
 use std::collections::HashSet;
 
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
+use bevy_tilepath::NavMap;
 use bevy_tilepath::core::{BLOCKED, Cell, NavGrid};
-use bevy_tilepath::tilemap::NavTile;
+use bevy_tilepath::tilemap::{NavTile, TileCells, grid_placement};
 
 use crate::common::Rng;
 
 pub const MAP_W: u32 = 96;
 pub const MAP_H: u32 = 54;
 pub const TILE: f32 = 16.0;
+
+/// The kind of tilemap the demo draws its map on (`--map square|iso|hex`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MapKind {
+    #[default]
+    Square,
+    /// Isometric diamond tiles.
+    Iso,
+    /// Pointy-top hexagons in offset rows (bevy_ecs_tilemap's `HexCoordSystem::RowOdd`).
+    Hex,
+}
+
+impl MapKind {
+    /// The `--map` value; an unknown one is an error.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "square" => Ok(MapKind::Square),
+            "iso" => Ok(MapKind::Iso),
+            "hex" => Ok(MapKind::Hex),
+            _ => Err(format!(
+                "--map: unknown map kind {s:?} (square, iso or hex)"
+            )),
+        }
+    }
+
+    /// The name the summary line gives.
+    pub fn name(self) -> &'static str {
+        match self {
+            MapKind::Square => "square",
+            MapKind::Iso => "iso",
+            MapKind::Hex => "hex",
+        }
+    }
+
+    fn map_type(self) -> TilemapType {
+        match self {
+            MapKind::Square => TilemapType::Square,
+            MapKind::Iso => TilemapType::Isometric(IsoCoordSystem::Diamond),
+            MapKind::Hex => TilemapType::Hexagon(HexCoordSystem::RowOdd),
+        }
+    }
+
+    /// Tile (and grid) size in pixels; the texture atlas of that shape.
+    fn tiles(self) -> (TilemapTileSize, &'static str) {
+        match self {
+            MapKind::Square => (TilemapTileSize { x: TILE, y: TILE }, "tiles.png"),
+            MapKind::Iso => (
+                TilemapTileSize {
+                    x: 2.0 * TILE,
+                    y: TILE,
+                },
+                "tiles_iso.png",
+            ),
+            MapKind::Hex => (
+                TilemapTileSize {
+                    x: TILE,
+                    y: TILE + 2.0,
+                },
+                "tiles_hex.png",
+            ),
+        }
+    }
+
+    /// How far the camera zooms out to show the whole map in a 1280 x 720 window.
+    pub fn camera_scale(self) -> f32 {
+        match self {
+            MapKind::Iso => 1.9,
+            _ => 1.2,
+        }
+    }
+
+    /// The units' body radius in tiles: on hexagons a one-tile gate is 0.577 tiles wide between
+    /// the corners of the wall tiles on either side, so bodies are a little thinner there.
+    pub fn unit_radius(self) -> f32 {
+        match self {
+            MapKind::Hex => 0.27,
+            _ => 0.3,
+        }
+    }
+}
+
+/// The map as the tilemap integration builds it, before the first frame: its tiles' cells
+/// ([`TileCells`]) and its navigation map (the same grid and placement the plugin builds), so
+/// units can be placed and orders planned in the world.
+#[derive(Resource, Clone)]
+pub struct DemoMap {
+    pub cells: TileCells,
+    pub nav: NavMap,
+}
+
+impl DemoMap {
+    pub fn new(kind: MapKind, terrain: &[Terrain]) -> Self {
+        let size = TilemapSize { x: MAP_W, y: MAP_H };
+        let cells = TileCells::new(size, kind.map_type());
+        let (tile_size, _) = kind.tiles();
+        let placement = grid_placement(
+            &Transform::default(),
+            &size,
+            &tile_size.into(),
+            &tile_size,
+            &kind.map_type(),
+            &TilemapAnchor::Center,
+        )
+        .expect("a placeable map");
+        let grid_size = cells.grid_size();
+        let mut costs = vec![BLOCKED; (grid_size.x * grid_size.y) as usize];
+        for y in 0..MAP_H {
+            for x in 0..MAP_W {
+                let c = cells.cell(TilePos { x, y });
+                costs[(c.y as u32 * grid_size.x + c.x as u32) as usize] =
+                    terrain[(y * MAP_W + x) as usize].cost();
+            }
+        }
+        let rules = cells.rules(Default::default());
+        let grid =
+            NavGrid::from_terrain(grid_size.x, grid_size.y, rules, &costs).expect("valid map");
+        DemoMap {
+            cells,
+            nav: NavMap::with_placement(grid, placement),
+        }
+    }
+
+    /// The cell of tile `(x, y)`.
+    pub fn cell(&self, x: u32, y: u32) -> Cell {
+        self.cells.cell(TilePos {
+            x: x.min(MAP_W - 1),
+            y: y.min(MAP_H - 1),
+        })
+    }
+
+    /// The tile of a cell, if it is on the map.
+    pub fn tile(&self, cell: Cell) -> Option<TilePos> {
+        self.cells.tile(cell)
+    }
+
+    pub fn grid(&self) -> &NavGrid {
+        self.nav.grid()
+    }
+
+    /// The grid-space point of a world position.
+    pub fn to_grid(&self, world: Vec2) -> Vec2 {
+        self.nav.world_to_grid(world)
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Terrain {
@@ -131,13 +277,6 @@ pub fn generate_map(seed: u64) -> Vec<Terrain> {
     t
 }
 
-/// The navigation grid of `terrain` (the tilemap integration builds the same one from the
-/// tiles; this copy places units and spreads goals before the first frame).
-pub fn nav_grid(terrain: &[Terrain]) -> NavGrid {
-    let costs: Vec<u8> = terrain.iter().map(|t| t.cost()).collect();
-    NavGrid::from_terrain(MAP_W, MAP_H, Default::default(), &costs).expect("valid map")
-}
-
 /// The largest island (units start only there).
 pub fn main_island(grid: &NavGrid) -> Option<u32> {
     let mut sizes = std::collections::HashMap::new();
@@ -149,32 +288,19 @@ pub fn main_island(grid: &NavGrid) -> Option<u32> {
     sizes.into_iter().max_by_key(|&(_, n)| n).map(|(i, _)| i)
 }
 
-/// World position of the outer corner of cell (0, 0): the map is centered on the origin.
-pub fn origin() -> Vec2 {
-    -Vec2::new(MAP_W as f32, MAP_H as f32) * TILE / 2.0
-}
-
-/// The world position of a grid-space point.
-pub fn to_world(grid_pos: Vec2) -> Vec2 {
-    origin() + grid_pos * TILE
-}
-
-/// The grid-space point of a world position.
-pub fn to_grid(world: Vec2) -> Vec2 {
-    (world - origin()) / TILE
-}
-
 /// `n` random start cells on the main island, in the left or right third of the map.
-pub fn spawn_positions(grid: &NavGrid, n: usize, left: bool, rng: &mut Rng) -> Vec<Cell> {
+pub fn spawn_positions(map: &DemoMap, n: usize, left: bool, rng: &mut Rng) -> Vec<Cell> {
+    let grid = map.grid();
     let island: HashSet<u32> = main_island(grid).into_iter().collect();
     let mut cells: Vec<Cell> = grid
         .cells()
         .filter(|&c| grid.island(c).is_some_and(|i| island.contains(&i)))
-        .filter(|c| {
+        .filter(|&c| {
+            let x = map.tile(c).map_or(0, |t| t.x);
             if left {
-                c.x < MAP_W as i32 / 3
+                x < MAP_W / 3
             } else {
-                c.x >= 2 * MAP_W as i32 / 3
+                x >= 2 * MAP_W / 3
             }
         })
         .collect();
@@ -188,7 +314,12 @@ pub fn spawn_positions(grid: &NavGrid, n: usize, left: bool, rng: &mut Rng) -> V
 /// Spawns `terrain` as a bevy_ecs_tilemap tilemap centered on the origin, each tile with its
 /// [`NavTile`] cost: `TilemapNavPlugin` builds the navigation map from it. With a texture the map
 /// is drawn (windowed game); without, it is only data (headless run).
-pub fn spawn_tilemap(commands: &mut Commands, terrain: &[Terrain], texture: Option<Handle<Image>>) {
+pub fn spawn_tilemap(
+    commands: &mut Commands,
+    kind: MapKind,
+    terrain: &[Terrain],
+    assets: Option<&AssetServer>,
+) {
     let map_size = TilemapSize { x: MAP_W, y: MAP_H };
     let map_entity = commands.spawn_empty().id();
     let mut storage = TileStorage::empty(map_size);
@@ -210,15 +341,15 @@ pub fn spawn_tilemap(commands: &mut Commands, terrain: &[Terrain], texture: Opti
             storage.set(&pos, tile);
         }
     }
-    let tile_size = TilemapTileSize { x: TILE, y: TILE };
-    match texture {
-        Some(texture) => {
+    let (tile_size, atlas) = kind.tiles();
+    match assets {
+        Some(assets) => {
             commands.entity(map_entity).insert(TilemapBundle {
                 grid_size: tile_size.into(),
-                map_type: TilemapType::Square,
+                map_type: kind.map_type(),
                 size: map_size,
                 storage,
-                texture: TilemapTexture::Single(texture),
+                texture: TilemapTexture::Single(assets.load(atlas)),
                 tile_size,
                 anchor: TilemapAnchor::Center,
                 ..default()
@@ -227,7 +358,7 @@ pub fn spawn_tilemap(commands: &mut Commands, terrain: &[Terrain], texture: Opti
         None => {
             commands.entity(map_entity).insert((
                 TilemapGridSize::from(tile_size),
-                TilemapType::Square,
+                kind.map_type(),
                 map_size,
                 storage,
                 tile_size,

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::window::PrimaryWindow;
 use bevy_ecs_tilemap::prelude::*;
-use bevy_tilepath::core::{BLOCKED, Cell};
+use bevy_tilepath::core::BLOCKED;
 use bevy_tilepath::debug::DebugSelected;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::{NavTile, world_to_tile};
@@ -15,7 +15,7 @@ use bevy_tilepath::{NavAgent, PathProgress, TilepathDiagnostics};
 use crate::DemoConfig;
 use crate::common::Rng;
 use crate::map::{
-    MAP_H, MAP_W, TILE, Terrain, generate_map, nav_grid, spawn_positions, spawn_tilemap, to_world,
+    DemoMap, MAP_H, MAP_W, TILE, Terrain, generate_map, spawn_positions, spawn_tilemap,
 };
 use crate::orders::{PLAYER_PRIORITY, Team, mover, order_group, retry_failed};
 
@@ -114,15 +114,16 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfi
     commands.spawn((
         Camera2d,
         Projection::Orthographic(OrthographicProjection {
-            scale: 1.2,
+            scale: config.map.camera_scale(),
             ..OrthographicProjection::default_2d()
         }),
     ));
     let terrain = generate_map(config.seed);
-    spawn_tilemap(&mut commands, &terrain, Some(assets.load("tiles.png")));
+    spawn_tilemap(&mut commands, config.map, &terrain, Some(&assets));
+    let map = DemoMap::new(config.map, &terrain);
+    commands.insert_resource(map.clone());
 
     // Units: blue (yours) on the left, red on the right.
-    let grid = nav_grid(&terrain);
     let mut rng = Rng::new(config.seed ^ 0xABCD);
     let image = assets.load("unit.png");
     let half = config.units / 2;
@@ -135,12 +136,14 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfi
             Color::srgb(1.0, 0.35, 0.3),
         ),
     ] {
-        for c in spawn_positions(&grid, n, left, &mut rng) {
-            let p = to_world(c.as_vec2() + 0.5);
+        for c in spawn_positions(&map, n, left, &mut rng) {
+            let p = map.nav.cell_to_world(c);
             commands.spawn((
                 team,
                 mover(&config),
-                NavAgent { radius: 0.3 },
+                NavAgent {
+                    radius: config.map.unit_radius(),
+                },
                 Sprite {
                     image: image.clone(),
                     color,
@@ -282,6 +285,7 @@ fn red_script(
     mut game: ResMut<Game>,
     units: Query<(Entity, &Team, &Transform)>,
     maps: Query<&NavMap>,
+    demo_map: Res<DemoMap>,
 ) {
     if !game.red_timer.tick(time.delta()).just_finished() {
         return;
@@ -298,7 +302,7 @@ fn red_script(
         .collect();
     let k = rng.below(6) as usize;
     let group: Vec<(Entity, Vec2)> = reds.iter().skip(k * 50).take(50).copied().collect();
-    let target = Cell::new(rng.below(MAP_W) as i32, rng.below(MAP_H) as i32);
+    let target = demo_map.cell(rng.below(MAP_W), rng.below(MAP_H));
     order_group(&mut commands, map, &group, target, 0);
 }
 
@@ -311,6 +315,7 @@ fn screenshot_script(
     mut step: Local<u32>,
     units: Query<(Entity, &Team, &Transform)>,
     maps: Query<&NavMap>,
+    demo_map: Res<DemoMap>,
     mut exit: MessageWriter<AppExit>,
 ) {
     let Some(path) = config.screenshot.clone() else {
@@ -336,7 +341,7 @@ fn screenshot_script(
                 &mut commands,
                 map,
                 &blues,
-                Cell::new(MAP_W as i32 * 3 / 4, MAP_H as i32 / 2),
+                demo_map.cell(MAP_W * 3 / 4, MAP_H / 2),
                 PLAYER_PRIORITY,
             );
             *step = 1;

@@ -114,6 +114,11 @@ pub fn avoid_velocity(
 /// The nearest point of every blocked cell (and of the grid's outside) within `reach` tiles of
 /// `position` (grid space), nearest first: the walls [`avoid_velocity`] keeps clear of.
 pub fn wall_points(grid: &NavGrid, position: Vec2, reach: f32) -> Vec<Vec2> {
+    if grid.is_hex() {
+        let mut points = super::hex::wall_points(grid, position, reach);
+        sort_nearest_first(&mut points, position);
+        return points;
+    }
     let (lo, hi) = (
         (position - reach).floor().as_ivec2(),
         (position + reach).floor().as_ivec2(),
@@ -132,11 +137,15 @@ pub fn wall_points(grid: &NavGrid, position: Vec2, reach: f32) -> Vec<Vec2> {
             }
         }
     }
+    sort_nearest_first(&mut points, position);
+    points
+}
+
+fn sort_nearest_first(points: &mut [Vec2], position: Vec2) {
     points.sort_by(|a, b| {
         a.distance_squared(position)
             .total_cmp(&b.distance_squared(position))
     });
-    points
 }
 
 /// The half-plane keeping `me` clear of `other`, half of the effort being `me`'s.

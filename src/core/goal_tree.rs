@@ -11,10 +11,11 @@
 //! re-keyed for the larger box and the search goes on where it stopped.
 
 use super::cost::CostModel;
-use super::grid::{BLOCKED, Cell, Connectivity, CornerRule, NavGrid};
+use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
-use super::path::{Path, PathError, cells_length};
+use super::path::{Path, PathError};
 use super::search::{CellOverlay, HeapEntry, KeyPacking, NodeRecord, OVERLAY_BLOCKED, OpenList};
+use super::search::{EIGHT, FOUR, HEX};
 
 /// How far a [`GoalTree`] has come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub enum TreeStep {
 #[derive(Clone, Copy, Debug)]
 struct Estimate {
     heuristic: Heuristic,
+    /// Hexagonal grid: the larger of the box distances along q and r (no more than the steps
+    /// to any cell in the box) is the estimate's step count.
+    hex: bool,
     costs: CostModel,
     min_terrain: u64,
     /// `(x0, y0, x1, y1)`, inclusive; `None` before any start is added.
@@ -46,6 +50,7 @@ impl Estimate {
         };
         let dx = x0.saturating_sub(x).max(x.saturating_sub(x1));
         let dy = y0.saturating_sub(y).max(y.saturating_sub(y1));
+        let (dx, dy) = if self.hex { (dx.max(dy), 0) } else { (dx, dy) };
         self.heuristic
             .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE)
     }
@@ -180,6 +185,7 @@ impl GoalTree {
             version: grid.version(),
             estimate: Estimate {
                 heuristic,
+                hex: grid.is_hex(),
                 costs,
                 min_terrain: grid.min_terrain() as u64,
                 rect: None,
@@ -314,26 +320,28 @@ impl GoalTree {
         }
         let rules = grid.rules();
         let penalties = grid.has_penalties() || g.overlaid;
-        match (rules.connectivity, rules.corner_rule, penalties) {
-            (Connectivity::Four, _, false) => self.run::<false, false, false>(grid, max_pops),
-            (Connectivity::Four, _, true) => self.run::<false, false, true>(grid, max_pops),
-            (Connectivity::Eight, CornerRule::NoCutting, false) => {
-                self.run::<true, false, false>(grid, max_pops)
+        match (rules.topology, rules.corner_rule, penalties) {
+            (Topology::Four, _, false) => self.run::<FOUR, false, false>(grid, max_pops),
+            (Topology::Four, _, true) => self.run::<FOUR, false, true>(grid, max_pops),
+            (Topology::Eight, CornerRule::NoCutting, false) => {
+                self.run::<EIGHT, false, false>(grid, max_pops)
             }
-            (Connectivity::Eight, CornerRule::NoCutting, true) => {
-                self.run::<true, false, true>(grid, max_pops)
+            (Topology::Eight, CornerRule::NoCutting, true) => {
+                self.run::<EIGHT, false, true>(grid, max_pops)
             }
-            (Connectivity::Eight, CornerRule::AllowCutting, false) => {
-                self.run::<true, true, false>(grid, max_pops)
+            (Topology::Eight, CornerRule::AllowCutting, false) => {
+                self.run::<EIGHT, true, false>(grid, max_pops)
             }
-            (Connectivity::Eight, CornerRule::AllowCutting, true) => {
-                self.run::<true, true, true>(grid, max_pops)
+            (Topology::Eight, CornerRule::AllowCutting, true) => {
+                self.run::<EIGHT, true, true>(grid, max_pops)
             }
+            (Topology::Hex, _, false) => self.run::<HEX, false, false>(grid, max_pops),
+            (Topology::Hex, _, true) => self.run::<HEX, false, true>(grid, max_pops),
         }
     }
 
     #[inline(never)]
-    fn run<const EIGHT: bool, const CUT: bool, const PENALTY: bool>(
+    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(
         &mut self,
         grid: &NavGrid,
         budget: u32,
@@ -425,7 +433,16 @@ impl GoalTree {
             if te != BLOCKED {
                 relax!(e, to_straight, x + 1, y);
             }
-            if EIGHT {
+            if MOVES == HEX {
+                // Axial (1, -1) and (-1, 1): the other two of a hexagon's six neighbours.
+                if terrain[n + 1] != BLOCKED {
+                    relax!(n + 1, to_straight, x + 1, y.wrapping_sub(1));
+                }
+                if terrain[s - 1] != BLOCKED {
+                    relax!(s - 1, to_straight, x.wrapping_sub(1), y + 1);
+                }
+            }
+            if MOVES == EIGHT {
                 let ok = |a: u8, b: u8| {
                     if CUT {
                         a != BLOCKED || b != BLOCKED
@@ -474,7 +491,7 @@ impl GoalTree {
         }
         Some(Path {
             cost,
-            length: cells_length(&cells),
+            length: grid.cells_length(&cells),
             expansions: g.expansions.min(u32::MAX as u64) as u32,
             goal: g.goal,
             goal_index: None,

@@ -1,7 +1,7 @@
 //! The navigation grid: walkability, terrain cost, an additive penalty layer, move rules and
 //! island labels, stored in flat arrays with a blocked border so searches never bounds-check.
 
-use bevy::math::IVec2;
+use bevy::math::{IVec2, Vec2};
 use bevy::reflect::Reflect;
 
 use super::cost::CostModel;
@@ -18,14 +18,48 @@ pub const BLOCKED: u8 = 0;
 /// Terrain cost of ordinary ground: a step onto it costs the plain step cost.
 pub const NORMAL: u8 = 1;
 
-/// How units may move from cell to cell.
+/// The shape of the cells and how units may move from cell to cell.
+///
+/// Square grids: cell `(x, y)` is the unit square `[x, x + 1) x [y, y + 1)` of grid space.
+/// Hexagonal grids use axial coordinates (as Red Blob Games and bevy_ecs_tilemap's `AxialPos`
+/// name them): cell `(q, r)` is the pointy-top hexagon centred at `(q + r / 2, r * sqrt(3) / 2)`,
+/// so neighbouring centres are one unit apart, and its six neighbours are `(q +- 1, r)`,
+/// `(q, r +- 1)`, `(q + 1, r - 1)` and `(q - 1, r + 1)`. Every hexagonal map (pointy or flat top,
+/// offset or axial coordinates) is this grid under another placement in the world; the tilemap
+/// integration maps its tile positions to these cells.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
-pub enum Connectivity {
-    /// Up, down, left and right only.
+pub enum Topology {
+    /// Squares; up, down, left and right only.
     Four,
-    /// The four straight moves and the four diagonals (the default).
+    /// Squares; the four straight moves and the four diagonals (the default).
     #[default]
     Eight,
+    /// Hexagons in axial coordinates; six moves of equal length (a straight step each). The
+    /// corner rule does not apply.
+    Hex,
+}
+
+impl Topology {
+    /// The center of `cell` in grid space: `(x + 0.5, y + 0.5)` on square grids, the hexagon's
+    /// center on hexagonal ones.
+    #[inline]
+    pub fn cell_center(self, cell: Cell) -> Vec2 {
+        if self == Topology::Hex {
+            super::hex::center(cell)
+        } else {
+            super::line::cell_center(cell)
+        }
+    }
+
+    /// The cell containing the grid-space point `p` (on hexagonal grids, the nearest center).
+    #[inline]
+    pub fn cell_at(self, p: Vec2) -> Cell {
+        if self == Topology::Hex {
+            super::hex::cell_at(p)
+        } else {
+            super::line::cell_at(p)
+        }
+    }
 }
 
 /// When a diagonal move past a wall corner is allowed.
@@ -40,12 +74,12 @@ pub enum CornerRule {
     AllowCutting,
 }
 
-/// The move rules of a grid: connectivity, corner rule and step costs.
+/// The move rules of a grid: topology, corner rule and step costs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub struct MoveRules {
-    /// Four- or eight-way moves.
-    pub connectivity: Connectivity,
-    /// The diagonal corner rule (ignored for four-way moves).
+    /// Square cells with four- or eight-way moves, or hexagons.
+    pub topology: Topology,
+    /// The diagonal corner rule (ignored for four-way moves and hexagons).
     pub corner_rule: CornerRule,
     /// The fixed-point cost of a straight and a diagonal step.
     pub costs: CostModel,
@@ -172,7 +206,11 @@ impl NavGrid {
             islands: Islands::default(),
             version: 0,
         };
-        grid.islands.rebuild(&grid.terrain, stride as usize);
+        grid.islands.rebuild(
+            &grid.terrain,
+            stride as usize,
+            rules.topology == Topology::Hex,
+        );
         Ok(grid)
     }
 
@@ -202,7 +240,11 @@ impl NavGrid {
                 }
             }
         }
-        grid.islands.rebuild(&grid.terrain, grid.stride as usize);
+        grid.islands.rebuild(
+            &grid.terrain,
+            grid.stride as usize,
+            rules.topology == Topology::Hex,
+        );
         Ok(grid)
     }
 
@@ -221,10 +263,90 @@ impl NavGrid {
         self.rules
     }
 
-    /// Replaces the move rules (islands do not depend on them, see [`NavGrid::island`]).
+    /// Replaces the move rules (islands are relabelled only when the grid changes between
+    /// squares and hexagons, see [`NavGrid::island`]).
     pub fn set_rules(&mut self, rules: MoveRules) {
+        let hex = rules.topology == Topology::Hex;
+        let relabel = hex != (self.rules.topology == Topology::Hex);
         self.rules = rules;
+        if relabel {
+            self.islands
+                .rebuild(&self.terrain, self.stride as usize, hex);
+        }
         self.version += 1;
+    }
+
+    /// Whether the cells are hexagons ([`Topology::Hex`]).
+    #[inline]
+    pub fn is_hex(&self) -> bool {
+        self.rules.topology == Topology::Hex
+    }
+
+    /// The center of `cell` in grid space: `(x + 0.5, y + 0.5)` on square grids, the hexagon's
+    /// center on hexagonal ones (see [`Topology`]).
+    #[inline]
+    pub fn cell_center(&self, cell: Cell) -> Vec2 {
+        self.rules.topology.cell_center(cell)
+    }
+
+    /// The cell containing the grid-space point `p` (on hexagonal grids, the nearest center).
+    #[inline]
+    pub fn cell_at(&self, p: Vec2) -> Cell {
+        self.rules.topology.cell_at(p)
+    }
+
+    /// The corners of `cell` in grid space, counter-clockwise: four on square grids, six on
+    /// hexagonal ones.
+    pub fn cell_corners(&self, cell: Cell) -> impl Iterator<Item = Vec2> + use<> {
+        let (corners, n) = if self.is_hex() {
+            (super::hex::corners(cell), 6)
+        } else {
+            let lo = cell.as_vec2();
+            let mut k = [lo; 6];
+            k[1] = lo + Vec2::X;
+            k[2] = lo + Vec2::ONE;
+            k[3] = lo + Vec2::Y;
+            (k, 4)
+        };
+        corners.into_iter().take(n)
+    }
+
+    /// The steps that connect a cell to its neighbours without any rule: the four straight
+    /// ones on square grids (every move rule connects the same cells as they do), the six on
+    /// hexagonal ones.
+    pub fn connecting_steps(&self) -> &'static [Cell] {
+        const SQUARE: [Cell; 4] = [
+            Cell::new(1, 0),
+            Cell::new(-1, 0),
+            Cell::new(0, 1),
+            Cell::new(0, -1),
+        ];
+        if self.is_hex() {
+            &super::hex::STEPS
+        } else {
+            &SQUARE
+        }
+    }
+
+    /// The number of steps from `a` to `b` on an open grid of this topology: Manhattan distance
+    /// for four-way moves, Chebyshev for eight-way, hexagonal distance for hexagons.
+    pub fn open_steps(&self, a: Cell, b: Cell) -> u32 {
+        let d = (b - a).abs();
+        match self.rules.topology {
+            Topology::Four => (d.x + d.y) as u32,
+            Topology::Eight => d.max_element() as u32,
+            Topology::Hex => super::hex::distance(a, b),
+        }
+    }
+
+    /// The length in grid space of a path of single steps between neighbouring cells: straight
+    /// steps 1 and diagonal ones sqrt 2 on square grids, every step 1 on hexagonal ones.
+    pub fn cells_length(&self, cells: &[Cell]) -> f64 {
+        if self.is_hex() {
+            cells.len().saturating_sub(1) as f64
+        } else {
+            super::path::cells_length(cells)
+        }
     }
 
     /// A counter bumped by every edit: compare it with a value you kept to tell the grid changed.
@@ -359,8 +481,9 @@ impl NavGrid {
 
     /// The island (connected component) of `cell`, or `None` if it is blocked or outside.
     ///
-    /// Every move rule here connects the same cells as four-way moves do (a diagonal step always
-    /// needs a free orthogonal neighbour, which is itself a path), so islands hold for all rules.
+    /// Every square move rule connects the same cells as four-way moves do (a diagonal step
+    /// always needs a free orthogonal neighbour, which is itself a path), so islands hold for all
+    /// of them; hexagonal grids connect their six neighbours.
     pub fn island(&self, cell: Cell) -> Option<u32> {
         let i = self.index(cell).ok()?;
         self.islands.label(i)
@@ -406,21 +529,18 @@ impl NavGrid {
             .flat_map(move |y| (0..self.width as i32).map(move |x| Cell::new(x, y)))
     }
 
-    /// `from`, then the walkable cells reachable from it in 4-connected steps, nearest (in steps)
-    /// first, out to `max_steps` steps. Picking free cells near a point (spreading a group's
-    /// goals, stepping aside) walks this until a cell suits.
+    /// `from`, then the walkable cells reachable from it in connecting steps
+    /// ([`NavGrid::connecting_steps`]), nearest (in steps) first, out to `max_steps` steps.
+    /// Picking free cells near a point (spreading a group's goals, stepping aside) walks this
+    /// until a cell suits.
     pub fn cells_outward(&self, from: Cell, max_steps: u32) -> impl Iterator<Item = Cell> + '_ {
         let mut seen = std::collections::HashSet::from([from]);
         let mut queue = std::collections::VecDeque::from([(from, 0u32)]);
+        let steps = self.connecting_steps();
         std::iter::from_fn(move || {
             let (c, d) = queue.pop_front()?;
             if d < max_steps {
-                for n in [
-                    Cell::new(1, 0),
-                    Cell::new(-1, 0),
-                    Cell::new(0, 1),
-                    Cell::new(0, -1),
-                ] {
+                for &n in steps {
                     let nc = c + n;
                     if self.is_walkable(nc) && seen.insert(nc) {
                         queue.push_back((nc, d + 1));
@@ -443,8 +563,11 @@ impl NavGrid {
         if d.x == 0 || d.y == 0 {
             return true;
         }
-        if self.rules.connectivity == Connectivity::Four {
-            return false;
+        match self.rules.topology {
+            Topology::Four => return false,
+            // Axial (1, -1) and (-1, 1) are neighbours; (1, 1) and (-1, -1) are not.
+            Topology::Hex => return d.x != d.y,
+            Topology::Eight => {}
         }
         let a = self.is_walkable(Cell::new(to.x, from.y));
         let b = self.is_walkable(Cell::new(from.x, to.y));
@@ -461,7 +584,7 @@ impl NavGrid {
             return None;
         }
         let i = self.pad(to.x as u32, to.y as u32);
-        let diagonal = from.x != to.x && from.y != to.y;
+        let diagonal = from.x != to.x && from.y != to.y && !self.is_hex();
         let base = if diagonal {
             self.rules.costs.diagonal
         } else {

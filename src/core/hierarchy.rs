@@ -22,7 +22,7 @@ use std::collections::{BinaryHeap, HashMap};
 use super::grid::{Cell, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::islands::RING;
-use super::path::{Path, PathError, cells_length};
+use super::path::{Path, PathError};
 use super::search::{
     AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_path, resolve_ends, with_scratch,
 };
@@ -573,8 +573,8 @@ pub struct HierarchicalSearch {
 impl HierarchicalSearch {
     /// Begins a search from `start` to `goal` through `regions` (which must be current: see
     /// [`RegionMap::is_current`]). `Ok(None)` when a flat search serves the query better or
-    /// alone: start and goal at most two clusters apart, in one cluster, or the region map has
-    /// no route between them. Errors are [`AStar::begin`]'s (the goal policy is applied here);
+    /// alone: start and goal at most two clusters apart, in one cluster, the region map has no
+    /// route between them, or the grid is hexagonal (region maps know square moves only). Errors are [`AStar::begin`]'s (the goal policy is applied here);
     /// a stale map gives [`PathError::NoPath`].
     pub fn begin(
         grid: &NavGrid,
@@ -601,7 +601,11 @@ impl HierarchicalSearch {
         }
         let (_, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
         let apart = (goal - start).abs().max_element();
-        if apart <= 2 * regions.cluster || regions.cluster_of(start) == regions.cluster_of(goal) {
+        // Region maps know square moves only: a hexagonal grid is searched flat.
+        if grid.is_hex()
+            || apart <= 2 * regions.cluster
+            || regions.cluster_of(start) == regions.cluster_of(goal)
+        {
             return Ok(None);
         }
         let Some(route) = regions.route(grid, start, goal) else {
@@ -752,7 +756,7 @@ impl HierarchicalSearch {
             ..self.path.clone()
         };
         path.cost = self.stretch_cost(grid, &path.cells);
-        path.length = cells_length(&path.cells);
+        path.length = grid.cells_length(&path.cells);
         path.expansions = self.expansions.min(u32::MAX as u64) as u32;
         path
     }

@@ -10,6 +10,8 @@ pub(crate) struct Islands {
     sizes: Vec<u32>,
     /// Labels with at least one cell.
     live: usize,
+    /// Hexagonal (six-neighbour, axial) connectivity instead of four-way.
+    hex: bool,
 }
 
 /// The eight neighbour offsets, in order around a cell.
@@ -24,6 +26,24 @@ pub(super) const RING: [(i32, i32); 8] = [
     (-1, -1),
 ];
 
+/// The six hexagonal neighbour offsets (axial coordinates), in order around a cell: each is a
+/// neighbour of the next.
+pub(super) const HEX_RING: [(i32, i32); 6] = [(1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1)];
+
+/// The padded indices of the cells that connect to `index` (four-way, or the six hexagonal
+/// neighbours), and how many there are.
+fn neighbours(index: usize, stride: usize, hex: bool) -> ([usize; 6], usize) {
+    let mut out = [index - stride, index + 1, index + stride, index - 1, 0, 0];
+    if hex {
+        // Axial (1, -1) and (-1, 1).
+        out[4] = index + 1 - stride;
+        out[5] = index + stride - 1;
+        (out, 6)
+    } else {
+        (out, 4)
+    }
+}
+
 impl Islands {
     pub(crate) fn label(&self, index: usize) -> Option<u32> {
         match self.labels.get(index) {
@@ -34,10 +54,6 @@ impl Islands {
 
     pub(crate) fn count(&self) -> usize {
         self.live
-    }
-
-    fn neighbours(index: usize, stride: usize) -> [usize; 4] {
-        [index - stride, index + 1, index + stride, index - 1]
     }
 
     fn new_label(&mut self) -> u32 {
@@ -59,7 +75,8 @@ impl Islands {
         self.labels[seed] = label;
         self.sizes[label as usize] += 1;
         while let Some(i) = stack.pop() {
-            for n in Self::neighbours(i, stride) {
+            let (ns, count) = neighbours(i, stride, self.hex);
+            for &n in &ns[..count] {
                 let l = self.labels[n];
                 if terrain[n] != 0 && l != label {
                     if l != 0 {
@@ -76,8 +93,9 @@ impl Islands {
         }
     }
 
-    /// Labels every cell from scratch.
-    pub(crate) fn rebuild(&mut self, terrain: &[u8], stride: usize) {
+    /// Labels every cell from scratch, with hexagonal or four-way connectivity.
+    pub(crate) fn rebuild(&mut self, terrain: &[u8], stride: usize, hex: bool) {
+        self.hex = hex;
         self.labels.clear();
         self.labels.resize(terrain.len(), 0);
         self.sizes.clear();
@@ -94,7 +112,8 @@ impl Islands {
     /// `index` just became walkable: join it to its neighbours, merging their islands.
     pub(crate) fn cell_opened(&mut self, terrain: &[u8], stride: usize, index: usize) {
         let mut best = 0u32;
-        for n in Self::neighbours(index, stride) {
+        let (ns, count) = neighbours(index, stride, self.hex);
+        for &n in &ns[..count] {
             let l = self.labels[n];
             if l != 0 && (best == 0 || self.sizes[l as usize] > self.sizes[best as usize]) {
                 best = l;
@@ -119,22 +138,26 @@ impl Islands {
             self.live -= 1;
             return;
         }
-        // Walk the ring of eight neighbours: walkable runs of it are connected locally. If every
-        // walkable orthogonal neighbour lies in one run, the island cannot have split.
+        // Walk the ring of neighbours (eight around a square, six around a hexagon): walkable
+        // runs of it are connected locally. If every walkable neighbour that connects (the
+        // orthogonal ones on a square grid, all six on a hexagonal one) lies in one run, the
+        // island cannot have split.
         let s = stride as i32;
-        let ring: Vec<bool> = RING
+        let ring: &[(i32, i32)] = if self.hex { &HEX_RING } else { &RING };
+        let free: Vec<bool> = ring
             .iter()
             .map(|&(dx, dy)| terrain[(index as i32 + dy * s + dx) as usize] != 0)
             .collect();
+        let len = free.len();
         let mut run_of = [usize::MAX; 8];
         let mut run = 0;
         // Start after a blocked ring cell so runs are not cut at position 0.
-        let Some(start) = (0..8).find(|&k| !ring[k]) else {
-            return; // all eight free: still connected around the cell
+        let Some(start) = (0..len).find(|&k| !free[k]) else {
+            return; // all free: still connected around the cell
         };
-        for step in 1..=8 {
-            let k = (start + step) % 8;
-            if ring[k] {
+        for step in 1..=len {
+            let k = (start + step) % len;
+            if free[k] {
                 run_of[k] = run;
             } else {
                 run += 1;
@@ -142,8 +165,9 @@ impl Islands {
         }
         let mut first_run = None;
         let mut split = false;
-        for k in [0, 2, 4, 6] {
-            if ring[k] {
+        let step = if self.hex { 1 } else { 2 };
+        for k in (0..len).step_by(step) {
+            if free[k] {
                 match first_run {
                     None => first_run = Some(run_of[k]),
                     Some(r) if r != run_of[k] => split = true,
@@ -156,7 +180,8 @@ impl Islands {
         }
         // Possibly split: relabel from each orthogonal neighbour not reached yet.
         let mut done = Vec::new();
-        for n in Self::neighbours(index, stride) {
+        let (ns, count) = neighbours(index, stride, self.hex);
+        for &n in &ns[..count] {
             if terrain[n] == 0 || done.contains(&self.labels[n]) {
                 continue;
             }

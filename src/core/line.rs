@@ -1,20 +1,22 @@
 //! Line checks over the grid (Pinter's `Walkable`): can a unit of a given radius move in a
 //! straight line from one point to another without touching a blocked cell?
 //!
-//! Points are in grid space: cell `(x, y)` covers `[x, x + 1) x [y, y + 1)` and its center is
-//! `(x + 0.5, y + 0.5)`.
+//! Points are in grid space: on square grids cell `(x, y)` covers `[x, x + 1) x [y, y + 1)` and
+//! its center is `(x + 0.5, y + 0.5)`; hexagonal grids ([`Topology::Hex`](super::Topology::Hex))
+//! are checked by their own geometry (`hex.rs`) behind the same functions.
 
 use bevy::math::{IVec2, Vec2};
 
 use super::grid::{Cell, NavGrid};
 
-/// The center of `cell` in grid space.
+/// The center of `cell` in grid space on a square grid ([`NavGrid::cell_center`] for any grid).
 #[inline]
 pub fn cell_center(cell: Cell) -> Vec2 {
     cell.as_vec2() + Vec2::splat(0.5)
 }
 
-/// The cell containing the grid-space point `p`.
+/// The cell containing the grid-space point `p` on a square grid ([`NavGrid::cell_at`] for any
+/// grid).
 #[inline]
 pub fn cell_at(p: Vec2) -> Cell {
     p.floor().as_ivec2()
@@ -22,8 +24,12 @@ pub fn cell_at(p: Vec2) -> Cell {
 
 /// Visits the cells the segment `a`-`b` passes through, in order (Amanatides-Woo traversal; at
 /// an exact corner crossing both side cells are visited too). Stops early and returns `false`
-/// when `visit` does.
-pub fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
+/// when `visit` does. On hexagonal grids, a cell the segment only touches at a corner may be
+/// visited too.
+pub fn traverse(grid: &NavGrid, a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
+    if grid.is_hex() {
+        return super::hex::traverse(a, b, visit);
+    }
     walk_cells(a, b, &mut visit, &mut |_, _| true)
 }
 
@@ -31,21 +37,29 @@ pub fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
 /// of the same cell in a row. Where a segment crosses a lattice point (a diagonal step between
 /// cell centers) the walk goes straight to the diagonal cell: the side cells it only touches at
 /// the corner are left out.
-pub fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
+pub fn polyline_cells(grid: &NavGrid, points: &[Vec2]) -> Vec<Cell> {
+    if grid.is_hex() {
+        return super::hex::polyline_cells(points);
+    }
     let mut out: Vec<Cell> = Vec::new();
     for w in points.windows(2) {
         let (a, b) = (w[0], w[1]);
         let len = a.distance(b);
         let ends = [cell_at(a), cell_at(b)];
-        traverse(a, b, |c| {
-            // Cells the segment only touches at a corner (or within rounding of one) are not
-            // walked through.
-            let inside = clip(a, b, c, 0.0).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
-            if (inside > 1e-3 || ends.contains(&c)) && out.last() != Some(&c) {
-                out.push(c);
-            }
-            true
-        });
+        walk_cells(
+            a,
+            b,
+            &mut |c| {
+                // Cells the segment only touches at a corner (or within rounding of one) are not
+                // walked through.
+                let inside = clip(a, b, c, 0.0).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
+                if (inside > 1e-3 || ends.contains(&c)) && out.last() != Some(&c) {
+                    out.push(c);
+                }
+                true
+            },
+            &mut |_, _| true,
+        );
     }
     if out.is_empty()
         && let Some(&p) = points.first()
@@ -169,7 +183,7 @@ fn crosses_interior(a: Vec2, b: Vec2, cell: Cell) -> bool {
 }
 
 /// Squared distance from the point `p` to the segment `a`-`b`.
-fn point_segment_distance_sq(p: Vec2, a: Vec2, b: Vec2) -> f32 {
+pub(super) fn point_segment_distance_sq(p: Vec2, a: Vec2, b: Vec2) -> f32 {
     let d = b - a;
     let len2 = d.length_squared();
     let t = if len2 > 0.0 {
@@ -209,6 +223,9 @@ pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
     } else {
         (b, a)
     };
+    if grid.is_hex() {
+        return super::hex::walkable(grid, a, b, radius);
+    }
     let r = radius.max(0.0);
     let reach = r.ceil() as i32;
     let r2 = r * r;
@@ -265,7 +282,7 @@ pub fn walkable_sampled(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
             Vec2::new(0.0, -radius),
         ]
         .iter()
-        .all(|&o| grid.is_walkable(cell_at(p + o)))
+        .all(|&o| grid.is_walkable(grid.cell_at(p + o)))
     })
 }
 

@@ -1,6 +1,7 @@
 //! The pure pathfinding core: no ECS, usable and benchmarked without an `App`.
 //!
-//! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands.
+//! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands; square or
+//!   hexagonal cells ([`Topology`]).
 //! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`].
 //! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
 //! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`], resumable
@@ -13,6 +14,7 @@ mod cost;
 mod goal_tree;
 mod grid;
 mod heuristic;
+mod hex;
 mod hierarchy;
 mod islands;
 mod line;
@@ -26,7 +28,7 @@ mod turn;
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
-pub use grid::{BLOCKED, Cell, Connectivity, CornerRule, GridError, MoveRules, NORMAL, NavGrid};
+pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};
 pub use heuristic::Heuristic;
 pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};
 pub use line::{

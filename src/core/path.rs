@@ -90,7 +90,8 @@ pub fn count_turns(cells: &[Cell]) -> usize {
         .count()
 }
 
-/// Length in tiles of a cell path made of single steps (straight 1, diagonal sqrt 2).
+/// Length in tiles of a cell path of a square grid made of single steps (straight 1, diagonal
+/// sqrt 2); [`NavGrid::cells_length`](super::NavGrid::cells_length) for any grid.
 pub fn cells_length(cells: &[Cell]) -> f64 {
     let diagonal = cells
         .windows(2)

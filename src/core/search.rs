@@ -6,9 +6,9 @@ use bevy::reflect::Reflect;
 use std::cell::RefCell;
 
 use super::cost::CostModel;
-use super::grid::{BLOCKED, Cell, Connectivity, CornerRule, NavGrid};
+use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
 use super::heuristic::{Heuristic, weight_fixed};
-use super::path::{Path, PathError, cells_length};
+use super::path::{Path, PathError};
 
 /// What to do when the goal is blocked or on another island than the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
@@ -461,9 +461,18 @@ impl AStar {
         }
         let rules = grid.rules();
         let start_cell = grid.cell_of(start);
+        let (dx, dy) = if grid.is_hex() {
+            let (s, g) = (start_cell.as_uvec2(), goal_cell.as_uvec2());
+            (hex_steps(s.x, s.y, g.x, g.y), 0)
+        } else {
+            (
+                start_cell.x.abs_diff(goal_cell.x),
+                start_cell.y.abs_diff(goal_cell.y),
+            )
+        };
         let h = config.heuristic.estimate(
-            start_cell.x.abs_diff(goal_cell.x),
-            start_cell.y.abs_diff(goal_cell.y),
+            dx,
+            dy,
             rules.costs,
             grid.min_terrain() as u64,
             weight_fixed(config.weight),
@@ -520,21 +529,23 @@ impl AStar {
                 .active
                 .as_ref()
                 .is_some_and(|a| a.config.turn_penalty > 0);
-        let result = match (rules.connectivity, rules.corner_rule, penalties) {
-            (Connectivity::Four, _, false) => self.run::<false, false, false>(grid, max_expansions),
-            (Connectivity::Four, _, true) => self.run::<false, false, true>(grid, max_expansions),
-            (Connectivity::Eight, CornerRule::NoCutting, false) => {
-                self.run::<true, false, false>(grid, max_expansions)
+        let result = match (rules.topology, rules.corner_rule, penalties) {
+            (Topology::Four, _, false) => self.run::<FOUR, false, false>(grid, max_expansions),
+            (Topology::Four, _, true) => self.run::<FOUR, false, true>(grid, max_expansions),
+            (Topology::Eight, CornerRule::NoCutting, false) => {
+                self.run::<EIGHT, false, false>(grid, max_expansions)
             }
-            (Connectivity::Eight, CornerRule::NoCutting, true) => {
-                self.run::<true, false, true>(grid, max_expansions)
+            (Topology::Eight, CornerRule::NoCutting, true) => {
+                self.run::<EIGHT, false, true>(grid, max_expansions)
             }
-            (Connectivity::Eight, CornerRule::AllowCutting, false) => {
-                self.run::<true, true, false>(grid, max_expansions)
+            (Topology::Eight, CornerRule::AllowCutting, false) => {
+                self.run::<EIGHT, true, false>(grid, max_expansions)
             }
-            (Connectivity::Eight, CornerRule::AllowCutting, true) => {
-                self.run::<true, true, true>(grid, max_expansions)
+            (Topology::Eight, CornerRule::AllowCutting, true) => {
+                self.run::<EIGHT, true, true>(grid, max_expansions)
             }
+            (Topology::Hex, _, false) => self.run::<HEX, false, false>(grid, max_expansions),
+            (Topology::Hex, _, true) => self.run::<HEX, false, true>(grid, max_expansions),
         };
         match result {
             None => SearchStep::Pending,
@@ -561,7 +572,7 @@ impl AStar {
 
     /// The inner loop. Returns `None` when the budget ran out, else the goal index or an error.
     #[inline(never)]
-    fn run<const EIGHT: bool, const CUT: bool, const PENALTY: bool>(
+    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(
         &mut self,
         grid: &NavGrid,
         budget: u32,
@@ -582,13 +593,13 @@ impl AStar {
         let mut left = budget;
         let a = &*active;
         let h_of = |x: u32, y: u32| {
-            a.heuristic.estimate(
-                x.abs_diff(a.goal_x),
-                y.abs_diff(a.goal_y),
-                a.costs,
-                a.min_terrain,
-                a.weight,
-            )
+            let (dx, dy) = if MOVES == HEX {
+                (hex_steps(x, y, a.goal_x, a.goal_y), 0)
+            } else {
+                (x.abs_diff(a.goal_x), y.abs_diff(a.goal_y))
+            };
+            a.heuristic
+                .estimate(dx, dy, a.costs, a.min_terrain, a.weight)
         };
         let goal = a.goal;
         let packing = a.packing;
@@ -678,7 +689,16 @@ impl AStar {
             if te != BLOCKED {
                 relax!(e, straight, x + 1, y);
             }
-            if EIGHT {
+            if MOVES == HEX {
+                // Axial (1, -1) and (-1, 1): the other two of a hexagon's six neighbours.
+                if terrain[n + 1] != BLOCKED {
+                    relax!(n + 1, straight, x + 1, y.wrapping_sub(1));
+                }
+                if terrain[s - 1] != BLOCKED {
+                    relax!(s - 1, straight, x.wrapping_sub(1), y + 1);
+                }
+            }
+            if MOVES == EIGHT {
                 let ok = |a: u8, b: u8| {
                     if CUT {
                         a != BLOCKED || b != BLOCKED
@@ -730,7 +750,7 @@ impl AStar {
             None
         };
         Path {
-            length: cells_length(&cells),
+            length: grid.cells_length(&cells),
             cells,
             cost: self.nodes[goal].g,
             expansions: active.expansions as u32,
@@ -755,6 +775,19 @@ impl AStar {
     pub fn open_len(&self) -> usize {
         self.open.len()
     }
+}
+
+/// Move sets of the inner loops: four-way, eight-way and hexagonal.
+pub(crate) const FOUR: u8 = 0;
+pub(crate) const EIGHT: u8 = 1;
+pub(crate) const HEX: u8 = 2;
+
+/// Steps between axial cells `(x, y)` and `(gx, gy)` on an open hexagonal grid.
+#[inline(always)]
+pub(crate) fn hex_steps(x: u32, y: u32, gx: u32, gy: u32) -> u32 {
+    let dq = x as i64 - gx as i64;
+    let dr = y as i64 - gy as i64;
+    dq.abs().max(dr.abs()).max((dq + dr).abs()) as u32
 }
 
 fn check_start(grid: &NavGrid, start: Cell) -> Result<usize, PathError> {
@@ -817,21 +850,24 @@ pub(crate) fn resolve_ends(
     Ok((start_i, goal))
 }
 
-/// The cell of `island` nearest (straight-line) to `target`, searched in growing square rings.
+/// The cell of `island` nearest (straight-line, in grid space) to `target`, searched in growing
+/// rings of cells.
 pub fn nearest_on_island(grid: &NavGrid, target: Cell, island: Option<u32>) -> Option<Cell> {
     let island = island?;
     let max_r = grid.width().max(grid.height()) as i32;
-    let mut best: Option<(i64, Cell)> = None;
+    // A cell on ring r is at least r (squares) or r sqrt(3) / 2 (hexagons) from the target.
+    let ring_gap = if grid.is_hex() { 0.75 } else { 1.0 };
+    let at = grid.cell_center(target);
+    let mut best: Option<(f32, Cell)> = None;
     for r in 0..=max_r {
         if let Some((d2, _)) = best
-            && (r as i64) * (r as i64) > d2
+            && (r as f32) * (r as f32) * ring_gap > d2
         {
             break;
         }
         let mut visit = |c: Cell| {
             if grid.island(c) == Some(island) {
-                let d = c - target;
-                let d2 = d.x as i64 * d.x as i64 + d.y as i64 * d.y as i64;
+                let d2 = grid.cell_center(c).distance_squared(at);
                 if best.is_none_or(|(b, bc)| d2 < b || (d2 == b && (c.y, c.x) < (bc.y, bc.x))) {
                     best = Some((d2, c));
                 }

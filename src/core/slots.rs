@@ -28,23 +28,29 @@ pub fn spread_slots(grid: &NavGrid, center: Cell, n: usize) -> Vec<Cell> {
         .take(2 * n + 8)
         .enumerate()
         .collect();
-    let d = |c: Cell| (c - center).length_squared();
-    cells.sort_by_key(|&(k, c)| (d(c), k));
+    let middle = grid.cell_center(center);
+    let d = |c: Cell| grid.cell_center(c).distance_squared(middle);
+    cells.sort_by(|&(k, a), &(l, b)| d(a).total_cmp(&d(b)).then(k.cmp(&l)));
     cells.into_iter().take(n).map(|(_, c)| c).collect()
 }
 
 /// Which slot each unit takes: units nearest `center` choose first, each the free slot nearest
 /// to itself, so the group keeps its shape and paths cross little. `positions` are grid-space
 /// points; the result gives each unit's slot index (`None` once slots run out).
-pub fn assign_slots(positions: &[Vec2], slots: &[Cell], center: Cell) -> Vec<Option<usize>> {
-    let c = center.as_vec2() + 0.5;
+pub fn assign_slots(
+    grid: &NavGrid,
+    positions: &[Vec2],
+    slots: &[Cell],
+    center: Cell,
+) -> Vec<Option<usize>> {
+    let c = grid.cell_center(center);
     let mut order: Vec<usize> = (0..positions.len()).collect();
     order.sort_by(|&a, &b| {
         positions[a]
             .distance_squared(c)
             .total_cmp(&positions[b].distance_squared(c))
     });
-    let points: Vec<Vec2> = slots.iter().map(|s| s.as_vec2() + 0.5).collect();
+    let points: Vec<Vec2> = slots.iter().map(|&s| grid.cell_center(s)).collect();
     let mut free: Vec<usize> = (0..slots.len()).collect();
     let mut taken = vec![None; positions.len()];
     for unit in order {
@@ -92,16 +98,17 @@ mod tests {
 
     #[test]
     fn units_take_the_slots_on_their_side() {
+        let grid = NavGrid::new(12, 12).unwrap();
         let slots = [Cell::new(4, 5), Cell::new(5, 5), Cell::new(6, 5)];
         let units = [
             Vec2::new(10.5, 5.5),
             Vec2::new(0.5, 5.5),
             Vec2::new(5.5, 9.5),
         ];
-        let taken = assign_slots(&units, &slots, Cell::new(5, 5));
+        let taken = assign_slots(&grid, &units, &slots, Cell::new(5, 5));
         assert_eq!(taken, vec![Some(2), Some(0), Some(1)]);
         // More units than slots: the farthest go without.
-        let taken = assign_slots(&units, &slots[..1], Cell::new(5, 5));
+        let taken = assign_slots(&grid, &units, &slots[..1], Cell::new(5, 5));
         assert_eq!(taken.iter().flatten().count(), 1);
     }
 }

@@ -4,7 +4,7 @@
 use bevy::math::Vec2;
 
 use super::grid::{Cell, NavGrid};
-use super::line::{cell_center, traverse, walkable};
+use super::line::{traverse, walkable};
 
 /// How many cells ahead smoothing looks for a shortcut.
 const LOOKAHEAD: usize = 64;
@@ -29,7 +29,7 @@ pub fn smooth_path_in_steps(
     units: u32,
     between: impl FnMut(),
 ) -> Vec<Vec2> {
-    Smoother::new(cells, radius).finish_in_steps(grid, units, between)
+    Smoother::new(grid, cells, radius).finish_in_steps(grid, units, between)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +53,8 @@ enum Phase {
 #[derive(Clone, Debug)]
 pub struct Smoother {
     cells: Vec<Cell>,
+    /// The cells are hexagons (their centers lie elsewhere in grid space).
+    hex: bool,
     radius: f32,
     backward: bool,
     phase: Phase,
@@ -77,17 +79,18 @@ pub struct Smoother {
 }
 
 impl Smoother {
-    /// Starts smoothing `cells` for a unit of `radius` tiles.
-    pub fn new(cells: &[Cell], radius: f32) -> Self {
+    /// Starts smoothing `cells` of `grid` for a unit of `radius` tiles.
+    pub fn new(grid: &NavGrid, cells: &[Cell], radius: f32) -> Self {
         Smoother {
             cells: cells.to_vec(),
+            hex: grid.is_hex(),
             radius,
             backward: false,
             phase: Phase::Pull,
             at: 0,
             out: cells
                 .first()
-                .map(|&c| vec![cell_center(c)])
+                .map(|&c| vec![grid.cell_center(c)])
                 .unwrap_or_default(),
             forward_result: None,
             max_terrain: 0,
@@ -105,8 +108,8 @@ impl Smoother {
     /// whole smoothing's forward pass would (but see the bisection at `next_in_reach`),
     /// so the rest can be smoothed later from the last of them without a bend where the two
     /// meet. A path at most `min_cells` steps long is smoothed whole.
-    pub fn leading(cells: &[Cell], radius: f32, min_cells: usize) -> Self {
-        let whole = Smoother::new(cells, radius);
+    pub fn leading(grid: &NavGrid, cells: &[Cell], radius: f32, min_cells: usize) -> Self {
+        let whole = Smoother::new(grid, cells, radius);
         if cells.len() <= min_cells.saturating_add(1) {
             return whole;
         }
@@ -126,6 +129,16 @@ impl Smoother {
         self.cells.is_empty()
     }
 
+    /// The grid-space center of the `k`-th cell in pass order.
+    fn center(&self, k: usize) -> Vec2 {
+        let c = self.cell(k);
+        if self.hex {
+            super::hex::center(c)
+        } else {
+            super::line::cell_center(c)
+        }
+    }
+
     fn cell(&self, k: usize) -> Cell {
         if self.backward {
             self.cells[self.cells.len() - 1 - k]
@@ -140,7 +153,7 @@ impl Smoother {
             .map(|k| terrain(self.cell(k)))
             .max()
             .unwrap_or(0);
-        let (a, b) = (cell_center(self.cell(from)), cell_center(self.cell(to)));
+        let (a, b) = (self.center(from), self.center(to));
         clear(grid, a, b, self.radius, limit)
     }
 
@@ -220,7 +233,7 @@ impl Smoother {
                     };
                     self.scan = 0;
                     self.at = next;
-                    self.out.push(cell_center(self.cell(next)));
+                    self.out.push(self.center(next));
                     if self.lead.is_some_and(|lead| next >= lead) {
                         return Some(std::mem::take(&mut self.out));
                     }
@@ -255,7 +268,7 @@ impl Smoother {
                         self.backward = true;
                         self.phase = Phase::Pull;
                         self.at = 0;
-                        self.out = vec![cell_center(self.cell(0))];
+                        self.out = vec![self.center(0)];
                         continue;
                     }
                     // One candidate point for the bend at `at` a unit.
@@ -288,7 +301,8 @@ impl Smoother {
 /// Whether a unit of `radius` can walk straight from `a` to `b` without crossing terrain dearer
 /// than `max_terrain`.
 fn clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, max_terrain: u8) -> bool {
-    traverse(a, b, |c| grid.terrain(c).unwrap_or(0) <= max_terrain) && walkable(grid, a, b, radius)
+    traverse(grid, a, b, |c| grid.terrain(c).unwrap_or(0) <= max_terrain)
+        && walkable(grid, a, b, radius)
 }
 
 /// Candidates to replace the two bends at `points[i]` and `points[i + 1]` by one point beside the

@@ -68,7 +68,7 @@ pub fn group_order(
         .iter()
         .map(|&k| map.world_to_grid(units[k].1))
         .collect();
-    let taken = assign_slots(&positions, &slots, center);
+    let taken = assign_slots(grid, &positions, &slots, center);
     let mut requests: Vec<(Entity, PathRequest)> =
         units.iter().map(|&(e, _)| (e, fallback())).collect();
     for (m, slot) in members.iter().zip(taken) {

@@ -36,7 +36,8 @@ impl NavMap {
     }
 
     /// A map placed in the world by `to_world`, from grid space (cell units, see
-    /// [`crate::core::cell_center`]) to world space. It must be invertible (no zero scale); a
+    /// [`NavGrid::cell_center`]; on hexagonal grids neighbouring centres are one unit apart) to
+    /// world space. It must be invertible (no zero scale); a
     /// singular one is replaced by the identity, with a warning.
     pub fn with_placement(grid: NavGrid, to_world: Affine2) -> Self {
         let mut map = NavMap {
@@ -142,13 +143,11 @@ impl NavMap {
     /// The cell containing a world position (may be out of bounds; `None` if not finite).
     pub fn world_to_cell(&self, world: Vec2) -> Option<Cell> {
         let g = self.world_to_grid(world);
-        g.is_finite()
-            .then(|| g.floor())
-            .filter(|f| f.abs().max_element() < i32::MAX as f32 / 2.0)
-            .map(|f| f.as_ivec2())
+        (g.is_finite() && g.abs().max_element() < i32::MAX as f32 / 4.0)
+            .then(|| self.grid.cell_at(g))
     }
 
-    /// A world position in grid space (cell units, see [`crate::core::cell_center`]).
+    /// A world position in grid space (cell units, see [`NavGrid::cell_center`]).
     pub fn world_to_grid(&self, world: Vec2) -> Vec2 {
         self.to_grid.transform_point2(world)
     }
@@ -160,7 +159,7 @@ impl NavMap {
 
     /// The world position of a cell's center.
     pub fn cell_to_world(&self, cell: Cell) -> Vec2 {
-        self.grid_to_world(cell.as_vec2() + Vec2::splat(0.5))
+        self.grid_to_world(self.grid.cell_center(cell))
     }
 
     /// World units per tile along the grid's x axis (units' speeds and radii are in tiles).

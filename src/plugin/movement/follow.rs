@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, NavGrid, TurnPlan, cell_at, cell_center, overlaps_blocked, walkable};
+use crate::core::{Cell, NavGrid, TurnPlan, overlaps_blocked, walkable};
 
 use super::state::Leg;
 
@@ -165,7 +165,7 @@ impl Walk<'_> {
                 speed,
             ));
         }
-        let center = cell_center(cell_at(pos));
+        let center = self.grid.cell_center(self.grid.cell_at(pos));
         (pos.distance(center) > 1e-3).then(|| {
             (
                 Leg {
@@ -238,6 +238,6 @@ mod tests {
         let (_, _, leg) = walk_two(&grid, points, Vec2::new(1.5, 2.1), 1, 0.1);
         let leg = leg.expect("a leg was planned");
         assert!(leg.detour);
-        assert_eq!(leg.plan.target, cell_center(Cell::new(1, 2)));
+        assert_eq!(leg.plan.target, grid.cell_center(Cell::new(1, 2)));
     }
 }

@@ -21,7 +21,7 @@ pub use state::{Errand, MoveState, PathProgress};
 
 use bevy::prelude::*;
 
-use crate::core::{Body, Cell, NavGrid, cell_at, cell_center, overlaps_blocked, walkable};
+use crate::core::{Body, Cell, NavGrid, overlaps_blocked, walkable};
 
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
@@ -299,7 +299,7 @@ fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2
         && progress.goal != Some(goal)
     {
         progress.goal = Some(goal);
-        progress.closest = pos.distance(cell_center(goal));
+        progress.closest = pos.distance(unit.map.grid().cell_center(goal));
     }
 }
 
@@ -322,7 +322,7 @@ fn step_unit(
         progress.state = MoveState::Idle;
         release_all(ctx.claims, unit.entity, progress);
     }
-    let here = cell_at(pos);
+    let here = unit.map.grid().cell_at(pos);
     if !progress.state.is_underway() {
         stand(ctx, unit, progress, here);
         return None;
@@ -406,7 +406,8 @@ fn keep_track(
     let next = progress.next;
     // Progress is getting closer to the goal than ever before on this order: walking back and
     // forth between two routes in a crowd is not.
-    let to_goal = pos.distance(cell_center(progress.goal.expect("set with the path")));
+    let goal = progress.goal.expect("set with the path");
+    let to_goal = pos.distance(unit.map.grid().cell_center(goal));
     let closer = to_goal < progress.closest - 1.0;
     if closer {
         progress.closest = to_goal;
@@ -559,7 +560,13 @@ fn walk(
     if progress.waypoint >= unit.path.waypoints.len()
         || walked.pos.distance(progress.end) <= unit.mover.arrival_tolerance
     {
-        arrive(ctx, unit, progress, cell_at(walked.pos), pending);
+        arrive(
+            ctx,
+            unit,
+            progress,
+            unit.map.grid().cell_at(walked.pos),
+            pending,
+        );
     }
     (walked.pos, walked.heading)
 }

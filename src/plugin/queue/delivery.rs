@@ -4,7 +4,6 @@
 
 use bevy::prelude::*;
 
-use crate::core::cell_center;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
@@ -83,10 +82,10 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
         Ok(p) => {
             // Grid-space waypoints: the smoothed ones, or the cells' centers.
             let (points, corridor) = if smoothed.is_empty() {
-                let centers = p.cells.iter().map(|&c| cell_center(c)).collect();
+                let centers = p.cells.iter().map(|&c| map.grid().cell_center(c)).collect();
                 (centers, p.cells.clone())
             } else {
-                let corridor = corridor(&p.cells, &smoothed, rest);
+                let corridor = corridor(map.grid(), &p.cells, &smoothed, rest);
                 (smoothed, corridor)
             };
             let waypoints = points.iter().map(|&g| map.grid_to_world(g)).collect();
@@ -256,9 +255,12 @@ fn start_refining(
     let (Some(rest), Some(path)) = (ready.rest.take(), &ready.path) else {
         return;
     };
-    let refining = Refining::new(ready.entity, path, rest);
-    match (workers, maps.get(path.map)) {
-        (WorkerMode::Async { .. }, Ok(map)) => queue.workers.spawn_refine(refining, map.snapshot()),
+    let Ok(map) = maps.get(path.map) else {
+        return;
+    };
+    let refining = Refining::new(map.grid(), ready.entity, path, rest);
+    match workers {
+        WorkerMode::Async { .. } => queue.workers.spawn_refine(refining, map.snapshot()),
         _ => queue.refining.push_back(refining),
     }
 }

@@ -146,12 +146,12 @@ pub(super) struct Smoothing {
 impl Smoothing {
     /// Smoothing of the path of `result` (which must be found) up to a waypoint at or past its
     /// `first` step, for a body of `radius` (the rest is smoothed after delivery: see `refine`).
-    pub(super) fn new(result: SearchResult, radius: f32, first: usize) -> Self {
+    pub(super) fn new(grid: &NavGrid, result: SearchResult, radius: f32, first: usize) -> Self {
         let cells = result
             .result
             .as_ref()
             .map_or(&[][..], |p| p.cells.as_slice());
-        let smoother = Smoother::leading(cells, radius, first);
+        let smoother = Smoother::leading(grid, cells, radius, first);
         Smoothing {
             result,
             smoother,
@@ -165,10 +165,10 @@ impl Smoothing {
     }
 
     /// The result with the first leg's `points` and the rest's cell centers.
-    pub(super) fn finish(self, points: Vec<Vec2>) -> SearchResult {
+    pub(super) fn finish(self, grid: &NavGrid, points: Vec<Vec2>) -> SearchResult {
         let mut done = self.result;
         if let Ok(p) = &done.result {
-            (done.smoothed, done.rest) = with_raw_rest(&p.cells, points, self.radius);
+            (done.smoothed, done.rest) = with_raw_rest(grid, &p.cells, points, self.radius);
         }
         done
     }

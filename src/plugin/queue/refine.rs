@@ -9,7 +9,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, NavGrid, Smoother, cell_center, polyline_cells};
+use crate::core::{Cell, NavGrid, Smoother, polyline_cells};
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::PathProgress;
 use crate::plugin::outcomes::NavPath;
@@ -32,6 +32,7 @@ pub(super) struct Rest {
 /// out, an extra bend in every path, and a 1,000-unit rally settled 30 % later), then the
 /// remaining cells' centers, and the [`Rest`] still to smooth (`None`: smoothed whole).
 pub(super) fn with_raw_rest(
+    grid: &NavGrid,
     cells: &[Cell],
     mut points: Vec<Vec2>,
     radius: f32,
@@ -40,7 +41,7 @@ pub(super) fn with_raw_rest(
     // A leading smoother's waypoints are cell centers of the path, in order.
     let Some(k) = cells
         .iter()
-        .rposition(|&c| Some(cell_center(c)) == last)
+        .rposition(|&c| Some(grid.cell_center(c)) == last)
         .filter(|&k| k + 1 < cells.len())
     else {
         return (points, None);
@@ -50,20 +51,25 @@ pub(super) fn with_raw_rest(
         from_waypoint: points.len() - 1,
         radius,
     };
-    points.extend(cells[k + 1..].iter().map(|&c| cell_center(c)));
+    points.extend(cells[k + 1..].iter().map(|&c| grid.cell_center(c)));
     (points, Some(rest))
 }
 
 /// The cells a unit walking `points` (the waypoints of `cells`, grid space) passes through: the
 /// smoothed part traversed, the raw rest (one waypoint per cell) taken as its cells.
-pub(super) fn corridor(cells: &[Cell], points: &[Vec2], rest: Option<Rest>) -> Vec<Cell> {
+pub(super) fn corridor(
+    grid: &NavGrid,
+    cells: &[Cell],
+    points: &[Vec2],
+    rest: Option<Rest>,
+) -> Vec<Cell> {
     match rest {
         Some(r) => {
-            let mut out = polyline_cells(&points[..=r.from_waypoint]);
+            let mut out = polyline_cells(grid, &points[..=r.from_waypoint]);
             out.extend_from_slice(&cells[r.from_cell + 1..]);
             out
         }
-        None => polyline_cells(points),
+        None => polyline_cells(grid, points),
     }
 }
 
@@ -89,13 +95,13 @@ pub(super) struct Refined {
 
 impl Refining {
     /// Smoothing of `path`'s cells from `rest.from_cell` on.
-    pub(super) fn new(entity: Entity, path: &NavPath, rest: Rest) -> Self {
+    pub(super) fn new(grid: &NavGrid, entity: Entity, path: &NavPath, rest: Rest) -> Self {
         Refining {
             entity,
             ticket: path.ticket,
             map: path.map,
             rest,
-            smoother: Smoother::new(&path.cells[rest.from_cell..], rest.radius),
+            smoother: Smoother::new(grid, &path.cells[rest.from_cell..], rest.radius),
         }
     }
 
@@ -153,8 +159,11 @@ pub(super) fn patch(
     let raw = path.cells.len() - rest.from_cell;
     let keep = path.corridor.len().saturating_sub(raw) + 1;
     path.corridor.truncate(keep);
-    path.corridor
-        .extend(polyline_cells(&refined.points).into_iter().skip(1));
+    path.corridor.extend(
+        polyline_cells(map.grid(), &refined.points)
+            .into_iter()
+            .skip(1),
+    );
     path.waypoints.truncate(rest.from_waypoint + 1);
     path.waypoints
         .extend(refined.points[1..].iter().map(|&p| map.grid_to_world(p)));
@@ -181,7 +190,7 @@ pub(crate) fn apply_refined(
         if let Patch::Again(rest) = patch(path, map, &refined, walking_to) {
             queue
                 .refining
-                .push_back(Refining::new(refined.entity, path, rest));
+                .push_back(Refining::new(map.grid(), refined.entity, path, rest));
         }
     }
 }

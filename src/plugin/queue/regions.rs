@@ -88,9 +88,15 @@ pub(crate) fn keep_regions(
         return;
     }
     let cluster = settings.region_cluster.max(4);
-    regions.maps.retain(|e, _| maps.contains(*e));
+    // Hexagonal maps are searched flat (region maps know square moves only).
+    regions
+        .maps
+        .retain(|e, _| maps.get(*e).is_ok_and(|(_, m)| !m.grid().is_hex()));
     for (entity, map) in &maps {
         let grid = map.grid();
+        if grid.is_hex() {
+            continue;
+        }
         let entry = regions
             .maps
             .entry(entity)

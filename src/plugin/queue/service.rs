@@ -482,7 +482,9 @@ fn shared_step(
         SharedStep::Served(result, radius) => {
             if settings.smoothing {
                 let first = settings.smooth_before_delivery;
-                queue.to_smooth.push(Smoothing::new(result, radius, first));
+                queue
+                    .to_smooth
+                    .push(Smoothing::new(grid, result, radius, first));
             } else {
                 queue.results.push(result);
             }
@@ -518,7 +520,11 @@ fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&
         return;
     };
     if let Some(points) = next.step(map.grid()) {
-        let done = queue.to_smooth.pop().expect("checked").finish(points);
+        let done = queue
+            .to_smooth
+            .pop()
+            .expect("checked")
+            .finish(map.grid(), points);
         queue.results.push(done);
     }
 }
@@ -600,7 +606,7 @@ impl Slicing<'_, '_, '_> {
             let first = self.settings.smooth_before_delivery;
             queue
                 .to_smooth
-                .push(Smoothing::new(result, done.radius, first));
+                .push(Smoothing::new(grid, result, done.radius, first));
         } else {
             queue.results.push(result);
         }

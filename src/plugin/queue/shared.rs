@@ -220,7 +220,7 @@ fn member_path(
     cells.truncate(k);
     cells.extend_from_slice(&last.cells);
     Some(Path {
-        length: crate::core::cells_length(&cells),
+        length: grid.cells_length(&cells),
         cost: shared_cost + last.cost,
         expansions: to_target.expansions.saturating_add(last.expansions),
         goal: last.goal,

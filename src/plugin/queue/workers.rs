@@ -386,14 +386,14 @@ async fn smooth_first_leg(
     first: usize,
     co: &mut Cooperative,
 ) -> (Vec<Vec2>, Option<Rest>) {
-    let mut smoother = Smoother::leading(cells, radius, first);
+    let mut smoother = Smoother::leading(grid, cells, radius, first);
     let points = loop {
         if let Some(points) = smoother.step(grid, WORKER_SMOOTH_STEP) {
             break points;
         }
         co.pause_point().await;
     };
-    with_raw_rest(cells, points, radius)
+    with_raw_rest(grid, cells, points, radius)
 }
 
 /// A whole shared search on a worker: the tree grown, every member served, smoothed and sent

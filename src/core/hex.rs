@@ -1,0 +1,280 @@
+//! Geometry of hexagonal grids ([`Topology::Hex`](super::Topology::Hex)): axial cell `(q, r)` is
+//! the pointy-top hexagon centred at `(q + r / 2, r * sqrt(3) / 2)` in grid space, so neighbouring
+//! centres are one unit apart (a unit's speed and radius in tiles mean the same as on squares).
+//! Line checks here are exact for the swept round body, like the square ones in `line.rs`.
+
+use bevy::math::{IVec2, Vec2};
+
+use super::grid::{Cell, NavGrid};
+use super::line::point_segment_distance_sq;
+
+/// sqrt(3) / 2: the distance between rows of centres.
+const ROW: f32 = 0.866_025_4;
+
+/// The distance from a hexagon's center to its corners (its edges are this long too).
+const CIRCUMRADIUS: f32 = 0.577_350_26;
+
+/// The six steps to the neighbours of a cell, in axial coordinates.
+pub(crate) const STEPS: [Cell; 6] = [
+    Cell::new(1, 0),
+    Cell::new(-1, 0),
+    Cell::new(0, 1),
+    Cell::new(0, -1),
+    Cell::new(1, -1),
+    Cell::new(-1, 1),
+];
+
+/// The center of `cell` in grid space.
+#[inline]
+pub(crate) fn center(cell: Cell) -> Vec2 {
+    Vec2::new(cell.x as f32 + 0.5 * cell.y as f32, ROW * cell.y as f32)
+}
+
+/// The cell whose hexagon contains `p` (the nearest center; cube rounding).
+pub(crate) fn cell_at(p: Vec2) -> Cell {
+    let r = p.y / ROW;
+    let q = p.x - 0.5 * r;
+    let s = -q - r;
+    let (mut rq, mut rr, rs) = (q.round(), r.round(), s.round());
+    let (dq, dr, ds) = ((rq - q).abs(), (rr - r).abs(), (rs - s).abs());
+    if dq > dr && dq > ds {
+        rq = -rr - rs;
+    } else if dr > ds {
+        rr = -rq - rs;
+    }
+    Cell::new(rq as i32, rr as i32)
+}
+
+/// The number of steps between two cells on an open hexagonal grid.
+#[inline]
+pub(crate) fn distance(a: Cell, b: Cell) -> u32 {
+    let d = b - a;
+    let (dq, dr) = (d.x.unsigned_abs(), d.y.unsigned_abs());
+    dq.max(dr).max((d.x + d.y).unsigned_abs())
+}
+
+/// The six corners of `cell`'s hexagon, counter-clockwise from the lower right.
+pub(crate) fn corners(cell: Cell) -> [Vec2; 6] {
+    let c = center(cell);
+    let (h, w) = (CIRCUMRADIUS * 0.5, 0.5);
+    [
+        c + Vec2::new(w, -h),
+        c + Vec2::new(w, h),
+        c + Vec2::new(0.0, CIRCUMRADIUS),
+        c + Vec2::new(-w, h),
+        c + Vec2::new(-w, -h),
+        c + Vec2::new(0.0, -CIRCUMRADIUS),
+    ]
+}
+
+/// The cells `0..=rings` steps from `cell`.
+fn disc(cell: Cell, rings: i32) -> impl Iterator<Item = Cell> {
+    (-rings..=rings).flat_map(move |dq| {
+        let lo = (-rings).max(-dq - rings);
+        let hi = rings.min(-dq + rings);
+        (lo..=hi).map(move |dr| cell + IVec2::new(dq, dr))
+    })
+}
+
+/// Cyrus-Beck clipping of the segment `a`-`b` against `cell`'s hexagon shrunk by `inset`: the
+/// parameter range inside it, or `None` if the segment misses it.
+fn clip(a: Vec2, b: Vec2, cell: Cell, inset: f32) -> Option<(f32, f32)> {
+    let k = corners(cell);
+    let c = center(cell);
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f32, 1.0f32);
+    for i in 0..6 {
+        let (p, q) = (k[i], k[(i + 1) % 6]);
+        // Outward normal of the edge p-q; inside where (x - p) . n <= -inset.
+        let mut n = Vec2::new(q.y - p.y, p.x - q.x);
+        if n.dot(p - c) < 0.0 {
+            n = -n;
+        }
+        let n = n.normalize();
+        let num = (p - a).dot(n) - inset;
+        let den = d.dot(n);
+        if den == 0.0 {
+            if num < 0.0 {
+                return None;
+            }
+        } else {
+            let t = num / den;
+            if den > 0.0 {
+                t1 = t1.min(t);
+            } else {
+                t0 = t0.max(t);
+            }
+        }
+        if t0 > t1 {
+            return None;
+        }
+    }
+    Some((t0, t1))
+}
+
+/// Squared distance between the segment `a`-`b` and `cell`'s hexagon (0 if they meet).
+fn segment_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
+    if clip(a, b, cell, 0.0).is_some() {
+        return 0.0;
+    }
+    let k = corners(cell);
+    (0..6)
+        .map(|i| {
+            let (p, q) = (k[i], k[(i + 1) % 6]);
+            point_segment_distance_sq(p, a, b)
+                .min(point_segment_distance_sq(a, p, q))
+                .min(point_segment_distance_sq(b, p, q))
+        })
+        .fold(f32::INFINITY, f32::min)
+}
+
+/// The point of `cell`'s hexagon nearest to `p` (`p` itself inside it).
+pub(crate) fn nearest_point(cell: Cell, p: Vec2) -> Vec2 {
+    if clip(p, p, cell, 0.0).is_some() {
+        return p;
+    }
+    let k = corners(cell);
+    (0..6)
+        .map(|i| {
+            let (a, b) = (k[i], k[(i + 1) % 6]);
+            let d = b - a;
+            let t = ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0);
+            a + d * t
+        })
+        .min_by(|x, y| x.distance_squared(p).total_cmp(&y.distance_squared(p)))
+        .unwrap_or(p)
+}
+
+/// Visits the cells the segment `a`-`b` passes through, in order, by their centers' Voronoi
+/// regions at points a twentieth of a unit apart: a cell the segment only clips near a corner
+/// may be left out (the cells before and after it are neighbours then, as all three meet at the
+/// corner). Stops early and returns `false` when `visit` does.
+pub(crate) fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
+    let steps = (a.distance(b) / 0.05).ceil().clamp(1.0, 1e7) as u32;
+    let mut last = None;
+    for k in 0..=steps {
+        let c = cell_at(a.lerp(b, k as f32 / steps as f32));
+        if last != Some(c) {
+            if !visit(c) {
+                return false;
+            }
+            last = Some(c);
+        }
+    }
+    true
+}
+
+/// The cells of the polyline `points` in the order a point walking it enters them, without
+/// repeats in a row, leaving out cells it only touches.
+pub(crate) fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
+    let mut out: Vec<Cell> = Vec::new();
+    for w in points.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let len = a.distance(b);
+        let ends = [cell_at(a), cell_at(b)];
+        traverse(a, b, |c| {
+            let inside = clip(a, b, c, 0.0).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
+            if (inside > 1e-3 || ends.contains(&c)) && out.last() != Some(&c) {
+                out.push(c);
+            }
+            true
+        });
+    }
+    if out.is_empty()
+        && let Some(&p) = points.first()
+    {
+        out.push(cell_at(p));
+    }
+    out
+}
+
+/// Whether a round body of `radius` can move straight from `a` to `b` without overlapping a
+/// blocked or outside cell. Touching one (at distance exactly `radius`) is allowed, except for a
+/// point body: it may not run along the edge between two blocked hexagons. `a` and `b` are
+/// finite (`line::walkable` checks them and orders them, so the answer is the same both ways).
+pub(crate) fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
+    let r = radius.max(0.0);
+    let r2 = (r * r).max(1e-10);
+    // A cell n steps from every cell the segment passes through is at least (n - 1) / 2 away.
+    let rings = 1 + (r / 0.5) as i32;
+    traverse(a, b, |c| {
+        disc(c, rings).all(|n| grid.is_walkable(n) || segment_distance_sq(a, b, n) >= r2)
+    })
+}
+
+/// The nearest point of every blocked (or outside) cell within `reach` of `position`.
+pub(crate) fn wall_points(grid: &NavGrid, position: Vec2, reach: f32) -> Vec<Vec2> {
+    let rings = 1 + (reach / ROW).ceil() as i32;
+    disc(cell_at(position), rings)
+        .filter(|&c| !grid.is_walkable(c))
+        .map(|c| nearest_point(c, position))
+        .filter(|p| p.distance_squared(position) <= reach * reach)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn centers_round_trip_and_neighbours_are_one_apart() {
+        for q in -5..5 {
+            for r in -5..5 {
+                let c = Cell::new(q, r);
+                assert_eq!(cell_at(center(c)), c);
+                for s in STEPS {
+                    let d = center(c + s).distance(center(c));
+                    assert!((d - 1.0).abs() < 1e-5, "{c} {s} {d}");
+                    assert_eq!(distance(c, c + s), 1);
+                }
+                // Just inside each corner is still this cell.
+                for k in corners(c) {
+                    assert_eq!(cell_at(center(c).lerp(k, 0.98)), c);
+                }
+            }
+        }
+        assert_eq!(distance(Cell::new(0, 0), Cell::new(3, -1)), 3);
+        assert_eq!(distance(Cell::new(0, 0), Cell::new(2, 2)), 4);
+    }
+
+    #[test]
+    fn traverse_visits_a_row_in_order() {
+        let mut seen = Vec::new();
+        traverse(center(Cell::new(0, 2)), center(Cell::new(4, 2)), |c| {
+            seen.push(c);
+            true
+        });
+        assert_eq!(seen, (0..=4).map(|q| Cell::new(q, 2)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn walkable_needs_room_for_the_body() {
+        let mut grid = NavGrid::with_rules(
+            8,
+            8,
+            super::super::grid::MoveRules {
+                topology: super::super::grid::Topology::Hex,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let (a, b) = (center(Cell::new(1, 3)), center(Cell::new(6, 3)));
+        assert!(walkable(&grid, a, b, 0.35));
+        // A blocked cell in the next row pokes a corner to within 0.289 of the row's centre
+        // line: thin bodies pass it, a body of radius 0.35 does not (as it would not pass
+        // between two blocked cells, 0.577 apart).
+        grid.set_walkable(Cell::new(3, 4), false).unwrap();
+        assert!(walkable(&grid, a, b, 0.28));
+        assert!(!walkable(&grid, a, b, 0.3));
+        grid.set_walkable(Cell::new(3, 3), false).unwrap();
+        assert!(!walkable(&grid, a, b, 0.0));
+        assert!(!walkable(&grid, a, a, 5.0));
+        // wall points: the nearest point of the blocked cell (3, 3) from (2, 3) is its edge.
+        let p = center(Cell::new(2, 3));
+        let walls = wall_points(&grid, p, 0.6);
+        assert!(
+            walls.iter().any(|w| (w.distance(p) - 0.5).abs() < 1e-4),
+            "{walls:?}"
+        );
+    }
+}
