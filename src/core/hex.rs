@@ -76,34 +76,34 @@ fn disc(cell: Cell, rings: i32) -> impl Iterator<Item = Cell> {
     })
 }
 
+/// The outward normals of a hexagon's six edges, in the order of [`corners`]' edges (edge `k`
+/// runs from corner `k` to corner `k + 1`); every edge is half a unit from the center.
+const NORMALS: [Vec2; 6] = [
+    Vec2::new(1.0, 0.0),
+    Vec2::new(0.5, ROW),
+    Vec2::new(-0.5, ROW),
+    Vec2::new(-1.0, 0.0),
+    Vec2::new(-0.5, -ROW),
+    Vec2::new(0.5, -ROW),
+];
+
 /// Cyrus-Beck clipping of the segment `a`-`b` against `cell`'s hexagon shrunk by `inset`: the
 /// parameter range inside it, or `None` if the segment misses it.
 fn clip(a: Vec2, b: Vec2, cell: Cell, inset: f32) -> Option<(f32, f32)> {
-    let k = corners(cell);
-    let c = center(cell);
-    let d = b - a;
+    let (a, d) = (a - center(cell), b - a);
     let (mut t0, mut t1) = (0.0f32, 1.0f32);
-    for i in 0..6 {
-        let (p, q) = (k[i], k[(i + 1) % 6]);
-        // Outward normal of the edge p-q; inside where (x - p) . n <= -inset.
-        let mut n = Vec2::new(q.y - p.y, p.x - q.x);
-        if n.dot(p - c) < 0.0 {
-            n = -n;
-        }
-        let n = n.normalize();
-        let num = (p - a).dot(n) - inset;
+    for n in NORMALS {
+        // Inside where (x - center) . n <= 0.5 - inset.
+        let num = 0.5 - inset - a.dot(n);
         let den = d.dot(n);
         if den == 0.0 {
             if num < 0.0 {
                 return None;
             }
+        } else if den > 0.0 {
+            t1 = t1.min(num / den);
         } else {
-            let t = num / den;
-            if den > 0.0 {
-                t1 = t1.min(t);
-            } else {
-                t0 = t0.max(t);
-            }
+            t0 = t0.max(num / den);
         }
         if t0 > t1 {
             return None;
@@ -145,11 +145,49 @@ pub(crate) fn nearest_point(cell: Cell, p: Vec2) -> Vec2 {
         .unwrap_or(p)
 }
 
-/// Visits the cells the segment `a`-`b` passes through, in order, by their centers' Voronoi
-/// regions at points a twentieth of a unit apart: a cell the segment only clips near a corner
-/// may be left out (the cells before and after it are neighbours then, as all three meet at the
-/// corner). Stops early and returns `false` when `visit` does.
+/// The neighbour across each edge of [`NORMALS`].
+const ACROSS: [Cell; 6] = [
+    Cell::new(1, 0),
+    Cell::new(0, 1),
+    Cell::new(-1, 1),
+    Cell::new(-1, 0),
+    Cell::new(0, -1),
+    Cell::new(1, -1),
+];
+
+/// Visits the cells the segment `a`-`b` passes through, in order, leaving each across the edge
+/// the segment crosses first (through a corner exactly, it visits one of the two cells beside
+/// the corner too). Stops early and returns `false` when `visit` does.
 pub(crate) fn traverse(a: Vec2, b: Vec2, mut visit: impl FnMut(Cell) -> bool) -> bool {
+    let (mut cell, end) = (cell_at(a), cell_at(b));
+    let d = b - a;
+    for _ in 0..distance(cell, end) * 3 + 8 {
+        if !visit(cell) {
+            return false;
+        }
+        if cell == end {
+            return true;
+        }
+        let rel = a - center(cell);
+        let (mut exit, mut edge) = (f32::INFINITY, 0);
+        for (k, n) in NORMALS.iter().enumerate() {
+            let den = d.dot(*n);
+            if den > 0.0 {
+                let t = (0.5 - rel.dot(*n)) / den;
+                if t < exit {
+                    (exit, edge) = (t, k);
+                }
+            }
+        }
+        // Past the segment's end (rounding where `b` lies on an edge): its end cell is next.
+        cell = if exit >= 1.0 {
+            end
+        } else {
+            cell + ACROSS[edge]
+        };
+    }
+    // Rounding kept the walk from the end cell: visit the cells under points a twentieth of a
+    // unit apart instead.
     let steps = (a.distance(b) / 0.05).ceil().clamp(1.0, 1e7) as u32;
     let mut last = None;
     for k in 0..=steps {
@@ -172,13 +210,21 @@ pub(crate) fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
         let (a, b) = (w[0], w[1]);
         let len = a.distance(b);
         let ends = [cell_at(a), cell_at(b)];
+        let mut walked: Vec<(Cell, bool)> = Vec::new();
         traverse(a, b, |c| {
             let inside = clip(a, b, c, 0.0).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
-            if (inside > 1e-3 || ends.contains(&c)) && out.last() != Some(&c) {
-                out.push(c);
-            }
+            walked.push((c, inside > 1e-3 || ends.contains(&c)));
             true
         });
+        for (k, &(c, entered)) in walked.iter().enumerate() {
+            // A cell only touched at a corner is left out, unless the cells before and after
+            // it are not neighbours (the walk went through the corner between them).
+            let next = walked[k + 1..].iter().find(|w| w.1).map(|w| w.0);
+            let bridge = matches!((out.last(), next), (Some(&p), Some(n)) if distance(p, n) > 1);
+            if (entered || bridge) && out.last() != Some(&c) {
+                out.push(c);
+            }
+        }
     }
     if out.is_empty()
         && let Some(&p) = points.first()
@@ -198,7 +244,16 @@ pub(crate) fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
     // A cell n steps from every cell the segment passes through is at least (n - 1) / 2 away.
     let rings = 1 + (r / 0.5) as i32;
     traverse(a, b, |c| {
-        disc(c, rings).all(|n| grid.is_walkable(n) || segment_distance_sq(a, b, n) >= r2)
+        // `disc` written out: this is the hottest loop of movement on hexagons.
+        for dq in -rings..=rings {
+            for dr in (-rings).max(-dq - rings)..=rings.min(rings - dq) {
+                let n = c + IVec2::new(dq, dr);
+                if !grid.is_walkable(n) && segment_distance_sq(a, b, n) < r2 {
+                    return false;
+                }
+            }
+        }
+        true
     })
 }
 
@@ -235,6 +290,46 @@ mod tests {
         }
         assert_eq!(distance(Cell::new(0, 0), Cell::new(3, -1)), 3);
         assert_eq!(distance(Cell::new(0, 0), Cell::new(2, 2)), 4);
+    }
+
+    #[test]
+    fn edge_normals_match_the_corners() {
+        let c = Cell::new(2, -3);
+        let k = corners(c);
+        for (i, n) in NORMALS.iter().enumerate() {
+            let (p, q) = (k[i], k[(i + 1) % 6]);
+            assert!((p - q).dot(*n).abs() < 1e-5);
+            assert!(((p - center(c)).dot(*n) - 0.5).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn traverse_steps_to_neighbours_and_reaches_the_end() {
+        let mut k = 0u32;
+        for i in 0..400 {
+            // Segments in every direction, some through corners and along edges exactly.
+            let ang = i as f32 * 0.05;
+            let len = 0.3 + (i % 17) as f32 * 0.7;
+            let a = Vec2::new((i % 5) as f32 * 0.25, (i % 3) as f32 * ROW / 2.0);
+            let b = a + Vec2::new(ang.cos(), ang.sin()) * len;
+            let mut seen: Vec<Cell> = Vec::new();
+            traverse(a, b, |c| {
+                seen.push(c);
+                true
+            });
+            assert_eq!(seen[0], cell_at(a));
+            assert_eq!(*seen.last().unwrap(), cell_at(b));
+            for w in seen.windows(2) {
+                assert_eq!(distance(w[0], w[1]), 1, "{a} {b} {seen:?}");
+            }
+            // Every cell under a point of the segment is visited.
+            for j in 0..=200 {
+                let c = cell_at(a.lerp(b, j as f32 / 200.0));
+                assert!(seen.contains(&c), "{a} {b}: {c} not in {seen:?}");
+                k += 1;
+            }
+        }
+        assert_eq!(k, 400 * 201);
     }
 
     #[test]
