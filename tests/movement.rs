@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{Cell, NavGrid, TurnPlan, cell_at, overlaps_blocked};
+use bevy_tilepath::core::{
+    Cell, MoveRules, NavGrid, Topology, TurnPlan, cell_at, overlaps_blocked,
+};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{Claims, MoveState, PathProgress};
 
@@ -63,7 +65,8 @@ fn unit(app: &mut App, cell: Cell, goal: Cell, mover: Mover) -> Entity {
 }
 
 fn unit_sized(app: &mut App, cell: Cell, goal: Cell, mover: Mover, agent: NavAgent) -> Entity {
-    let p = cell.as_vec2() + 0.5;
+    let mut maps = app.world_mut().query::<&NavMap>();
+    let p = maps.single(app.world()).unwrap().cell_to_world(cell);
     app.world_mut()
         .spawn((
             Transform::from_xyz(p.x, p.y, 0.0),
@@ -107,8 +110,6 @@ fn rooms() -> NavGrid {
 
 #[test]
 fn units_never_enter_blocked_cells_and_release_their_claims() {
-    let grid = rooms();
-    let mut app = app(grid.clone());
     let movers = [
         (Mover::default(), NavAgent::default()),
         (
@@ -127,6 +128,46 @@ fn units_never_enter_blocked_cells_and_release_their_claims() {
             NavAgent { radius: 0.45 },
         ),
     ];
+    walk_the_rooms(rooms(), &movers);
+}
+
+/// The same rooms on hexagons (axial cells: the walls are slanted lines on screen), with bodies
+/// thin enough for a one-cell door (0.577 wide between the wall cells' corners).
+#[test]
+fn units_on_hexagons_never_enter_blocked_cells_and_release_their_claims() {
+    let square = rooms();
+    let hex = MoveRules {
+        topology: Topology::Hex,
+        ..Default::default()
+    };
+    let terrain: Vec<u8> = square.cells().map(|c| square.terrain(c).unwrap()).collect();
+    let grid = NavGrid::from_terrain(square.width(), square.height(), hex, &terrain).unwrap();
+    let thin = NavAgent { radius: 0.27 };
+    let movers = [
+        (Mover::default(), thin),
+        (
+            Mover {
+                turning_radius: 1.0,
+                ..Default::default()
+            },
+            thin,
+        ),
+        (
+            Mover {
+                turning_radius: 0.5,
+                speed: 7.0,
+                ..Default::default()
+            },
+            NavAgent { radius: 0.25 },
+        ),
+    ];
+    walk_the_rooms(grid, &movers);
+}
+
+/// Three units cross the rooms of `grid` from the left to the far room: none overlaps a wall,
+/// claims follow each, all arrive on their goal cells and every claim is released.
+fn walk_the_rooms(grid: NavGrid, movers: &[(Mover, NavAgent)]) {
+    let mut app = app(grid.clone());
     let units: Vec<Entity> = movers
         .iter()
         .enumerate()
@@ -161,7 +202,7 @@ fn units_never_enter_blocked_cells_and_release_their_claims() {
                 }
                 // Claims follow the unit: the first is (next to) the cell it stands on.
                 if let Some(first) = claimed.first() {
-                    let here = cell_at(p);
+                    let here = grid.cell_at(p);
                     assert!(
                         (*first - here).abs().max_element() <= 1,
                         "unit {i} at {here} claims from {first}"
@@ -181,7 +222,7 @@ fn units_never_enter_blocked_cells_and_release_their_claims() {
             "unit {i} did not arrive"
         );
         let goal = Cell::new(37, 27 - i as i32);
-        assert_eq!(cell_at(pos(&app, e)), goal);
+        assert_eq!(grid.cell_at(pos(&app, e)), goal);
         assert_eq!(
             app.world()
                 .get::<PathProgress>(e)
