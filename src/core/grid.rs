@@ -295,6 +295,19 @@ impl NavGrid {
         self.rules.topology.cell_at(p)
     }
 
+    /// The size of the grid-space box from the origin that holds every cell: `(width, height)` on
+    /// square grids; on hexagonal ones the box of the hexagons' parallelogram.
+    pub fn extent(&self) -> Vec2 {
+        if self.is_hex() {
+            // Each row sits half a cell further right than the one before; rows are sqrt(3)/2
+            // apart. The last cell's center plus a cell's reach bounds them all.
+            let last = Cell::new(self.width as i32 - 1, self.height as i32 - 1);
+            self.cell_center(last) + Vec2::ONE
+        } else {
+            Vec2::new(self.width as f32, self.height as f32)
+        }
+    }
+
     /// The corners of `cell` in grid space, counter-clockwise: four on square grids, six on
     /// hexagonal ones.
     pub fn cell_corners(&self, cell: Cell) -> impl Iterator<Item = Vec2> + use<> {

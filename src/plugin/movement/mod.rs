@@ -254,7 +254,7 @@ fn index_units(index: &mut Neighbours, maps: &Query<&NavMap>, units: &Units) {
     index.build(|map| {
         maps.get(map)
             .ok()
-            .map(|m| UVec2::new(m.grid().width(), m.grid().height()))
+            .map(|m| m.grid().extent().ceil().as_uvec2())
     });
 }
 

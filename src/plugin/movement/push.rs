@@ -105,7 +105,7 @@ pub(super) fn push_apart(
     index.build(|map| {
         maps.get(map)
             .ok()
-            .map(|(_, m)| UVec2::new(m.grid().width(), m.grid().height()))
+            .map(|(_, m)| m.grid().extent().ceil().as_uvec2())
     });
     let max_step = crowd.push_speed * time.delta_secs();
     let grid = |map: Entity| maps.get(map).ok().map(|(_, m)| m.grid());
