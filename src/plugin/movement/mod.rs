@@ -337,7 +337,7 @@ fn step_unit(
         wait_time: unit.mover.wait_time,
         blocked: progress.blocked,
         walking_through: progress.state.walking_through_from().is_some(),
-        near_goal: (goal - here).abs().max_element() <= ctx.crowd.close_enough,
+        near_goal: unit.map.grid().open_steps(here, goal) as i32 <= ctx.crowd.close_enough,
         free_here: ctx
             .claims
             .stopped_at(unit.map_entity, here)

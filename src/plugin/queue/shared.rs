@@ -200,11 +200,12 @@ fn member_path(
     }
     // Where the shared path enters the circle around the target that holds the slot (plus a
     // margin): from there the slot is at most about the circle's diameter away.
-    let reach = (slot - target).as_vec2().length() + SLOT_MARGIN;
+    let center = grid.cell_center(target);
+    let reach = grid.cell_center(slot).distance(center) + SLOT_MARGIN;
     let k = to_target
         .cells
         .iter()
-        .position(|&c| (c - target).as_vec2().length() <= reach)
+        .position(|&c| grid.cell_center(c).distance(center) <= reach)
         .unwrap_or(to_target.cells.len() - 1);
     let from = to_target.cells[k];
     let config = SearchConfig {
