@@ -140,11 +140,10 @@ fn cell_rect(gizmos: &mut Gizmos, map: &NavMap, cell: Cell, color: Color) {
     // smaller.
     let grid = map.grid();
     let center = grid.cell_center(cell);
-    let corners: Vec<Vec2> = grid.cell_corners(cell).collect();
-    let first = corners.first().copied();
+    let corners = grid.cell_corners(cell);
+    let first = corners.clone().next();
     gizmos.linestrip_2d(
         corners
-            .into_iter()
             .chain(first)
             .map(|k| map.grid_to_world(center.lerp(k, 0.9))),
         color,

@@ -220,9 +220,13 @@ impl TileCells {
         MoveRules { topology, ..rules }
     }
 
-    /// The topology of the map's grid.
+    /// The topology of the map's grid (where its cells' centers lie).
     fn topology(&self) -> Topology {
-        self.rules(MoveRules::default()).topology
+        if self.is_hex() {
+            Topology::Hex
+        } else {
+            Topology::Eight
+        }
     }
 
     /// Every tile position of the map, row by row.

@@ -310,7 +310,7 @@ impl NavGrid {
 
     /// The corners of `cell` in grid space, counter-clockwise: four on square grids, six on
     /// hexagonal ones.
-    pub fn cell_corners(&self, cell: Cell) -> impl Iterator<Item = Vec2> + use<> {
+    pub fn cell_corners(&self, cell: Cell) -> impl Iterator<Item = Vec2> + Clone + use<> {
         let (corners, n) = if self.is_hex() {
             (super::hex::corners(cell), 6)
         } else {

@@ -67,13 +67,19 @@ pub(crate) fn corners(cell: Cell) -> [Vec2; 6] {
     ]
 }
 
-/// The cells `0..=rings` steps from `cell`.
-fn disc(cell: Cell, rings: i32) -> impl Iterator<Item = Cell> {
-    (-rings..=rings).flat_map(move |dq| {
-        let lo = (-rings).max(-dq - rings);
-        let hi = rings.min(-dq + rings);
-        (lo..=hi).map(move |dr| cell + IVec2::new(dq, dr))
-    })
+/// Whether `f` holds for every cell `0..=rings` steps from `cell` (asked in a fixed order,
+/// stopping at the first that fails). Plain loops: the line checks of movement on hexagons run
+/// through here.
+#[inline]
+fn all_in_disc(cell: Cell, rings: i32, mut f: impl FnMut(Cell) -> bool) -> bool {
+    for dq in -rings..=rings {
+        for dr in (-rings).max(-dq - rings)..=rings.min(rings - dq) {
+            if !f(cell + IVec2::new(dq, dr)) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The outward normals of a hexagon's six edges, in the order of [`corners`]' edges (edge `k`
@@ -87,14 +93,14 @@ const NORMALS: [Vec2; 6] = [
     Vec2::new(0.5, -ROW),
 ];
 
-/// Cyrus-Beck clipping of the segment `a`-`b` against `cell`'s hexagon shrunk by `inset`: the
-/// parameter range inside it, or `None` if the segment misses it.
-fn clip(a: Vec2, b: Vec2, cell: Cell, inset: f32) -> Option<(f32, f32)> {
+/// Cyrus-Beck clipping of the segment `a`-`b` against `cell`'s hexagon: the parameter range
+/// inside it, or `None` if the segment misses it.
+fn clip(a: Vec2, b: Vec2, cell: Cell) -> Option<(f32, f32)> {
     let (a, d) = (a - center(cell), b - a);
     let (mut t0, mut t1) = (0.0f32, 1.0f32);
     for n in NORMALS {
-        // Inside where (x - center) . n <= 0.5 - inset.
-        let num = 0.5 - inset - a.dot(n);
+        // Inside where (x - center) . n <= 0.5.
+        let num = 0.5 - a.dot(n);
         let den = d.dot(n);
         if den == 0.0 {
             if num < 0.0 {
@@ -114,7 +120,7 @@ fn clip(a: Vec2, b: Vec2, cell: Cell, inset: f32) -> Option<(f32, f32)> {
 
 /// Squared distance between the segment `a`-`b` and `cell`'s hexagon (0 if they meet).
 fn segment_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
-    if clip(a, b, cell, 0.0).is_some() {
+    if clip(a, b, cell).is_some() {
         return 0.0;
     }
     let k = corners(cell);
@@ -130,7 +136,7 @@ fn segment_distance_sq(a: Vec2, b: Vec2, cell: Cell) -> f32 {
 
 /// The point of `cell`'s hexagon nearest to `p` (`p` itself inside it).
 pub(crate) fn nearest_point(cell: Cell, p: Vec2) -> Vec2 {
-    if clip(p, p, cell, 0.0).is_some() {
+    if clip(p, p, cell).is_some() {
         return p;
     }
     let k = corners(cell);
@@ -145,8 +151,9 @@ pub(crate) fn nearest_point(cell: Cell, p: Vec2) -> Vec2 {
         .unwrap_or(p)
 }
 
-/// The neighbour across each edge of [`NORMALS`].
-const ACROSS: [Cell; 6] = [
+/// The neighbour across each edge of [`NORMALS`]: the six neighbours in order around a cell,
+/// each a neighbour of the next.
+pub(crate) const ACROSS: [Cell; 6] = [
     Cell::new(1, 0),
     Cell::new(0, 1),
     Cell::new(-1, 1),
@@ -212,7 +219,7 @@ pub(crate) fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
         let ends = [cell_at(a), cell_at(b)];
         let mut walked: Vec<(Cell, bool)> = Vec::new();
         traverse(a, b, |c| {
-            let inside = clip(a, b, c, 0.0).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
+            let inside = clip(a, b, c).map_or(0.0, |(t0, t1)| (t1 - t0) * len);
             walked.push((c, inside > 1e-3 || ends.contains(&c)));
             true
         });
@@ -244,32 +251,32 @@ pub(crate) fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
     // A cell n steps from every cell the segment passes through is at least (n - 1) / 2 away.
     let rings = 1 + (r / 0.5) as i32;
     traverse(a, b, |c| {
-        // `disc` written out: this is the hottest loop of movement on hexagons.
-        for dq in -rings..=rings {
-            for dr in (-rings).max(-dq - rings)..=rings.min(rings - dq) {
-                let n = c + IVec2::new(dq, dr);
-                if !grid.is_walkable(n) && segment_distance_sq(a, b, n) < r2 {
-                    return false;
-                }
-            }
-        }
-        true
+        all_in_disc(c, rings, |n| {
+            grid.is_walkable(n) || segment_distance_sq(a, b, n) >= r2
+        })
     })
 }
 
 /// The nearest point of every blocked (or outside) cell within `reach` of `position`.
 pub(crate) fn wall_points(grid: &NavGrid, position: Vec2, reach: f32) -> Vec<Vec2> {
     let rings = 1 + (reach / ROW).ceil() as i32;
-    disc(cell_at(position), rings)
-        .filter(|&c| !grid.is_walkable(c))
-        .map(|c| nearest_point(c, position))
-        .filter(|p| p.distance_squared(position) <= reach * reach)
-        .collect()
+    let mut points = Vec::new();
+    all_in_disc(cell_at(position), rings, |c| {
+        if !grid.is_walkable(c) {
+            let p = nearest_point(c, position);
+            if p.distance_squared(position) <= reach * reach {
+                points.push(p);
+            }
+        }
+        true
+    });
+    points
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::{MoveRules, Topology};
 
     #[test]
     fn centers_round_trip_and_neighbours_are_one_apart() {
@@ -344,15 +351,11 @@ mod tests {
 
     #[test]
     fn walkable_needs_room_for_the_body() {
-        let mut grid = NavGrid::with_rules(
-            8,
-            8,
-            super::super::grid::MoveRules {
-                topology: super::super::grid::Topology::Hex,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let hex = MoveRules {
+            topology: Topology::Hex,
+            ..Default::default()
+        };
+        let mut grid = NavGrid::with_rules(8, 8, hex).unwrap();
         let (a, b) = (center(Cell::new(1, 3)), center(Cell::new(6, 3)));
         assert!(walkable(&grid, a, b, 0.35));
         // A blocked cell in the next row pokes a corner to within 0.289 of the row's centre

@@ -1,6 +1,8 @@
 //! Island labels: connected components of walkable cells, found by flood fill and kept correct
 //! incrementally as cells open and close (Lester's speed tip: reject unreachable goals at once).
 
+use super::hex::ACROSS;
+
 /// Island labels over the padded cell array of a [`NavGrid`](super::NavGrid).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Islands {
@@ -25,10 +27,6 @@ pub(super) const RING: [(i32, i32); 8] = [
     (-1, 0),
     (-1, -1),
 ];
-
-/// The six hexagonal neighbour offsets (axial coordinates), in order around a cell: each is a
-/// neighbour of the next.
-pub(super) const HEX_RING: [(i32, i32); 6] = [(1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1)];
 
 /// The padded indices of the cells that connect to `index` (four-way, or the six hexagonal
 /// neighbours), and how many there are.
@@ -143,11 +141,12 @@ impl Islands {
         // orthogonal ones on a square grid, all six on a hexagonal one) lies in one run, the
         // island cannot have split.
         let s = stride as i32;
-        let ring: &[(i32, i32)] = if self.hex { &HEX_RING } else { &RING };
-        let free: Vec<bool> = ring
-            .iter()
-            .map(|&(dx, dy)| terrain[(index as i32 + dy * s + dx) as usize] != 0)
-            .collect();
+        let free_at = |(dx, dy): (i32, i32)| terrain[(index as i32 + dy * s + dx) as usize] != 0;
+        let free: Vec<bool> = if self.hex {
+            ACROSS.iter().map(|d| free_at((d.x, d.y))).collect()
+        } else {
+            RING.into_iter().map(free_at).collect()
+        };
         let len = free.len();
         let mut run_of = [usize::MAX; 8];
         let mut run = 0;

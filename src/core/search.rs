@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use super::cost::CostModel;
 use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
 use super::heuristic::{Heuristic, weight_fixed};
+use super::hex;
 use super::path::{Path, PathError};
 
 /// What to do when the goal is blocked or on another island than the start.
@@ -462,8 +463,7 @@ impl AStar {
         let rules = grid.rules();
         let start_cell = grid.cell_of(start);
         let (dx, dy) = if grid.is_hex() {
-            let (s, g) = (start_cell.as_uvec2(), goal_cell.as_uvec2());
-            (hex_steps(s.x, s.y, g.x, g.y), 0)
+            (hex::distance(start_cell, goal_cell), 0)
         } else {
             (
                 start_cell.x.abs_diff(goal_cell.x),
@@ -594,7 +594,10 @@ impl AStar {
         let a = &*active;
         let h_of = |x: u32, y: u32| {
             let (dx, dy) = if MOVES == HEX {
-                (hex_steps(x, y, a.goal_x, a.goal_y), 0)
+                (
+                    hex::distance(Cell::new(x as i32, y as i32), a.requested_goal),
+                    0,
+                )
             } else {
                 (x.abs_diff(a.goal_x), y.abs_diff(a.goal_y))
             };
@@ -781,14 +784,6 @@ impl AStar {
 pub(crate) const FOUR: u8 = 0;
 pub(crate) const EIGHT: u8 = 1;
 pub(crate) const HEX: u8 = 2;
-
-/// Steps between axial cells `(x, y)` and `(gx, gy)` on an open hexagonal grid.
-#[inline(always)]
-pub(crate) fn hex_steps(x: u32, y: u32, gx: u32, gy: u32) -> u32 {
-    let dq = x as i64 - gx as i64;
-    let dr = y as i64 - gy as i64;
-    dq.abs().max(dr.abs()).max((dq + dr).abs()) as u32
-}
 
 fn check_start(grid: &NavGrid, start: Cell) -> Result<usize, PathError> {
     let i = grid

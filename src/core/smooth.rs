@@ -3,7 +3,7 @@
 
 use bevy::math::Vec2;
 
-use super::grid::{Cell, NavGrid};
+use super::grid::{Cell, NavGrid, Topology};
 use super::line::{traverse, walkable};
 
 /// How many cells ahead smoothing looks for a shortcut.
@@ -53,8 +53,8 @@ enum Phase {
 #[derive(Clone, Debug)]
 pub struct Smoother {
     cells: Vec<Cell>,
-    /// The cells are hexagons (their centers lie elsewhere in grid space).
-    hex: bool,
+    /// The grid's topology (where the cells' centers lie in grid space).
+    topology: Topology,
     radius: f32,
     backward: bool,
     phase: Phase,
@@ -83,7 +83,7 @@ impl Smoother {
     pub fn new(grid: &NavGrid, cells: &[Cell], radius: f32) -> Self {
         Smoother {
             cells: cells.to_vec(),
-            hex: grid.is_hex(),
+            topology: grid.rules().topology,
             radius,
             backward: false,
             phase: Phase::Pull,
@@ -131,12 +131,7 @@ impl Smoother {
 
     /// The grid-space center of the `k`-th cell in pass order.
     fn center(&self, k: usize) -> Vec2 {
-        let c = self.cell(k);
-        if self.hex {
-            super::hex::center(c)
-        } else {
-            super::line::cell_center(c)
-        }
+        self.topology.cell_center(self.cell(k))
     }
 
     fn cell(&self, k: usize) -> Cell {
