@@ -2,6 +2,8 @@
 //!
 //! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands; square or
 //!   hexagonal cells ([`Topology`]).
+//! - [`ClassGrid`]: a unit class's own grid (its [`TerrainCosts`] per terrain kind, and the
+//!   clearance its footprint needs), derived from the shared one and kept up to date.
 //! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`].
 //! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
 //! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`], resumable
@@ -10,6 +12,7 @@
 //! - [`movingai`]: the MovingAI benchmark file formats.
 
 mod avoidance;
+mod classes;
 mod cost;
 mod goal_tree;
 mod grid;
@@ -26,6 +29,7 @@ mod smooth;
 mod turn;
 
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
+pub use classes::{ClassError, ClassGrid, MAX_CLEARANCE, MoveClass, TerrainCosts};
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
 pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};

@@ -1,0 +1,357 @@
+//! Unit classes on one grid: what each terrain kind costs a class of units, how much room its
+//! bodies need, and the grid a class plans on, derived from the shared one and kept up to date
+//! cell by cell.
+//!
+//! The shared [`NavGrid`] stores a terrain *kind* per cell (`0` is a wall for everyone). Under
+//! the default class a kind is its own cost, which is all the grid meant before classes: kind `1`
+//! is plain ground, kind `3` costs three steps. A [`TerrainCosts`] table gives a class other
+//! costs (vehicles: forest blocked, road cheap; amphibious units: water walkable).
+//!
+//! A unit wider than a tile needs room: its [`MoveClass::footprint`] is how many rings of cells
+//! around the cell it stands on must be free for its body, and its class grid blocks every cell
+//! without that much *clearance* (the number of free rings around a cell, counted in the class's
+//! own walkability; Harabor and Botea's "true clearance", centred on the cell because units walk
+//! cell centres). Every search, island label, line check and movement step of the class runs on
+//! its derived grid, unchanged: a wide unit on its class grid is a point (or a small body, see
+//! [`MoveClass::wall_radius`]) in configuration space.
+
+use bevy::math::IVec2;
+
+use super::grid::{BLOCKED, Cell, GridError, NavGrid};
+
+/// The highest clearance stored: footprints of up to `MAX_CLEARANCE - 1` rings (7 x 7 cells) are
+/// supported. An edit recomputes clearance within `MAX_CLEARANCE - 1` cells of it only.
+pub const MAX_CLEARANCE: u8 = 4;
+
+/// What each terrain kind costs a class of units: `0` blocks the kind, `1` is a plain step, `n`
+/// costs `n` steps (the grid's [`CostModel`](super::CostModel) units). Kind `0` is a wall for
+/// every class (the grid's border is made of it), so its cost cannot be changed.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct TerrainCosts([u8; 256]);
+
+impl TerrainCosts {
+    /// Every kind costs its own value: the grid's terrain read as costs, as without classes.
+    pub fn identity() -> Self {
+        let mut table = [0u8; 256];
+        for (kind, cost) in table.iter_mut().enumerate() {
+            *cost = kind as u8;
+        }
+        TerrainCosts(table)
+    }
+
+    /// With `kind` costing `cost` (`0` blocks it). Kind `0` stays blocked whatever `cost` is.
+    pub fn with_cost(mut self, kind: u8, cost: u8) -> Self {
+        if kind != BLOCKED {
+            self.0[kind as usize] = cost;
+        }
+        self
+    }
+
+    /// With `kind` blocked.
+    pub fn blocking(self, kind: u8) -> Self {
+        self.with_cost(kind, BLOCKED)
+    }
+
+    /// The cost of `kind` (`0`: blocked).
+    #[inline]
+    pub fn cost(&self, kind: u8) -> u8 {
+        self.0[kind as usize]
+    }
+
+    /// Whether every kind costs its own value ([`TerrainCosts::identity`]).
+    pub fn is_identity(&self) -> bool {
+        *self == Self::identity()
+    }
+}
+
+impl Default for TerrainCosts {
+    fn default() -> Self {
+        Self::identity()
+    }
+}
+
+impl std::fmt::Debug for TerrainCosts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Only the kinds that differ from the identity.
+        let changed: Vec<(u8, u8)> = (0..=255u8)
+            .filter(|&k| self.cost(k) != k)
+            .map(|k| (k, self.cost(k)))
+            .collect();
+        f.debug_tuple("TerrainCosts").field(&changed).finish()
+    }
+}
+
+/// A class of units: its terrain costs and the room its bodies need.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MoveClass {
+    /// The cost of each terrain kind.
+    pub costs: TerrainCosts,
+    /// Rings of free cells a unit needs around the cell it stands on: `0` for a body within one
+    /// tile, `1` for one up to three tiles across (3 x 3 cells), up to `MAX_CLEARANCE - 1`.
+    /// [`MoveClass::footprint_for_radius`] gives the smallest that fits a round body.
+    pub footprint: u8,
+}
+
+impl MoveClass {
+    /// A class with these costs and footprint.
+    pub fn new(costs: TerrainCosts, footprint: u8) -> Self {
+        MoveClass { costs, footprint }
+    }
+
+    /// Whether this is the default class: every kind its own cost, bodies within a tile. Its
+    /// grid is the shared grid itself.
+    pub fn is_default(&self) -> bool {
+        self.footprint == 0 && self.costs.is_identity()
+    }
+
+    /// The smallest footprint for a round body of `radius` tiles standing on cell centres: the
+    /// rings of cells the body reaches into (`0` up to half a tile).
+    pub fn footprint_for_radius(radius: f32) -> u8 {
+        let rings = (radius - 0.5).max(0.0).ceil();
+        if rings.is_finite() {
+            rings.min(255.0) as u8
+        } else {
+            0
+        }
+    }
+
+    /// The radius to check a body of `radius` tiles with against this class's grid: walls there
+    /// are grown by the footprint, so the body shrinks by as much (never below zero). A body
+    /// clear of the class grid's blocked cells with this radius is clear of the real walls with
+    /// its own.
+    pub fn wall_radius(&self, radius: f32) -> f32 {
+        (radius - self.footprint as f32).max(0.0)
+    }
+}
+
+/// Why a class grid could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassError {
+    /// The footprint is `MAX_CLEARANCE` rings or more.
+    FootprintTooLarge {
+        /// The footprint asked for.
+        footprint: u8,
+    },
+    /// Footprints wider than a cell are for square grids; hexagonal grids take classes of
+    /// footprint `0` (costs only).
+    FootprintOnHexagons,
+}
+
+impl std::fmt::Display for ClassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClassError::FootprintTooLarge { footprint } => write!(
+                f,
+                "a footprint of {footprint} rings is too large (at most {})",
+                MAX_CLEARANCE - 1
+            ),
+            ClassError::FootprintOnHexagons => {
+                write!(f, "footprints wider than a cell need a square grid")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClassError {}
+
+/// A class's own grid, derived from a shared one: each cell costs what its kind costs the class,
+/// and cells without room for the class's footprint are blocked. Islands, versions and searches
+/// are the derived grid's own. Call [`ClassGrid::update`] with the cells edited on the shared
+/// grid; it recomputes only the cells near them.
+#[derive(Clone, Debug)]
+pub struct ClassGrid {
+    class: MoveClass,
+    /// Clearance per cell, row-major (empty for footprint 0, which needs none).
+    clearance: Vec<u8>,
+    grid: NavGrid,
+}
+
+impl ClassGrid {
+    /// The grid of `class` over `base`.
+    pub fn new(base: &NavGrid, class: MoveClass) -> Result<Self, ClassError> {
+        if class.footprint >= MAX_CLEARANCE {
+            return Err(ClassError::FootprintTooLarge {
+                footprint: class.footprint,
+            });
+        }
+        if class.footprint > 0 && base.is_hex() {
+            return Err(ClassError::FootprintOnHexagons);
+        }
+        let clearance = if class.footprint > 0 {
+            clearance_map(base, &class.costs)
+        } else {
+            Vec::new()
+        };
+        let terrain: Vec<u8> = base
+            .cells()
+            .map(|c| derived_kind(base, &class, &clearance, c))
+            .collect();
+        // The grid's rules and penalties, with the class's terrain (and fresh islands).
+        let (w, h) = (base.width(), base.height());
+        let mut grid = NavGrid::from_terrain(w, h, base.rules(), &terrain)
+            .expect("same size as a grid that exists");
+        if base.has_penalties() {
+            for c in base.cells() {
+                let p = base.penalty(c).expect("in bounds");
+                if p > 0 {
+                    grid.set_penalty(c, p).expect("in bounds");
+                }
+            }
+        }
+        Ok(ClassGrid {
+            class,
+            clearance,
+            grid,
+        })
+    }
+
+    /// The class.
+    pub fn class(&self) -> &MoveClass {
+        &self.class
+    }
+
+    /// The class's grid: search it, label its islands, check lines on it.
+    pub fn grid(&self) -> &NavGrid {
+        &self.grid
+    }
+
+    /// The clearance of `cell` in the class's walkability, capped at [`MAX_CLEARANCE`]: `0` on a
+    /// cell the class cannot enter, `k` when the `k - 1` rings of cells around it are free too
+    /// (cells past the grid's edge count as blocked). For footprint `0` classes it is `0` or `1`.
+    pub fn clearance(&self, base: &NavGrid, cell: Cell) -> Result<u8, GridError> {
+        let kind = base.terrain(cell)?;
+        if self.clearance.is_empty() {
+            return Ok((self.class.costs.cost(kind) != BLOCKED) as u8);
+        }
+        Ok(self.clearance[(cell.y as u32 * base.width() + cell.x as u32) as usize])
+    }
+
+    /// Brings the class grid up to date after `changed` cells of `base` were edited (terrain or
+    /// penalty): recomputes clearance and the class's cells within `MAX_CLEARANCE - 1` of each.
+    /// `base` must be the grid this one was made from (same size and rules).
+    pub fn update(&mut self, base: &NavGrid, changed: &[Cell]) {
+        let reach = if self.class.footprint > 0 {
+            MAX_CLEARANCE as i32 - 1
+        } else {
+            0
+        };
+        for &e in changed {
+            if !base.in_bounds(e) {
+                continue;
+            }
+            if reach > 0 {
+                for_box(base, e, reach, |c| {
+                    let i = (c.y as u32 * base.width() + c.x as u32) as usize;
+                    self.clearance[i] = clearance_at(base, &self.class.costs, c);
+                });
+            }
+            for_box(base, e, reach, |c| {
+                let kind = derived_kind(base, &self.class, &self.clearance, c);
+                self.grid.set_terrain(c, kind).expect("in bounds");
+            });
+            let p = base.penalty(e).expect("in bounds");
+            self.grid.set_penalty(e, p).expect("in bounds");
+        }
+    }
+}
+
+/// The class grid's terrain at `c`: the class's cost of the kind there, or blocked without room
+/// for the footprint.
+fn derived_kind(base: &NavGrid, class: &MoveClass, clearance: &[u8], c: Cell) -> u8 {
+    let cost = class.costs.cost(base.terrain(c).expect("in bounds"));
+    if class.footprint == 0 {
+        return cost;
+    }
+    let i = (c.y as u32 * base.width() + c.x as u32) as usize;
+    if clearance[i] > class.footprint {
+        cost
+    } else {
+        BLOCKED
+    }
+}
+
+/// Calls `f` for every in-bounds cell within Chebyshev distance `reach` of `at`.
+fn for_box(grid: &NavGrid, at: Cell, reach: i32, mut f: impl FnMut(Cell)) {
+    for y in at.y - reach..=at.y + reach {
+        for x in at.x - reach..=at.x + reach {
+            let c = IVec2::new(x, y);
+            if grid.in_bounds(c) {
+                f(c);
+            }
+        }
+    }
+}
+
+/// Whether `c` is blocked for a class with `costs` (outside the grid is).
+fn class_blocked(grid: &NavGrid, costs: &TerrainCosts, c: Cell) -> bool {
+    grid.terrain(c).map_or(true, |k| costs.cost(k) == BLOCKED)
+}
+
+/// The clearance of one cell, by looking at the rings around it.
+fn clearance_at(grid: &NavGrid, costs: &TerrainCosts, c: Cell) -> u8 {
+    if class_blocked(grid, costs, c) {
+        return 0;
+    }
+    for ring in 1..MAX_CLEARANCE as i32 {
+        for k in -ring..=ring {
+            let around = [
+                IVec2::new(k, -ring),
+                IVec2::new(k, ring),
+                IVec2::new(-ring, k),
+                IVec2::new(ring, k),
+            ];
+            if around.iter().any(|&d| class_blocked(grid, costs, c + d)) {
+                return ring as u8;
+            }
+        }
+    }
+    MAX_CLEARANCE
+}
+
+/// Clearance of every cell, row-major: a breadth-first sweep outward from the blocked cells and
+/// the grid's edge (each cell's distance to the nearest, in rings, capped).
+fn clearance_map(grid: &NavGrid, costs: &TerrainCosts) -> Vec<u8> {
+    let (w, h) = (grid.width() as i32, grid.height() as i32);
+    let at = |c: Cell| (c.y * w + c.x) as usize;
+    let mut clearance = vec![MAX_CLEARANCE; (w * h) as usize];
+    let mut frontier = Vec::new();
+    for c in grid.cells() {
+        if class_blocked(grid, costs, c) {
+            clearance[at(c)] = 0;
+            frontier.push(c);
+        } else if c.x == 0 || c.y == 0 || c.x == w - 1 || c.y == h - 1 {
+            // Next to the blocked world outside.
+            clearance[at(c)] = 1;
+        }
+    }
+    // Free cells next to a blocked one have clearance 1; the edge cells are seeded above.
+    let mut ring: Vec<Cell> = grid.cells().filter(|&c| clearance[at(c)] == 1).collect();
+    let mut next = Vec::new();
+    for &b in &frontier {
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let n = b + IVec2::new(dx, dy);
+                if grid.in_bounds(n) && clearance[at(n)] > 1 {
+                    clearance[at(n)] = 1;
+                    ring.push(n);
+                }
+            }
+        }
+    }
+    for level in 2..MAX_CLEARANCE {
+        next.clear();
+        for &c in &ring {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let n = c + IVec2::new(dx, dy);
+                    if grid.in_bounds(n) && clearance[at(n)] > level {
+                        clearance[at(n)] = level;
+                        next.push(n);
+                    }
+                }
+            }
+        }
+        std::mem::swap(&mut ring, &mut next);
+    }
+    clearance
+}

@@ -1,0 +1,266 @@
+//! Unit classes in the core: terrain costs per class, clearance for wide units, and the class
+//! grids kept up to date under edits.
+
+use bevy::math::{IVec2, Vec2};
+use bevy_tilepath::core::*;
+use proptest::prelude::*;
+
+const GRASS: u8 = 1;
+const FOREST: u8 = 3;
+const ROAD: u8 = 2;
+const WATER: u8 = 9;
+
+fn vehicle() -> TerrainCosts {
+    TerrainCosts::identity()
+        .blocking(FOREST)
+        .blocking(WATER)
+        .with_cost(ROAD, 1)
+        .with_cost(GRASS, 2)
+}
+
+/// The clearance of `c` by its definition: rings of free cells around it (outside blocked).
+fn clearance_by_definition(grid: &NavGrid, costs: &TerrainCosts, c: Cell) -> u8 {
+    let free = |c: Cell| grid.terrain(c).is_ok_and(|k| costs.cost(k) != BLOCKED);
+    (0..MAX_CLEARANCE as i32)
+        .find(|&r| (-r..=r).any(|dy| (-r..=r).any(|dx| !free(c + IVec2::new(dx, dy)))))
+        .map_or(MAX_CLEARANCE, |r| r as u8)
+}
+
+#[test]
+fn the_default_class_is_the_grid_itself() {
+    let mut terrain = vec![GRASS; 16 * 16];
+    for (i, t) in terrain.iter_mut().enumerate() {
+        *t = [GRASS, FOREST, ROAD, BLOCKED][(i * 7 + i / 5) % 4];
+    }
+    let grid = NavGrid::from_terrain(16, 16, MoveRules::default(), &terrain).unwrap();
+    let class = ClassGrid::new(&grid, MoveClass::default()).unwrap();
+    assert!(class.class().is_default());
+    for c in grid.cells() {
+        assert_eq!(class.grid().terrain(c), grid.terrain(c));
+        assert_eq!(
+            class.grid().island(c).is_some(),
+            grid.island(c).is_some(),
+            "{c}"
+        );
+    }
+    assert_eq!(class.grid().island_count(), grid.island_count());
+    let cfg = SearchConfig::default();
+    for (a, b) in [((0, 0), (15, 15)), ((3, 14), (12, 1)), ((0, 8), (15, 8))] {
+        let (a, b) = (Cell::new(a.0, a.1), Cell::new(b.0, b.1));
+        assert_eq!(
+            find_path(&grid, a, b, &cfg).map(|p| p.cost),
+            find_path(class.grid(), a, b, &cfg).map(|p| p.cost)
+        );
+    }
+}
+
+#[test]
+fn a_vehicle_goes_round_the_forest_infantry_crosses() {
+    // A forest band across the middle with a road round it: infantry (the default class: forest
+    // costs 3) cuts through; vehicles (forest blocked) take the road.
+    let (w, h) = (20, 20);
+    let mut terrain = vec![GRASS; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            if (8..12).contains(&x) {
+                terrain[y * w + x] = FOREST;
+            }
+            if y == h - 1 {
+                terrain[y * w + x] = ROAD;
+            }
+        }
+    }
+    let grid = NavGrid::from_terrain(w as u32, h as u32, MoveRules::default(), &terrain).unwrap();
+    let vehicles = ClassGrid::new(&grid, MoveClass::new(vehicle(), 0)).unwrap();
+    let cfg = SearchConfig::default();
+    let (a, b) = (Cell::new(2, 3), Cell::new(17, 3));
+    let infantry = find_path(&grid, a, b, &cfg).unwrap();
+    let tank = find_path(vehicles.grid(), a, b, &cfg).unwrap();
+    let through_forest = |p: &Path| {
+        p.cells
+            .iter()
+            .filter(|&&c| grid.terrain(c) == Ok(FOREST))
+            .count()
+    };
+    assert!(through_forest(&infantry) > 0, "{:?}", infantry.cells);
+    assert_eq!(through_forest(&tank), 0, "{:?}", tank.cells);
+    // Round by the road, the only way past the forest for them.
+    assert!(tank.cells.iter().filter(|c| c.y == h as i32 - 1).count() >= 4);
+}
+
+#[test]
+fn a_wide_unit_never_plans_through_a_narrow_gap() {
+    // A wall down the middle with a one-cell gap near the top and a three-cell gap near the
+    // bottom. A body of radius 0.9 (footprint 1: 3 x 3 cells) must take the wide one.
+    let (w, h) = (21u32, 21u32);
+    let mut grid = NavGrid::new(w, h).unwrap();
+    for y in 0..h as i32 {
+        if y != 3 && !(15..18).contains(&y) {
+            grid.set_walkable(Cell::new(10, y), false).unwrap();
+        }
+    }
+    let radius = 0.9;
+    let footprint = MoveClass::footprint_for_radius(radius);
+    assert_eq!(footprint, 1);
+    let class = MoveClass::new(TerrainCosts::identity(), footprint);
+    let wall_radius = class.wall_radius(radius);
+    let tanks = ClassGrid::new(&grid, class).unwrap();
+    let cfg = SearchConfig::default();
+    let (a, b) = (Cell::new(3, 3), Cell::new(17, 3));
+    let small = find_path(&grid, a, b, &cfg).unwrap();
+    assert!(small.cells.contains(&Cell::new(10, 3)));
+    let wide = find_path(tanks.grid(), a, b, &cfg).unwrap();
+    for &c in &wide.cells {
+        for d in [
+            (-1, -1),
+            (0, -1),
+            (1, -1),
+            (-1, 0),
+            (1, 0),
+            (-1, 1),
+            (0, 1),
+            (1, 1),
+        ] {
+            assert!(
+                grid.is_walkable(c + IVec2::new(d.0, d.1)),
+                "{c} is too tight"
+            );
+        }
+    }
+    assert!(wide.cells.contains(&Cell::new(10, 16)), "{:?}", wide.cells);
+    // Smoothed on the class grid with the shrunk radius, the real body never touches a wall.
+    let points = smooth_path(tanks.grid(), &wide.cells, wall_radius);
+    for pair in points.windows(2) {
+        assert!(walkable(&grid, pair[0], pair[1], radius), "{pair:?}");
+    }
+    // With the narrow gap closed too, the goal is on another island of the class grid: refused
+    // before any search.
+    for y in 15..18 {
+        grid.set_walkable(Cell::new(10, y), y != 16).unwrap();
+    }
+    let mut tanks = tanks;
+    let edits: Vec<Cell> = (15..18).map(|y| Cell::new(10, y)).collect();
+    tanks.update(&grid, &edits);
+    let mut search = AStar::new();
+    assert_eq!(
+        search.begin(tanks.grid(), a, b, &cfg),
+        Err(PathError::Unreachable)
+    );
+    assert_eq!(search.expansions(), 0);
+    // Infantry still goes through the one-cell gaps.
+    assert!(find_path(&grid, a, b, &cfg).is_ok());
+}
+
+#[test]
+fn classes_refuse_what_they_cannot_do() {
+    let grid = NavGrid::new(8, 8).unwrap();
+    assert_eq!(
+        ClassGrid::new(
+            &grid,
+            MoveClass::new(TerrainCosts::identity(), MAX_CLEARANCE)
+        )
+        .err(),
+        Some(ClassError::FootprintTooLarge {
+            footprint: MAX_CLEARANCE
+        })
+    );
+    let hex = NavGrid::with_rules(
+        8,
+        8,
+        MoveRules {
+            topology: Topology::Hex,
+            ..MoveRules::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        ClassGrid::new(&hex, MoveClass::new(TerrainCosts::identity(), 1)).err(),
+        Some(ClassError::FootprintOnHexagons)
+    );
+    let swimmers = ClassGrid::new(&hex, MoveClass::new(vehicle(), 0)).unwrap();
+    assert!(swimmers.grid().is_walkable(Cell::new(3, 3)));
+    // Kind 0 is a wall for every class.
+    assert_eq!(
+        TerrainCosts::identity().with_cost(BLOCKED, 4).cost(BLOCKED),
+        0
+    );
+    assert_eq!(MoveClass::footprint_for_radius(0.3), 0);
+    assert_eq!(MoveClass::footprint_for_radius(0.5), 0);
+    assert_eq!(MoveClass::footprint_for_radius(1.4), 1);
+    assert_eq!(MoveClass::footprint_for_radius(1.6), 2);
+    assert_eq!(MoveClass::footprint_for_radius(f32::NAN), 0);
+    assert!(
+        ClassGrid::new(&grid, MoveClass::default())
+            .unwrap()
+            .clearance(&grid, Cell::new(9, 0))
+            .is_err()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Edits kept up to date cell by cell give the grid a fresh build gives: terrain, clearance,
+    /// penalties and which cells share an island; and clearance is what its definition says.
+    #[test]
+    fn class_grids_follow_edits(
+        w in 2u32..16,
+        h in 2u32..16,
+        start in proptest::collection::vec(prop_oneof![Just(GRASS), Just(FOREST), Just(ROAD), Just(WATER), Just(BLOCKED)], 256),
+        footprint in 0u8..MAX_CLEARANCE,
+        vehicles in any::<bool>(),
+        edits in proptest::collection::vec((0i32..16, 0i32..16, prop_oneof![Just(GRASS), Just(FOREST), Just(BLOCKED), Just(WATER)], 0u32..3), 1..30),
+        batch in 1usize..5,
+    ) {
+        let terrain: Vec<u8> = start[..(w * h) as usize].to_vec();
+        let mut grid = NavGrid::from_terrain(w, h, MoveRules::default(), &terrain).unwrap();
+        let costs = if vehicles { vehicle() } else { TerrainCosts::identity() };
+        let class = MoveClass::new(costs.clone(), footprint);
+        let mut kept = ClassGrid::new(&grid, class.clone()).unwrap();
+        for chunk in edits.chunks(batch) {
+            let mut changed = Vec::new();
+            for &(x, y, kind, penalty) in chunk {
+                let c = Cell::new(x, y);
+                if grid.in_bounds(c) {
+                    grid.set_terrain(c, kind).unwrap();
+                    grid.set_penalty(c, penalty * 100).unwrap();
+                    changed.push(c);
+                }
+            }
+            kept.update(&grid, &changed);
+        }
+        let fresh = ClassGrid::new(&grid, class).unwrap();
+        for c in grid.cells() {
+            prop_assert_eq!(kept.grid().terrain(c), fresh.grid().terrain(c), "terrain at {}", c);
+            prop_assert_eq!(kept.grid().penalty(c), fresh.grid().penalty(c));
+            let clearance = kept.clearance(&grid, c).unwrap();
+            prop_assert_eq!(clearance, fresh.clearance(&grid, c).unwrap());
+            if footprint > 0 {
+                prop_assert_eq!(clearance, clearance_by_definition(&grid, &costs, c), "clearance at {}", c);
+            }
+            for d in [IVec2::X, IVec2::Y, IVec2::new(3, 1)] {
+                let n = c + d;
+                prop_assert_eq!(kept.grid().connected(c, n), fresh.grid().connected(c, n));
+            }
+        }
+        prop_assert_eq!(kept.grid().island_count(), fresh.grid().island_count());
+    }
+}
+
+#[test]
+fn clearance_counts_free_rings() {
+    let mut grid = NavGrid::new(9, 9).unwrap();
+    grid.set_walkable(Cell::new(4, 4), false).unwrap();
+    let class = ClassGrid::new(&grid, MoveClass::new(TerrainCosts::identity(), 1)).unwrap();
+    let at = |x, y| class.clearance(&grid, Cell::new(x, y)).unwrap();
+    assert_eq!(at(4, 4), 0);
+    assert_eq!(at(3, 3), 1);
+    assert_eq!(at(0, 8), 1); // the edge
+    assert_eq!(at(2, 2), 2);
+    assert_eq!(at(1, 1), 2); // two rings to the edge
+    // Footprint 1 needs clearance 2: the cells next to the wall and the edge are blocked.
+    assert!(!class.grid().is_walkable(Cell::new(3, 4)));
+    assert!(class.grid().is_walkable(Cell::new(2, 4)));
+    assert!(!class.grid().is_walkable(Cell::new(0, 4)));
+    let _ = Vec2::ZERO;
+}
