@@ -32,6 +32,7 @@ pub mod tilemap;
 pub use plugin::TilepathPlugins;
 pub use plugin::agent::NavAgent;
 pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
+pub use plugin::classes::{ClassId, NavClasses, UnitClass};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
 pub use plugin::group::group_order;
 pub use plugin::map::NavMap;

@@ -264,3 +264,220 @@ fn clearance_counts_free_rings() {
     assert!(!class.grid().is_walkable(Cell::new(0, 4)));
     let _ = Vec2::ZERO;
 }
+
+// The plugin: units of several classes and sizes in one app, as a game runs them.
+
+mod plugin {
+    use std::time::Duration;
+
+    use bevy::prelude::*;
+    use bevy::time::TimeUpdateStrategy;
+    use bevy_tilepath::core::*;
+    use bevy_tilepath::prelude::*;
+    use bevy_tilepath::{ClassId, MoveState, OutcomeKind, PathFailure, PathProgress, UnitClass};
+
+    use super::{FOREST, GRASS, vehicle};
+
+    #[derive(Resource, Default)]
+    struct Outcomes(Vec<PathOutcome>);
+
+    fn app(grid: NavGrid) -> App {
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins)
+            .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+                1.0 / 60.0,
+            )))
+            .add_plugins(TilepathPlugins::default())
+            .init_resource::<Outcomes>()
+            .add_systems(
+                Update,
+                |mut r: MessageReader<PathOutcome>, mut log: ResMut<Outcomes>| {
+                    log.0.extend(r.read().copied())
+                },
+            );
+        app.world_mut()
+            .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::ONE));
+        app.update();
+        app
+    }
+
+    fn spawn(app: &mut App, at: Cell, goal: Cell, radius: f32, class: Option<UnitClass>) -> Entity {
+        let p = at.as_vec2() + 0.5;
+        let mut e = app.world_mut().spawn((
+            Transform::from_xyz(p.x, p.y, 0.0),
+            Mover::default(),
+            NavAgent { radius },
+            PathRequest::to_cell(goal),
+        ));
+        if let Some(class) = class {
+            e.insert(class);
+        }
+        e.id()
+    }
+
+    fn pos(app: &App, e: Entity) -> Vec2 {
+        app.world()
+            .get::<Transform>(e)
+            .unwrap()
+            .translation
+            .truncate()
+    }
+
+    /// A wall down x = 20 with a one-cell gap at y = 5 and a three-cell gap at y = 22..25, and
+    /// a forest from x = 8 to 11 below y = 25 (open above).
+    fn field() -> NavGrid {
+        let (w, h) = (40, 30);
+        let mut terrain = vec![GRASS; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                if x == 20 && y != 5 && !(22..25).contains(&y) {
+                    terrain[y * w + x] = BLOCKED;
+                }
+                if (8..12).contains(&x) && y < 25 {
+                    terrain[y * w + x] = FOREST;
+                }
+            }
+        }
+        NavGrid::from_terrain(w as u32, h as u32, MoveRules::default(), &terrain).unwrap()
+    }
+
+    #[test]
+    fn tanks_keep_out_of_forest_and_narrow_gaps_infantry_takes_them() {
+        let grid = field();
+        let mut app = app(grid.clone());
+        let (from, to) = (Cell::new(3, 5), Cell::new(36, 5));
+        let infantry = spawn(&mut app, from, to, 0.3, None);
+        let tank = spawn(
+            &mut app,
+            Cell::new(3, 15),
+            to + Cell::new(0, 3),
+            0.9,
+            Some(UnitClass::new(vehicle())),
+        );
+        // The tank's own walls: real walls and forest, for its real body.
+        let tank_walls = ClassGrid::new(&grid, MoveClass::new(vehicle(), 0)).unwrap();
+        let mut through_forest = false;
+        for _ in 0..60 * 60 {
+            app.update();
+            let p = pos(&app, tank);
+            assert!(
+                !overlaps_blocked(tank_walls.grid(), p, 0.9 - 1e-3),
+                "the tank's body overlaps a wall or forest at {p}"
+            );
+            let q = pos(&app, infantry);
+            assert!(
+                !overlaps_blocked(&grid, q, 0.3 - 1e-3),
+                "infantry in a wall at {q}"
+            );
+            through_forest |= grid.terrain(grid.cell_at(q)) == Ok(FOREST);
+            let done = |e| app.world().get::<PathProgress>(e).unwrap().state == MoveState::Arrived;
+            if done(tank) && done(infantry) {
+                break;
+            }
+        }
+        assert_ne!(app.world().get::<ClassId>(tank), None);
+        assert_eq!(
+            app.world().get::<ClassId>(infantry),
+            None,
+            "infantry is the default class"
+        );
+        for (e, goal) in [(infantry, to), (tank, to + Cell::new(0, 3))] {
+            assert_eq!(
+                app.world().get::<PathProgress>(e).unwrap().state,
+                MoveState::Arrived
+            );
+            assert_eq!(grid.cell_at(pos(&app, e)), goal);
+        }
+        assert!(through_forest, "infantry cuts through the forest");
+        let tank_path = app.world().get::<NavPath>(tank).unwrap();
+        assert!(
+            tank_path
+                .cells
+                .iter()
+                .all(|c| c.x != 20 || (22..25).contains(&c.y))
+        );
+        let infantry_path = app.world().get::<NavPath>(infantry).unwrap();
+        assert!(infantry_path.cells.contains(&Cell::new(20, 5)));
+    }
+
+    #[test]
+    fn a_class_that_cannot_get_there_fails_at_once() {
+        // Only the one-cell gap leads to the right half for a tank once the wide gap is shut.
+        let mut grid = field();
+        for y in 22..25 {
+            grid.set_walkable(Cell::new(20, y), false).unwrap();
+        }
+        let mut app = app(grid);
+        let tank = spawn(&mut app, Cell::new(3, 15), Cell::new(30, 15), 0.9, None);
+        let infantry = spawn(&mut app, Cell::new(3, 16), Cell::new(30, 16), 0.3, None);
+        for _ in 0..600 {
+            app.update();
+            if app
+                .world()
+                .get::<PathProgress>(infantry)
+                .is_some_and(|p| p.state == MoveState::Arrived)
+            {
+                break;
+            }
+        }
+        let outcomes = &app.world().resource::<Outcomes>().0;
+        let of = |e| {
+            outcomes
+                .iter()
+                .filter(|o| o.entity == e)
+                .map(|o| o.kind)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            of(tank),
+            vec![OutcomeKind::Failed(PathFailure::Unreachable)]
+        );
+        let tank_outcome = outcomes.iter().find(|o| o.entity == tank).unwrap();
+        assert!(
+            tank_outcome.latency_frames <= 1,
+            "answered without a search"
+        );
+        assert!(matches!(of(infantry)[..], [OutcomeKind::Found { .. }]));
+        // The map keeps the grid of the tank's size, islands and all.
+        let maps = app.world().resource::<bevy_tilepath::NavClasses>();
+        assert_eq!(maps.len(), 2);
+    }
+
+    #[test]
+    fn a_unit_too_wide_for_hexagons_fails_with_a_reason() {
+        let grid = NavGrid::with_rules(
+            12,
+            12,
+            MoveRules {
+                topology: Topology::Hex,
+                ..MoveRules::default()
+            },
+        )
+        .unwrap();
+        let mut app = app(grid);
+        let wide = spawn(&mut app, Cell::new(1, 1), Cell::new(8, 8), 0.9, None);
+        let swimmer = spawn(
+            &mut app,
+            Cell::new(1, 2),
+            Cell::new(8, 9),
+            0.3,
+            Some(UnitClass::new(vehicle())),
+        );
+        for _ in 0..300 {
+            app.update();
+        }
+        let outcomes = &app.world().resource::<Outcomes>().0;
+        let of = |e| {
+            outcomes
+                .iter()
+                .filter(|o| o.entity == e)
+                .map(|o| o.kind)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            of(wide),
+            vec![OutcomeKind::Failed(PathFailure::UnitTooWide)]
+        );
+        assert!(matches!(of(swimmer)[..], [OutcomeKind::Found { .. }]));
+    }
+}

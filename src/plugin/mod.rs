@@ -8,10 +8,13 @@
 //! - [`movement`]: following paths, crowd decisions, claims upkeep.
 //! - [`group`]: group orders ([`group_order`](group::group_order)): a slot per unit, one shared
 //!   search.
+//! - [`classes`]: unit classes ([`UnitClass`](classes::UnitClass)) and the class grids maps
+//!   keep for them.
 //! - [`map`], [`agent`], [`claims`], [`settings`], [`schedule`], [`diagnostics`].
 
 pub mod agent;
 pub mod claims;
+pub mod classes;
 mod cpu_clock;
 pub mod diagnostics;
 pub mod group;

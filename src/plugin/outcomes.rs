@@ -5,6 +5,7 @@ use bevy::prelude::*;
 
 use crate::core::Cell;
 
+use super::classes::ClassId;
 use super::request::{PathFailure, PathOrigin, PathRequest};
 
 /// How a request ended.
@@ -75,6 +76,9 @@ pub struct NavPath {
     pub goal: Cell,
     /// The map it was found on.
     pub map: Entity,
+    /// The class it was planned for: its cells are on [`NavMap::grid_of`](crate::NavMap::grid_of)
+    /// this class.
+    pub class: ClassId,
     /// Who asked for it.
     pub origin: PathOrigin,
     /// Which search found it.

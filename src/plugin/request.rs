@@ -163,6 +163,10 @@ pub enum PathFailure {
     SearchLimitExceeded,
     /// A nearest-of request had no goals.
     NoGoals,
+    /// The unit's class cannot plan on this map: its body needs a footprint wider than the
+    /// map supports ([`ClassError`](crate::core::ClassError): at most `MAX_CLEARANCE - 1`
+    /// rings, and on hexagons none).
+    UnitTooWide,
 }
 
 impl From<PathError> for PathFailure {

@@ -152,9 +152,17 @@ impl Ctx<'_, '_, '_> {
 struct Unit<'a> {
     entity: Entity,
     mover: &'a Mover,
+    /// The body's radius (against other units).
     radius: f32,
+    /// The body's radius against the walls of `grid` (grown by the class's footprint, so
+    /// smaller; see [`MoveClass::wall_radius`](crate::core::MoveClass::wall_radius)).
+    wall_radius: f32,
     map_entity: Entity,
     map: &'a NavMap,
+    /// The grid of the unit's class on `map` (the one its path was planned on).
+    grid: &'a NavGrid,
+    /// Its class's footprint: rings of cells its body covers around its own.
+    footprint: u8,
     path: &'a NavPath,
     status: PathStatus,
 }
@@ -205,12 +213,19 @@ pub(crate) fn move_units(
         let Ok(map) = maps.get(path.map) else {
             continue;
         };
+        let (wall_radius, footprint) = match map.class_grid(path.class) {
+            Some(Ok(c)) => (c.class().wall_radius(agent.radius), c.class().footprint),
+            _ => (agent.radius, 0),
+        };
         let unit = Unit {
             entity,
             mover,
             radius: agent.radius,
+            wall_radius,
             map_entity: path.map,
             map,
+            grid: map.grid_of(path.class),
+            footprint,
             path: &path,
             status: *status,
         };
@@ -232,7 +247,7 @@ pub(crate) fn move_units(
 /// The units as they stand at the frame's start, by cell, with their velocities.
 fn index_units(index: &mut Neighbours, maps: &Query<&NavMap>, units: &Units) {
     index.clear();
-    for (entity, mover, agent, transform, _, progress, _) in units {
+    for (entity, mover, agent, transform, path, progress, _) in units {
         let Some(map) = progress.map else { continue };
         let Ok(nav) = maps.get(map) else { continue };
         let speed = match progress.state {
@@ -244,6 +259,7 @@ fn index_units(index: &mut Neighbours, maps: &Query<&NavMap>, units: &Units) {
         index.add(Member {
             entity,
             map,
+            class: path.class,
             body: Body {
                 position: nav.world_to_grid(transform.translation.truncate()),
                 velocity: progress.heading * speed,
@@ -290,7 +306,7 @@ fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2
     }
     let cells = &unit.path.corridor;
     let count = unit.path.waypoints.len();
-    if count > 1 && !walkable(unit.map.grid(), pos, grid_waypoint(unit, 1), unit.radius) {
+    if count > 1 && !walkable(unit.grid, pos, grid_waypoint(unit, 1), unit.wall_radius) {
         // Smoothing assumed the start cell's center: go there first if the unit stands
         // elsewhere in it and cannot see the next waypoint.
         progress.waypoint = 0;
@@ -299,7 +315,7 @@ fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2
         && progress.goal != Some(goal)
     {
         progress.goal = Some(goal);
-        progress.closest = pos.distance(unit.map.grid().cell_center(goal));
+        progress.closest = pos.distance(unit.grid.cell_center(goal));
     }
 }
 
@@ -322,7 +338,7 @@ fn step_unit(
         progress.state = MoveState::Idle;
         release_all(ctx.claims, unit.entity, progress);
     }
-    let here = unit.map.grid().cell_at(pos);
+    let here = unit.grid.cell_at(pos);
     if !progress.state.is_underway() {
         stand(ctx, unit, progress, here);
         return None;
@@ -337,7 +353,7 @@ fn step_unit(
         wait_time: unit.mover.wait_time,
         blocked: progress.blocked,
         walking_through: progress.state.walking_through_from().is_some(),
-        near_goal: unit.map.grid().open_steps(here, goal) as i32 <= ctx.crowd.close_enough,
+        near_goal: unit.grid.open_steps(here, goal) as i32 <= ctx.crowd.close_enough,
         free_here: ctx
             .claims
             .stopped_at(unit.map_entity, here)
@@ -407,7 +423,7 @@ fn keep_track(
     // Progress is getting closer to the goal than ever before on this order: walking back and
     // forth between two routes in a crowd is not.
     let goal = progress.goal.expect("set with the path");
-    let to_goal = pos.distance(unit.map.grid().cell_center(goal));
+    let to_goal = pos.distance(unit.grid.cell_center(goal));
     let closer = to_goal < progress.closest - 1.0;
     if closer {
         progress.closest = to_goal;
@@ -458,7 +474,7 @@ fn walk(
     // A grid edit since the leg was planned: plan it again from here, so a unit never walks on
     // into a wall dropped across its leg (it stops short of it if the new grid blocks its way,
     // and waits there for its new path).
-    let version = unit.map.grid().version();
+    let version = unit.grid.version();
     if progress.grid_version != version {
         progress.grid_version = version;
         progress.leg = None;
@@ -471,10 +487,10 @@ fn walk(
     let on_curve = pos - progress.offset;
     let waypoint = |i: usize| grid_waypoint(unit, i);
     let walk = Walk {
-        grid: unit.map.grid(),
+        grid: unit.grid,
         waypoints: &waypoint,
         waypoint_count: unit.path.waypoints.len(),
-        radius: unit.radius,
+        radius: unit.wall_radius,
         turning_radius: unit.mover.turning_radius,
     };
     let distance = unit.mover.speed * ctx.dt;
@@ -503,6 +519,7 @@ fn walk(
                 avoid(
                     index,
                     ctx.crowd,
+                    // Walls as they are (the real radius), not grown by a class's footprint.
                     unit.map.grid(),
                     unit.map_entity,
                     unit.entity,
@@ -560,13 +577,7 @@ fn walk(
     if progress.waypoint >= unit.path.waypoints.len()
         || walked.pos.distance(progress.end) <= unit.mover.arrival_tolerance
     {
-        arrive(
-            ctx,
-            unit,
-            progress,
-            unit.map.grid().cell_at(walked.pos),
-            pending,
-        );
+        arrive(ctx, unit, progress, unit.grid.cell_at(walked.pos), pending);
     }
     (walked.pos, walked.heading)
 }
@@ -581,7 +592,7 @@ fn pushed_off(unit: &Unit, progress: &mut PathProgress, on_curve: Vec2, dt: f32)
         if progress.offset.length_squared() < 1e-6 {
             break;
         }
-        if !overlaps_blocked(unit.map.grid(), pos, unit.radius) {
+        if !overlaps_blocked(unit.grid, pos, unit.wall_radius) {
             return pos;
         }
         progress.offset *= 0.5;
@@ -642,7 +653,7 @@ fn react(
             let map = unit.map_entity;
             let claims = &*ctx.claims;
             let their_path = (ctx.corridor_of)(for_unit);
-            let Some(side) = nearest_cell(unit.map.grid(), here, STEP_ASIDE_REACH, |c| {
+            let Some(side) = nearest_cell(unit.grid, here, STEP_ASIDE_REACH, |c| {
                 !claims.claimants(map, c).contains(&for_unit)
                     && !their_path.contains(&c)
                     && claims.stopped_at(map, c).is_none()
@@ -701,7 +712,7 @@ fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, here: Cell) {
     // unit's claimed cells) and stay there.
     if ctx.claims.take_make_way(entity).is_some() && unit.status != PathStatus::Queued {
         let claims = &*ctx.claims;
-        let free = nearest_cell(unit.map.grid(), here, ctx.crowd.make_way_reach, |c| {
+        let free = nearest_cell(unit.grid, here, ctx.crowd.make_way_reach, |c| {
             claims.stopped_at(map, c).is_none()
                 && claims.moving_at(map, c).is_none()
                 && claims.claimants(map, c).is_empty()
@@ -714,12 +725,27 @@ fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, here: Cell) {
     }
 }
 
-/// Claims: the current and next few cells of the corridor, never the ones left behind.
+/// Claims: the current and next few cells of the corridor, never the ones left behind (for a
+/// wide unit, every cell its footprint covers on them).
 fn update_claims(claims: &mut Claims, unit: &Unit, progress: &mut PathProgress) {
     let cells = &unit.path.corridor;
     let lo = progress.cell_index.saturating_sub(1);
     let hi = (progress.cell_index + unit.mover.claim_ahead).min(cells.len());
-    let window = &cells[lo.min(hi)..hi];
+    let mut window: &[Cell] = &cells[lo.min(hi)..hi];
+    let grown;
+    if unit.footprint > 0 {
+        let r = unit.footprint as i32;
+        let mut cells: Vec<Cell> = window
+            .iter()
+            .flat_map(|&c| {
+                (-r..=r).flat_map(move |dy| (-r..=r).map(move |dx| c + Cell::new(dx, dy)))
+            })
+            .collect();
+        cells.sort_by_key(|c| (c.y, c.x));
+        cells.dedup();
+        grown = cells;
+        window = &grown;
+    }
     while progress
         .claimed
         .front()
@@ -791,7 +817,7 @@ fn on_errand(book: &PendingRequests, unit: &Unit, errand: &Errand) -> bool {
 /// taken goes instead.
 fn free_cell_near(claims: &Claims, unit: &Unit, cell: Cell) -> Option<Cell> {
     let map = unit.map_entity;
-    nearest_cell(unit.map.grid(), cell, FREE_CELL_REACH, |c| {
+    nearest_cell(unit.grid, cell, FREE_CELL_REACH, |c| {
         claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty()
     })
 }

@@ -6,12 +6,15 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::core::Body;
+use crate::plugin::classes::ClassId;
 
 /// One unit in the index.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Member {
     pub(super) entity: Entity,
     pub(super) map: Entity,
+    /// Its class (whose grid its body keeps off the walls of).
+    pub(super) class: ClassId,
     pub(super) body: Body,
 }
 
@@ -154,6 +157,7 @@ mod tests {
         let at = |map, x: f32, y: f32| Member {
             entity: Entity::from_raw_u32(100 + (x * 10.0) as u32).unwrap(),
             map,
+            class: ClassId::DEFAULT,
             body: Body {
                 position: Vec2::new(x, y),
                 velocity: Vec2::ZERO,

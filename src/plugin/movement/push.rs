@@ -15,6 +15,7 @@ use super::Mover;
 use super::neighbours::{Member, Neighbours};
 use super::state::{MoveState, PathProgress};
 use crate::plugin::agent::NavAgent;
+use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
 use crate::plugin::settings::{CrowdSettings, TilepathSettings};
 
@@ -62,7 +63,16 @@ pub(super) fn push_apart(
     time: Res<Time>,
     settings: Res<TilepathSettings>,
     maps: Query<(Entity, &NavMap)>,
-    mut units: Query<(Entity, &NavAgent, &mut Transform, &mut PathProgress), With<Mover>>,
+    mut units: Query<
+        (
+            Entity,
+            &NavAgent,
+            Option<&ClassId>,
+            &mut Transform,
+            &mut PathProgress,
+        ),
+        With<Mover>,
+    >,
     mut index: Local<Neighbours>,
     mut roles: Local<Vec<Role>>,
     mut pushed_before: Local<EntityHashSet>,
@@ -76,7 +86,7 @@ pub(super) fn push_apart(
     // Only a body that moved since the last frame's pushes (walked, was moved by the game, or
     // was pushed then) can have come to overlap another: the first pass starts from those.
     let mut active = Vec::new();
-    for (entity, agent, transform, progress) in &mut units {
+    for (entity, agent, class, transform, progress) in &mut units {
         // A unit that never had a path stands on the map under it.
         let at = transform.translation.truncate();
         let Some((map, nav)) = progress
@@ -89,6 +99,7 @@ pub(super) fn push_apart(
         index.add(Member {
             entity,
             map,
+            class: ClassId::of(class),
             body: Body {
                 position: nav.world_to_grid(at),
                 // Which way a unit on its way faces (the side a standing unit is shoved to).
@@ -108,12 +119,19 @@ pub(super) fn push_apart(
             .map(|(_, m)| m.grid().extent().ceil().as_uvec2())
     });
     let max_step = crowd.push_speed * time.delta_secs();
-    let grid = |map: Entity| maps.get(map).ok().map(|(_, m)| m.grid());
+    let grid = |map: Entity, class: ClassId| {
+        let nav = maps.get(map).ok()?.1;
+        let footprint = match nav.class_grid(class) {
+            Some(Ok(c)) => c.class().footprint,
+            _ => 0,
+        };
+        Some((nav.grid_of(class), footprint))
+    };
     let moved = push(&mut index, &roles, active, crowd, max_step, grid);
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
-        let (Ok((_, nav)), Ok((_, _, mut transform, mut progress))) =
+        let (Ok((_, nav)), Ok((_, _, _, mut transform, mut progress))) =
             (maps.get(m.map), units.get_mut(m.entity))
         else {
             continue;
@@ -140,7 +158,7 @@ fn push<'g>(
     mut active: Vec<usize>,
     crowd: &CrowdSettings,
     max_step: f32,
-    grid: impl Fn(Entity) -> Option<&'g NavGrid>,
+    grid: impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)>,
 ) -> Vec<usize> {
     let count = index.members().len();
     let max_radius = index
@@ -201,10 +219,14 @@ fn push<'g>(
                 continue;
             }
             let m = index.members()[i];
-            let Some(grid) = grid(m.map) else { continue };
+            let Some((grid, footprint)) = grid(m.map, m.class) else {
+                continue;
+            };
             let s = s.clamp_length_max(max_step);
             let p = m.body.position;
-            let clear = |q: Vec2| !overlaps_blocked(grid, q, m.body.radius);
+            // Against its class's grid, whose walls are grown by its footprint.
+            let radius = (m.body.radius - footprint as f32).max(0.0);
+            let clear = |q: Vec2| !overlaps_blocked(grid, q, radius);
             // The whole push, else sliding along the wall on one axis, else none.
             let Some(to) = [p + s, p + Vec2::new(s.x, 0.0), p + Vec2::new(0.0, s.y)]
                 .into_iter()
@@ -250,6 +272,7 @@ mod tests {
         Member {
             entity: Entity::from_raw_u32(n).unwrap(),
             map: Entity::from_raw_u32(1).unwrap(),
+            class: ClassId::DEFAULT,
             body: Body {
                 position: Vec2::new(x, y),
                 velocity: Vec2::ZERO,
@@ -273,7 +296,9 @@ mod tests {
         let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.9, 3.5)]);
         let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
-        let moved = push(&mut n, &roles, vec![0, 1], &crowd, 1.0, |_| Some(&grid));
+        let moved = push(&mut n, &roles, vec![0, 1], &crowd, 1.0, |_, _| {
+            Some((&grid, 0))
+        });
         assert_eq!(moved, vec![0, 1]);
         let (a, b) = (n.members()[0].body.position, n.members()[1].body.position);
         assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
@@ -292,7 +317,9 @@ mod tests {
         let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
         for _ in 0..20 {
-            push(&mut n, &roles, vec![0, 1], &crowd, 0.1, |_| Some(&grid));
+            push(&mut n, &roles, vec![0, 1], &crowd, 0.1, |_, _| {
+                Some((&grid, 0))
+            });
         }
         for m in n.members() {
             assert!(!overlaps_blocked(
@@ -314,7 +341,7 @@ mod tests {
             vec![1],
             &crowd,
             1.0,
-            |_| Some(&grid),
+            |_, _| Some((&grid, 0)),
         );
         assert!(moved.is_empty());
     }

@@ -62,7 +62,7 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
             rest: None,
         });
     };
-    let grid = map.grid();
+    let grid = map.grid_of(job.class);
     if worker && version != grid.version() {
         // The grid changed while the worker searched its snapshot: keep the path only if it is
         // still legal step by step, else search again.
@@ -82,10 +82,10 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
         Ok(p) => {
             // Grid-space waypoints: the smoothed ones, or the cells' centers.
             let (points, corridor) = if smoothed.is_empty() {
-                let centers = p.cells.iter().map(|&c| map.grid().cell_center(c)).collect();
+                let centers = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
                 (centers, p.cells.clone())
             } else {
-                let corridor = corridor(map.grid(), &p.cells, &smoothed, rest);
+                let corridor = corridor(grid, &p.cells, &smoothed, rest);
                 (smoothed, corridor)
             };
             let waypoints = points.iter().map(|&g| map.grid_to_world(g)).collect();
@@ -97,6 +97,7 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
                 length: p.length,
                 goal: p.goal,
                 map: job.map,
+                class: job.class,
                 origin: ticket.origin,
                 search,
                 ticket: ticket.id,
@@ -240,7 +241,7 @@ fn take_report(
             }));
             queue
                 .trees
-                .put(s.map, s.goal, s.tree, s.overlay, frame, tree_cache);
+                .put(s.key, s.goal, s.tree, s.overlay, frame, tree_cache);
         }
     }
 }
@@ -258,9 +259,11 @@ fn start_refining(
     let Ok(map) = maps.get(path.map) else {
         return;
     };
-    let refining = Refining::new(map.grid(), ready.entity, path, rest);
+    let refining = Refining::new(map.grid_of(path.class), ready.entity, path, rest);
     match workers {
-        WorkerMode::Async { .. } => queue.workers.spawn_refine(refining, map.snapshot()),
+        WorkerMode::Async { .. } => queue
+            .workers
+            .spawn_refine(refining, map.snapshot_of(path.class)),
         _ => queue.refining.push_back(refining),
     }
 }

@@ -8,6 +8,7 @@ use crate::core::{
     SearchConfig,
 };
 use crate::plugin::claims::Claims;
+use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
 
@@ -33,6 +34,8 @@ pub(crate) struct Job {
     pub(crate) entity: Entity,
     pub(crate) ticket: u64,
     pub(crate) map: Entity,
+    /// The unit's class: the grid of the map it searches.
+    pub(crate) class: ClassId,
     pub(crate) goal: JobGoal,
     pub(crate) policy: GoalPolicy,
     pub(crate) priority: i32,
@@ -59,7 +62,8 @@ impl Job {
     /// at least [`TilepathSettings::hierarchical_beyond`] tiles away, a search without turn
     /// penalty or expansion limit, a request that does not ask for a shortest path, and one of
     /// the game's or a repath after a grid edit (`origin`): the plugin's searches around units
-    /// in the way stay flat, as the region map's route does not know where units stand.
+    /// in the way stay flat, as the region map's route does not know where units stand. Only
+    /// the default class has a region map: other classes search flat.
     pub(crate) fn wants_regions(
         &self,
         start: Cell,
@@ -72,6 +76,7 @@ impl Job {
         };
         let beyond = settings.hierarchical_beyond;
         beyond > 0
+            && self.class == ClassId::DEFAULT
             && !self.request.optimal
             && matches!(origin, None | Some(PathOrigin::User | PathOrigin::GridEdit))
             && settings.search.turn_penalty == 0
@@ -157,25 +162,26 @@ pub(crate) struct Overlay {
 }
 
 impl Overlay {
-    /// The overlay for `entity` starting at `start` on `map`.
+    /// The overlay for `job`'s unit starting at `start` on `map` (grown by the footprint of its
+    /// class: a wide unit's center keeps that far from other units' cells).
     pub(crate) fn new(
         claims: &Claims,
         settings: &TilepathSettings,
-        map_entity: Entity,
+        job: &Job,
         map: &NavMap,
-        entity: Entity,
         start: Cell,
     ) -> Self {
         let costs = map.grid().rules().costs;
+        let cells = claims.overlay_for(
+            job.map,
+            job.entity,
+            start,
+            settings.claim_radius,
+            costs.from_tiles(settings.claim_penalty),
+            settings.avoid_stopped_units,
+        );
         Overlay {
-            cells: claims.overlay_for(
-                map_entity,
-                entity,
-                start,
-                settings.claim_radius,
-                costs.from_tiles(settings.claim_penalty),
-                settings.avoid_stopped_units,
-            ),
+            cells: grow_overlay(cells, footprint_of(map, job.class)),
             stopped_penalty: costs.from_tiles(settings.stopped_unit_penalty),
         }
     }
@@ -200,6 +206,45 @@ impl Overlay {
                 stopped_penalty: self.stopped_penalty,
             })
     }
+}
+
+/// The footprint of `class` on `map` (0 for the default class).
+pub(crate) fn footprint_of(map: &NavMap, class: ClassId) -> u8 {
+    match map.class_grid(class) {
+        Some(Ok(c)) => c.class().footprint,
+        _ => 0,
+    }
+}
+
+/// `cells` grown by `footprint` rings: every cell within that many rings of an overlaid cell
+/// gets its overlay (blocked over a penalty, the larger of two penalties), so a wide unit's
+/// center keeps its body off the cells of other units.
+pub(crate) fn grow_overlay(
+    cells: Vec<(Cell, CellOverlay)>,
+    footprint: u8,
+) -> Vec<(Cell, CellOverlay)> {
+    if footprint == 0 || cells.is_empty() {
+        return cells;
+    }
+    let r = footprint as i32;
+    let mut grown: std::collections::HashMap<Cell, CellOverlay> = Default::default();
+    for (c, o) in cells {
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let n = c + Cell::new(dx, dy);
+                let e = grown.entry(n).or_insert(o);
+                *e = match (*e, o) {
+                    (CellOverlay::Blocked, _) | (_, CellOverlay::Blocked) => CellOverlay::Blocked,
+                    (CellOverlay::Penalty(a), CellOverlay::Penalty(b)) => {
+                        CellOverlay::Penalty(a.max(b))
+                    }
+                };
+            }
+        }
+    }
+    let mut out: Vec<(Cell, CellOverlay)> = grown.into_iter().collect();
+    out.sort_by_key(|&(c, _)| (c.y, c.x));
+    out
 }
 
 #[cfg(test)]
@@ -227,7 +272,19 @@ mod tests {
         claims.set_stopped(map_entity, other, None, Some(Cell::new(3, 3)));
         claims.claim(map_entity, Cell::new(4, 4), other);
         let settings = TilepathSettings::default();
-        let overlay = Overlay::new(&claims, &settings, map_entity, &map, me, Cell::new(1, 1));
+        let job = Job {
+            entity: me,
+            ticket: 0,
+            map: map_entity,
+            class: ClassId::DEFAULT,
+            goal: JobGoal::Single(Cell::new(6, 6)),
+            policy: GoalPolicy::Fail,
+            priority: 0,
+            enqueued: 0,
+            request: PathRequest::to_cell(Cell::new(6, 6)),
+            alone: false,
+        };
+        let overlay = Overlay::new(&claims, &settings, &job, &map, Cell::new(1, 1));
         assert!(
             overlay
                 .cells

@@ -25,6 +25,7 @@ use crate::core::AStar;
 
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
+use super::classes::{ClassId, NavClasses};
 use super::diagnostics::{FrameTally, TilepathFrameStats, roll_frame};
 use super::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use super::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests};
@@ -141,6 +142,7 @@ impl Plugin for PathQueuePlugin {
             .init_resource::<PathQueue>()
             .init_resource::<PendingRequests>()
             .init_resource::<Claims>()
+            .init_resource::<NavClasses>()
             .init_resource::<FrameTally>()
             .init_resource::<TilepathFrameStats>()
             .add_message::<PathOutcome>()
@@ -155,6 +157,7 @@ impl Plugin for PathQueuePlugin {
             .register_type::<PathFailure>()
             .register_type::<NavPath>()
             .register_type::<NavAgent>()
+            .register_type::<ClassId>()
             .register_type::<PathOutcome>()
             .register_type::<OutcomeKind>()
             .register_type::<SearchKind>()
@@ -163,6 +166,7 @@ impl Plugin for PathQueuePlugin {
                 schedule,
                 (
                     (
+                        crate::plugin::classes::resolve_classes,
                         service::prepare_scratch,
                         regions::keep_regions,
                         repath::repath_on_change,

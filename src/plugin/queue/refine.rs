@@ -10,6 +10,7 @@
 use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid, Smoother, polyline_cells};
+use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::PathProgress;
 use crate::plugin::outcomes::NavPath;
@@ -78,6 +79,8 @@ pub(super) struct Refining {
     pub(super) entity: Entity,
     pub(super) ticket: u64,
     pub(super) map: Entity,
+    /// The class whose grid the path is on.
+    pub(super) class: ClassId,
     pub(super) rest: Rest,
     smoother: Smoother,
 }
@@ -100,6 +103,7 @@ impl Refining {
             entity,
             ticket: path.ticket,
             map: path.map,
+            class: path.class,
             rest,
             smoother: Smoother::new(grid, &path.cells[rest.from_cell..], rest.radius),
         }
@@ -138,7 +142,8 @@ pub(super) fn patch(
     if path.ticket != refined.ticket || rest.from_cell >= path.cells.len() {
         return Patch::Done;
     }
-    if refined.version != map.grid().version() {
+    let grid = map.grid_of(path.class);
+    if refined.version != grid.version() {
         // Smoothed on a grid edited since: its lines may cross the edit. Smooth again (the raw
         // rest is the path's own cells, which the repath on edit looks after).
         return Patch::Again(rest);
@@ -159,11 +164,8 @@ pub(super) fn patch(
     let raw = path.cells.len() - rest.from_cell;
     let keep = path.corridor.len().saturating_sub(raw) + 1;
     path.corridor.truncate(keep);
-    path.corridor.extend(
-        polyline_cells(map.grid(), &refined.points)
-            .into_iter()
-            .skip(1),
-    );
+    path.corridor
+        .extend(polyline_cells(grid, &refined.points).into_iter().skip(1));
     path.waypoints.truncate(rest.from_waypoint + 1);
     path.waypoints
         .extend(refined.points[1..].iter().map(|&p| map.grid_to_world(p)));
@@ -188,9 +190,12 @@ pub(crate) fn apply_refined(
         let walking_to = progress.map_or(0, |p| p.waypoint);
         let path = path.bypass_change_detection();
         if let Patch::Again(rest) = patch(path, map, &refined, walking_to) {
-            queue
-                .refining
-                .push_back(Refining::new(map.grid(), refined.entity, path, rest));
+            queue.refining.push_back(Refining::new(
+                map.grid_of(path.class),
+                refined.entity,
+                path,
+                rest,
+            ));
         }
     }
 }

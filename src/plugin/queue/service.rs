@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use crate::core::{Cell, CellOverlay};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
+use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
@@ -17,7 +18,7 @@ use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
 use super::PathQueue;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
-use super::job::{Job, Overlay, SearchResult};
+use super::job::{Job, Overlay, SearchResult, footprint_of, grow_overlay};
 use super::policy::{aged_priority, take_starts};
 use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
@@ -93,7 +94,9 @@ impl Starter<'_, '_, '_, '_, '_> {
             match job.shared_goal() {
                 Some(goal) if share => {
                     // Requests starting with it to the same goal join it too.
-                    let same = |j: &Job| j.map == job.map && j.shared_goal() == Some(goal);
+                    let same = |j: &Job| {
+                        (j.map, j.class) == (job.map, job.class) && j.shared_goal() == Some(goal)
+                    };
                     let (joining, rest): (Vec<Job>, Vec<Job>) = starting.drain(..).partition(same);
                     starting.extend(rest);
                     queue.waiting.extend(joining);
@@ -129,7 +132,13 @@ impl Starter<'_, '_, '_, '_, '_> {
         if let Ok(mut s) = self.statuses.get_mut(job.entity) {
             *s = PathStatus::Searching;
         }
-        Some((start, agent.map_or(0.0, |a| a.radius)))
+        // Smoothing keeps the body clear of the class grid's walls, grown by its footprint.
+        let radius = agent.map_or(0.0, |a| a.radius);
+        let wall_radius = match map.class_grid(job.class) {
+            Some(Ok(c)) => c.class().wall_radius(radius),
+            _ => radius,
+        };
+        Some((start, wall_radius))
     }
 
     /// Starts `job`'s own search, inline or on a worker.
@@ -143,17 +152,18 @@ impl Starter<'_, '_, '_, '_, '_> {
     ) {
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
-        let overlay = Overlay::new(self.claims, settings, job.map, map, job.entity, start);
+        let overlay = Overlay::new(self.claims, settings, &job, map, start);
+        let grid = map.grid_of(job.class);
         let regions = job
             .wants_regions(start, book.origin(job.entity), settings)
-            .then(|| queue.regions.current(job.map, map.grid()).cloned())
+            .then(|| queue.regions.current(job.map, grid).cloned())
             .flatten();
         match settings.workers {
             WorkerMode::Inline => {
                 let search = queue.pool.pop().unwrap_or_default();
                 match InlineJob::begin(
                     search,
-                    map.grid(),
+                    grid,
                     regions.as_deref(),
                     job,
                     start,
@@ -168,20 +178,23 @@ impl Starter<'_, '_, '_, '_, '_> {
                     }
                 }
             }
-            WorkerMode::Async { .. } => queue.workers.spawn(
-                job,
-                WorkerSearch {
-                    grid: map.snapshot(),
-                    start,
-                    config: settings.search,
-                    overlay,
-                    smoothing: settings
-                        .smoothing
-                        .then_some(settings.smooth_before_delivery),
-                    radius,
-                    regions,
-                },
-            ),
+            WorkerMode::Async { .. } => {
+                let grid = map.snapshot_of(job.class);
+                queue.workers.spawn(
+                    job,
+                    WorkerSearch {
+                        grid,
+                        start,
+                        config: settings.search,
+                        overlay,
+                        smoothing: settings
+                            .smoothing
+                            .then_some(settings.smooth_before_delivery),
+                        radius,
+                        regions,
+                    },
+                )
+            }
         }
     }
 
@@ -197,7 +210,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         start: Cell,
         radius: f32,
     ) {
-        let map_entity = first.map;
+        let (map_entity, class) = (first.map, first.class);
         let mut members = vec![Member {
             job: first,
             start,
@@ -205,7 +218,9 @@ impl Starter<'_, '_, '_, '_, '_> {
         }];
         let joining: Vec<Job> = queue
             .waiting
-            .extract_if(.., |j| j.map == map_entity && j.shared_goal() == Some(goal))
+            .extract_if(.., |j| {
+                (j.map, j.class) == (map_entity, class) && j.shared_goal() == Some(goal)
+            })
             .collect();
         for job in joining {
             if !book.is_current(job.entity, job.ticket) {
@@ -216,33 +231,41 @@ impl Starter<'_, '_, '_, '_, '_> {
             }
         }
         let map = self.maps.get(map_entity).expect("placed on it");
-        let grid = map.grid();
+        let grid = map.grid_of(class);
         let inline = self.settings.workers == WorkerMode::Inline;
         if inline
             && let Some(s) = queue
                 .shared
                 .iter_mut()
-                .find(|s| s.map == map_entity && s.goal == goal)
+                .find(|s| (s.map, s.class, s.goal) == (map_entity, class, goal))
         {
             s.add(grid, members);
             return;
         }
         // A lone request with no tree to reuse searches alone: a tree for it would cost as much
         // as its own A*, and random goals would only churn the cache.
-        if members.len() == 1 && !queue.trees.has(map_entity, goal, grid.version()) {
+        if members.len() == 1 && !queue.trees.has((map_entity, class), goal, grid.version()) {
             let m = members.pop().expect("one member");
             self.start_own(queue, book, m.job, m.start, m.radius);
             return;
         }
-        let (tree, overlay, fresh) = match queue.trees.take(map_entity, goal, grid.version()) {
-            Some((tree, overlay)) => (tree, overlay, false),
-            None => {
-                let overlay = shared_overlay(self.claims, self.settings, map_entity, map, &members);
-                (queue.trees.fresh(), overlay, true)
-            }
-        };
+        let (tree, overlay, fresh) =
+            match queue.trees.take((map_entity, class), goal, grid.version()) {
+                Some((tree, overlay)) => (tree, overlay, false),
+                None => {
+                    let overlay = shared_overlay(
+                        self.claims,
+                        self.settings,
+                        map_entity,
+                        class,
+                        map,
+                        &members,
+                    );
+                    (queue.trees.fresh(), overlay, true)
+                }
+            };
         let config = &self.settings.search;
-        let mut shared = SharedSearch::new(map_entity, goal, tree, overlay, fresh);
+        let mut shared = SharedSearch::new((map_entity, class), goal, tree, overlay, fresh);
         shared.add(grid, members);
         if inline {
             queue.shared.push(shared);
@@ -253,7 +276,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                 .then_some(self.settings.smooth_before_delivery);
             queue
                 .workers
-                .spawn_shared(shared, map.snapshot(), *config, smoothing);
+                .spawn_shared(shared, map.snapshot_of(class), *config, smoothing);
         }
     }
 }
@@ -264,6 +287,7 @@ fn shared_overlay(
     claims: &Claims,
     settings: &TilepathSettings,
     map_entity: Entity,
+    class: ClassId,
     map: &NavMap,
     members: &[Member],
 ) -> Vec<(Cell, CellOverlay)> {
@@ -273,14 +297,15 @@ fn shared_overlay(
         |(lo, hi), m| (lo.min(m.start), hi.max(m.start)),
     );
     let costs = map.grid().rules().costs;
-    claims.overlay_around(
+    let cells = claims.overlay_around(
         map_entity,
         |e| ids.contains(&e),
         (lo, hi),
         settings.claim_radius,
         costs.from_tiles(settings.claim_penalty),
         settings.avoid_stopped_units,
-    )
+    );
+    grow_overlay(cells, footprint_of(map, class))
 }
 
 /// Service: start at most `searches_per_frame` searches (highest aged priority first, FIFO among
@@ -465,7 +490,7 @@ fn shared_step(
         queue.trees.recycle(tree);
         return;
     };
-    let grid = map.grid();
+    let grid = map.grid_of(queue.shared[0].class);
     let mut search = queue.pool.pop().unwrap_or_default();
     let shared = &mut queue.shared[0];
     let before = shared.expansions();
@@ -495,16 +520,11 @@ fn shared_step(
         }),
         SharedStep::Idle => {
             let done = queue.shared.swap_remove(0);
-            let (map_entity, goal) = (done.map, done.goal);
+            let (key, goal) = ((done.map, done.class), done.goal);
             let (tree, overlay) = done.into_tree();
-            queue.trees.put(
-                map_entity,
-                goal,
-                tree,
-                overlay,
-                book.frame,
-                settings.tree_cache,
-            );
+            queue
+                .trees
+                .put(key, goal, tree, overlay, book.frame, settings.tree_cache);
         }
     }
 }
@@ -519,12 +539,9 @@ fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&
         queue.fail(book, job.entity, job.ticket, PathFailure::NoMap);
         return;
     };
-    if let Some(points) = next.step(map.grid()) {
-        let done = queue
-            .to_smooth
-            .pop()
-            .expect("checked")
-            .finish(map.grid(), points);
+    let grid = map.grid_of(next.result.job.class);
+    if let Some(points) = next.step(grid) {
+        let done = queue.to_smooth.pop().expect("checked").finish(grid, points);
         queue.results.push(done);
     }
 }
@@ -539,7 +556,7 @@ fn refine_step(queue: &mut PathQueue, maps: &Query<&'static NavMap>) {
         queue.refining.pop_front();
         return;
     };
-    if let Some(done) = next.step(map.grid(), 1) {
+    if let Some(done) = next.step(map.grid_of(next.class), 1) {
         queue.refining.pop_front();
         queue.refined.push(done);
     }
@@ -571,7 +588,7 @@ impl Slicing<'_, '_, '_> {
             queue.pool.push(done.search);
             return false;
         };
-        let grid = map.grid();
+        let grid = map.grid_of(job.job.class);
         let before = job.expansions();
         let slice = SLICE.min((*self.expansions_left).min(u32::MAX as u64) as u32);
         let step = job.slice(grid, slice, &self.settings.search);

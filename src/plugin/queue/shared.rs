@@ -12,6 +12,7 @@
 use bevy::prelude::*;
 
 use crate::core::{AStar, Cell, CellOverlay, GoalTree, NavGrid, Path, SearchConfig, TreeStep};
+use crate::plugin::classes::ClassId;
 use crate::plugin::outcomes::SearchKind;
 
 use super::job::{Job, JobGoal, SearchResult};
@@ -26,6 +27,8 @@ pub(super) struct Member {
 /// One shared search: a tree from `goal` and the units it serves.
 pub(super) struct SharedSearch {
     pub(super) map: Entity,
+    /// The class whose grid it searches.
+    pub(super) class: ClassId,
     pub(super) goal: Cell,
     tree: Box<GoalTree>,
     overlay: Vec<(Cell, CellOverlay)>,
@@ -54,7 +57,7 @@ impl SharedSearch {
     /// begins at its first step, so a worker, not the main thread, pays for a new tree's memory),
     /// or a tree from the cache that goes on where it stopped.
     pub(super) fn new(
-        map: Entity,
+        (map, class): MapClass,
         goal: Cell,
         tree: Box<GoalTree>,
         overlay: Vec<(Cell, CellOverlay)>,
@@ -62,6 +65,7 @@ impl SharedSearch {
     ) -> Self {
         SharedSearch {
             map,
+            class,
             goal,
             tree,
             overlay,
@@ -232,14 +236,17 @@ fn member_path(
 
 /// A tree kept after its search, for later requests to the same goal.
 struct CachedTree {
-    map: Entity,
+    key: MapClass,
     goal: Cell,
     tree: Box<GoalTree>,
     overlay: Vec<(Cell, CellOverlay)>,
     used: u64,
 }
 
-/// Finished trees by map and goal, least recently used dropped first; a tree whose grid changed
+/// A map and a class: the grid a search runs on.
+pub(super) type MapClass = (Entity, ClassId);
+
+/// Finished trees by map, class and goal, least recently used dropped first; a tree whose grid changed
 /// is never handed out. Dropped trees' memory is reused.
 #[derive(Default)]
 pub(super) struct TreeCache {
@@ -257,14 +264,14 @@ impl TreeCache {
     /// overlay (taken out: put it back when done).
     pub(super) fn take(
         &mut self,
-        map: Entity,
+        key: MapClass,
         goal: Cell,
         version: u64,
     ) -> Option<(Box<GoalTree>, Vec<(Cell, CellOverlay)>)> {
         let k = self
             .trees
             .iter()
-            .position(|t| t.map == map && t.goal == goal)?;
+            .position(|t| t.key == key && t.goal == goal)?;
         let t = self.trees.swap_remove(k);
         if t.tree.version() == Some(version) {
             Some((t.tree, t.overlay))
@@ -274,26 +281,26 @@ impl TreeCache {
         }
     }
 
-    /// Whether a tree from `goal` on `map` grown on grid version `version` is kept.
-    pub(super) fn has(&self, map: Entity, goal: Cell, version: u64) -> bool {
+    /// Whether a tree from `goal` on `key`'s grid grown on grid version `version` is kept.
+    pub(super) fn has(&self, key: MapClass, goal: Cell, version: u64) -> bool {
         self.trees
             .iter()
-            .any(|t| t.map == map && t.goal == goal && t.tree.version() == Some(version))
+            .any(|t| t.key == key && t.goal == goal && t.tree.version() == Some(version))
     }
 
     /// Keeps `tree` (at most `capacity` trees; the least recently used goes).
     pub(super) fn put(
         &mut self,
-        map: Entity,
+        key: MapClass,
         goal: Cell,
         tree: Box<GoalTree>,
         overlay: Vec<(Cell, CellOverlay)>,
         frame: u64,
         capacity: usize,
     ) {
-        self.trees.retain(|t| !(t.map == map && t.goal == goal));
+        self.trees.retain(|t| !(t.key == key && t.goal == goal));
         self.trees.push(CachedTree {
-            map,
+            key,
             goal,
             tree,
             overlay,

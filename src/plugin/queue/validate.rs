@@ -4,6 +4,7 @@
 use bevy::prelude::*;
 
 use crate::core::{Cell, check_nearest, resolve_ends};
+use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer};
 use crate::plugin::map::NavMap;
 use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
@@ -35,6 +36,7 @@ fn validate(
     ticket: u64,
     request: PathRequest,
     transform: &Transform,
+    class: ClassId,
     maps: &Query<(Entity, &NavMap)>,
     frame: u64,
 ) -> Result<Job, PathFailure> {
@@ -54,7 +56,10 @@ fn validate(
     };
     // Check the ends now: bad input and unreachable goals end here, without a search.
     let start = unit_cell(map, transform).ok_or(PathFailure::StartOutOfBounds)?;
-    let grid = map.grid();
+    let grid = match map.class_grid(class) {
+        Some(Err(_)) => return Err(PathFailure::UnitTooWide),
+        _ => map.grid_of(class),
+    };
     match &goal {
         JobGoal::Single(g) | JobGoal::Slot { slot: g, .. } => {
             resolve_ends(grid, start, *g, request.policy).map(|_| ())
@@ -65,6 +70,7 @@ fn validate(
         entity,
         ticket,
         map: map_entity,
+        class,
         goal,
         policy: request.policy,
         priority: request.priority,
@@ -82,7 +88,7 @@ pub(crate) fn collect_requests(
     mut book: ResMut<PendingRequests>,
     tally: ResMut<FrameTally>,
     settings: Res<TilepathSettings>,
-    transforms: Query<&Transform>,
+    transforms: Query<(&Transform, Option<&ClassId>)>,
     maps: Query<(Entity, &NavMap)>,
 ) {
     let timer = PhaseTimer::start(tally, Phase::Collect);
@@ -102,12 +108,13 @@ pub(crate) fn collect_requests(
         };
         let request = request.clone();
         // A unit without a place in the world stands on no map cell.
-        let Ok(transform) = transforms.get(s.entity) else {
+        let Ok((transform, class)) = transforms.get(s.entity) else {
             queue.fail(&mut book, s.entity, s.ticket, PathFailure::StartOutOfBounds);
             continue;
         };
         let origin = book.origin(s.entity).unwrap_or_default();
-        match validate(s.entity, s.ticket, request, transform, &maps, frame) {
+        let class = ClassId::of(class);
+        match validate(s.entity, s.ticket, request, transform, class, &maps, frame) {
             Ok(mut job) => {
                 // The game's orders, and the short trips of units making way for them, before
                 // the plugin's repaths.

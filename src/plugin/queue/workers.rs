@@ -10,18 +10,19 @@ use bevy::tasks::AsyncComputeTaskPool;
 use bevy::tasks::futures_lite::future::yield_now;
 use crossbeam_channel::{Receiver, Sender};
 
-use bevy::prelude::{Entity, Vec2};
+use bevy::prelude::Vec2;
 
 use crate::core::{
     AStar, Cell, CellOverlay, GoalTree, NavGrid, Path, PathError, RegionMap, SearchConfig,
     SearchStep, Smoother,
 };
 
+use crate::plugin::map::GridSnapshot;
 use crate::plugin::outcomes::SearchKind;
 
 use super::job::{Job, Overlay, SearchResult, begin, begin_any};
 use super::refine::{Refined, Refining, Rest, with_raw_rest};
-use super::shared::{SharedSearch, SharedStep};
+use super::shared::{MapClass, SharedSearch, SharedStep};
 
 /// What a worker sends back.
 pub(super) enum WorkerReport {
@@ -41,7 +42,8 @@ pub(super) enum WorkerReport {
 
 /// A shared search done on a worker.
 pub(super) struct SharedReport {
-    pub(super) map: Entity,
+    /// The map and class of the grid it searched.
+    pub(super) key: MapClass,
     pub(super) goal: Cell,
     pub(super) alone: Vec<Job>,
     /// Members not served before it was stopped: they wait again.
@@ -76,7 +78,7 @@ impl Default for WorkerChannel {
 
 /// What a worker search needs besides its job.
 pub(super) struct WorkerSearch {
-    pub(super) grid: Arc<NavGrid>,
+    pub(super) grid: GridSnapshot,
     pub(super) start: Cell,
     pub(super) config: SearchConfig,
     pub(super) overlay: Overlay,
@@ -155,7 +157,7 @@ impl WorkerChannel {
     pub(super) fn spawn_shared(
         &mut self,
         shared: SharedSearch,
-        grid: Arc<NavGrid>,
+        grid: GridSnapshot,
         config: SearchConfig,
         smoothing: Option<usize>,
     ) {
@@ -174,7 +176,7 @@ impl WorkerChannel {
 
     /// Smooths the rest of a delivered path on the async compute pool against `grid`.
     /// It does not count as a search in flight.
-    pub(super) fn spawn_refine(&mut self, mut refining: Refining, grid: Arc<NavGrid>) {
+    pub(super) fn spawn_refine(&mut self, mut refining: Refining, grid: GridSnapshot) {
         let sender = self.sender.clone();
         AsyncComputeTaskPool::get()
             .spawn(async move {
@@ -429,10 +431,10 @@ async fn run_shared(
         }
         co.pause_point().await;
     }
-    let (map, goal) = (shared.map, shared.goal);
+    let (key, goal) = ((shared.map, shared.class), shared.goal);
     let (tree, overlay) = shared.into_tree();
     SharedReport {
-        map,
+        key,
         goal,
         alone,
         unserved,
