@@ -2,8 +2,9 @@
 """Draws the RTS demo's textures (no image library needed): assets/tiles.png, a strip of 16x16
 tiles (grass, forest, water, wall, road); the same tiles as diamonds for isometric maps
 (assets/tiles_iso.png, 32x16 each) and as pointy-top hexagons for hexagonal maps
-(assets/tiles_hex.png, 16x18 each); and assets/unit.png, a white unit with a nose pointing along
-+x that the demo tints per team."""
+(assets/tiles_hex.png, 16x18 each); assets/unit.png, a white unit with a nose pointing along
++x that the demo tints per team; and assets/tank.png, a white tank (hull, turret, barrel along
++x), drawn 32x32 for a body two tiles across."""
 import random
 import struct
 import zlib
@@ -112,6 +113,31 @@ def main():
                 c = (0, 0, 0, 0)
             unit.append(c)
     png("assets/unit.png", S, S, unit)
+
+    # Tank: 32x32, a hull with dark tracks, a turret and a barrel toward +x (tinted too).
+    S = 32
+    tank = []
+    for y in range(S):
+        for x in range(S):
+            dx, dy = x + 0.5 - S / 2, y + 0.5 - S / 2
+            turret = (dx * dx + dy * dy) ** 0.5
+            hull = abs(dx) < 12.5 and abs(dy) < 10.5
+            tracks = hull and abs(dy) > 7.5
+            barrel = 4 < dx < 15.5 and abs(dy) < 1.6
+            if barrel or turret < 5.0:
+                c = (255, 255, 255, 255)
+            elif turret < 6.4:
+                c = (25, 25, 30, 255)
+            elif tracks:
+                c = (60, 60, 66, 255)
+            elif hull and (abs(dx) > 11.2 or abs(dy) > 6.4):
+                c = (25, 25, 30, 255)
+            elif hull:
+                c = (215, 215, 215, 255)
+            else:
+                c = (0, 0, 0, 0)
+            tank.append(c)
+    png("assets/tank.png", S, S, tank)
 
 
 if __name__ == "__main__":

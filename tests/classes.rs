@@ -189,6 +189,12 @@ fn classes_refuse_what_they_cannot_do() {
     assert_eq!(MoveClass::footprint_for_radius(1.4), 1);
     assert_eq!(MoveClass::footprint_for_radius(1.6), 2);
     assert_eq!(MoveClass::footprint_for_radius(f32::NAN), 0);
+    // A wide body shrinks against its class grid, but never to a point (a point may sit on the
+    // edge between two blocked cells); bodies within a tile keep their radius.
+    let wide = MoveClass::new(TerrainCosts::identity(), 1);
+    assert_eq!(wide.wall_radius(0.9), MIN_WALL_RADIUS);
+    assert!((wide.wall_radius(1.4) - 0.4).abs() < 1e-6);
+    assert_eq!(MoveClass::default().wall_radius(0.3), 0.3);
     assert!(
         ClassGrid::new(&grid, MoveClass::default())
             .unwrap()

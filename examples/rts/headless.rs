@@ -17,21 +17,22 @@ use std::time::{Duration, Instant};
 use bevy::ecs::world::CommandQueue;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::overlaps_blocked;
+use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid, overlaps_blocked};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{NavAgent, PathProgress, SearchKind};
+use bevy_tilepath::{NavAgent, NavClasses, PathProgress, SearchKind};
 
 use crate::DemoConfig;
 use crate::common::{CrowdFrame, Rng, crowd_frame, percentile};
-use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_positions, spawn_tilemap};
-use crate::orders::{Team, mover, order_group, retry_failed};
+use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_tilemap};
+use crate::orders::{order_group, retry_failed};
+use crate::units::{Kind, Team, muster};
 
 /// Frames between the scripted group orders, and units per group.
 const ORDER_EVERY: usize = 90;
 const GROUP: usize = 50;
 
 pub fn run(config: DemoConfig) -> ExitCode {
-    let terrain = generate_map(config.seed);
+    let terrain = generate_map(config.seed, config.mixed);
     let map = DemoMap::new(config.map, &terrain);
     let frames = config.frames;
     let mut rng = Rng::new(config.seed ^ 0xABCD);
@@ -61,6 +62,13 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let mut crowd = CrowdFrame::default();
     // Frames from the final order until every unit had arrived (looked at every 30 frames).
     let mut settled: Option<usize> = None;
+    // What each kind's body must keep out of: walls and water, and for tanks forest too.
+    let tank_walls = ClassGrid::new(map.grid(), MoveClass::new(Kind::Tank.costs(), 0))
+        .expect("a class of footprint 0 fits every map");
+    let walls = |kind: Kind| match kind {
+        Kind::Infantry => map.grid(),
+        Kind::Tank => tank_walls.grid(),
+    };
     let debug = std::env::var_os("RTS_DEBUG").is_some();
     let hash = std::env::var_os("RTS_HASH").is_some();
     let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
@@ -76,7 +84,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
         if let Some(trace) = &trace {
             print_trace(&mut app, &map, trace, frame);
         }
-        wall_overlaps += count_wall_overlaps(&mut app, &map, frame, debug);
+        wall_overlaps += count_wall_overlaps(&mut app, &map, &walls, frame, debug);
         crowd += crowd_frame(app.world_mut());
         if settled.is_none() && frame > final_order_frame && frame % 30 == 0 {
             let (_, not_arrived) = count_arrivals(&mut app, &map, false, false);
@@ -99,8 +107,15 @@ pub fn run(config: DemoConfig) -> ExitCode {
     println!("outcomes {}", outcomes.join(" "));
     let p99 = percentile(&frame_ms, 0.99);
     let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
+    let classes = if config.mixed {
+        let tanks = count_kind(&mut app, Kind::Tank);
+        let n = app.world().resource::<NavClasses>().len();
+        format!(" classes={n} tanks={tanks}")
+    } else {
+        String::new()
+    };
     println!(
-        "summary map={} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
+        "summary map={}{classes} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
         config.map.name(),
         settled.map_or("never".to_string(), |f| f.to_string()),
         percentile(&goal_cells, 0.9),
@@ -168,26 +183,23 @@ fn tally_outcomes(mut reader: MessageReader<PathOutcome>, mut tally: ResMut<Outc
 
 /// Blue units in the left third, red in the right; returns how many.
 fn spawn_units(app: &mut App, map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> usize {
-    let half = config.units / 2;
-    let mut n = 0;
-    for (team, left, count) in [
-        (Team::Blue, true, half),
-        (Team::Red, false, config.units - half),
-    ] {
-        for c in spawn_positions(map, count, left, rng) {
-            let p = map.nav.cell_to_world(c);
-            app.world_mut().spawn((
-                team,
-                mover(config),
-                NavAgent {
-                    radius: config.map.unit_radius(),
-                },
-                Transform::from_xyz(p.x, p.y, 1.0),
-            ));
-            n += 1;
-        }
+    let recruits = muster(map, config, rng);
+    for r in &recruits {
+        let p = map.nav.cell_to_world(r.cell);
+        app.world_mut().spawn((
+            r.team,
+            r.kind.bundle(config),
+            Transform::from_xyz(p.x, p.y, 1.0),
+        ));
     }
-    n
+    recruits.len()
+}
+
+/// How many units of `kind` there are.
+fn count_kind(app: &mut App, kind: Kind) -> usize {
+    let world = app.world_mut();
+    let mut q = world.query::<&Kind>();
+    q.iter(world).filter(|k| **k == kind).count()
 }
 
 /// The script: every [`ORDER_EVERY`] frames the next group of each army goes somewhere random;
@@ -248,16 +260,23 @@ fn positions_hash(app: &mut App) -> u64 {
     h.finish()
 }
 
-/// Units whose body overlaps a wall by more than a hair this frame (touching is fine).
-fn count_wall_overlaps(app: &mut App, map: &DemoMap, frame: usize, debug: bool) -> u64 {
+/// Units whose body overlaps a wall (of their kind: forest is one for tanks) by more than a hair
+/// this frame (touching is fine).
+fn count_wall_overlaps<'g>(
+    app: &mut App,
+    map: &DemoMap,
+    walls: &impl Fn(Kind) -> &'g NavGrid,
+    frame: usize,
+    debug: bool,
+) -> u64 {
     let world = app.world_mut();
-    let mut q = world.query::<(Entity, &Transform, &NavAgent, &PathProgress)>();
+    let mut q = world.query::<(Entity, &Transform, &NavAgent, &Kind, &PathProgress)>();
     let mut n = 0;
-    for (e, tf, agent, p) in q.iter(world) {
+    for (e, tf, agent, kind, p) in q.iter(world) {
         let g = map.to_grid(tf.translation.truncate());
-        if overlaps_blocked(map.grid(), g, agent.radius - 1e-3) {
+        if overlaps_blocked(walls(*kind), g, agent.radius - 1e-3) {
             if debug {
-                eprintln!("frame {frame}: {e} overlaps a wall at {g}: {p:?}");
+                eprintln!("frame {frame}: {e} ({kind:?}) overlaps a wall at {g}: {p:?}");
             }
             n += 1;
         }

@@ -11,6 +11,10 @@
 //! `--map square|iso|hex` draws the map on square tiles (the default), isometric diamonds or
 //! pointy-top hexagons; the plugin builds its navigation grid from any of them.
 //!
+//! `--mixed` puts tanks among the infantry: two tiles across, they never plan through a gap
+//! narrower than themselves, forest is closed to them and roads are their fast way (see
+//! `units.rs`; not on hexagons).
+//!
 //! `--turning-radius R` gives units a turning radius of R tiles (default 0.5; 0 turns in place).
 //! `--avoidance` turns local avoidance (ORCA) on, `--no-pushing` turns pushing off (see
 //! [`CrowdSettings`](bevy_tilepath::CrowdSettings)).
@@ -22,6 +26,7 @@
 //!
 //! - `map.rs`: the generated map, its tilemap, where units start.
 //! - `orders.rs`: group orders spread around a point; retries.
+//! - `units.rs`: the armies: infantry, and tanks under `--mixed`.
 //! - `headless.rs`: the scripted run without a window and its summary line.
 //! - `ui.rs`: the windowed game.
 
@@ -31,6 +36,7 @@ mod headless;
 mod map;
 mod orders;
 mod ui;
+mod units;
 
 use std::process::ExitCode;
 
@@ -57,6 +63,8 @@ pub struct DemoConfig {
     pub pushing: bool,
     /// `--map`: the kind of tilemap.
     pub map: map::MapKind,
+    /// `--mixed`: tanks among the infantry (two tiles across, forest closed to them).
+    pub mixed: bool,
 }
 
 impl DemoConfig {
@@ -82,11 +90,12 @@ impl Default for DemoConfig {
             avoidance: false,
             pushing: true,
             map: map::MapKind::Square,
+            mixed: false,
         }
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--screenshot FILE.png]";
 
 fn parse_args() -> Result<DemoConfig, String> {
     use lexopt::prelude::*;
@@ -114,9 +123,13 @@ fn parse_args() -> Result<DemoConfig, String> {
                 let kind: String = common::value(&mut parser, "--map")?;
                 config.map = map::MapKind::parse(&kind)?;
             }
+            Long("mixed") => config.mixed = true,
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }
+    }
+    if config.mixed && config.map == map::MapKind::Hex {
+        return Err("--mixed: tanks wider than a tile need square or diamond tiles".into());
     }
     Ok(config)
 }

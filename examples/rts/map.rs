@@ -3,8 +3,6 @@
 //! hexagonal: `--map`), and where units start. The windowed game and the headless run share all
 //! of it.
 
-use std::collections::HashSet;
-
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::NavMap;
@@ -205,8 +203,9 @@ impl Terrain {
 }
 
 /// A river with two bridges down the middle, two walled compounds with narrow gates, forests,
-/// and roads across.
-pub fn generate_map(seed: u64) -> Vec<Terrain> {
+/// and roads across. With `wide_bridges` (tanks in the armies) the bridges are three tiles wide,
+/// so tanks can cross; the compounds' one-tile gates stay closed to them.
+pub fn generate_map(seed: u64, wide_bridges: bool) -> Vec<Terrain> {
     let (w, h) = (MAP_W as i32, MAP_H as i32);
     let mut rng = Rng::new(seed);
     let mut below = |n: i32| rng.below(n as u32) as i32;
@@ -247,6 +246,18 @@ pub fn generate_map(seed: u64) -> Vec<Terrain> {
     for x in (w / 2 - 6)..(w / 2 + 6) {
         t[idx(x, bridge_y)] = Terrain::Road;
     }
+    if wide_bridges {
+        for y in [road_y, bridge_y] {
+            for dy in [-1, 1] {
+                let y = (y + dy).clamp(0, h - 1);
+                for x in 0..w {
+                    if t[idx(x, y)] == Terrain::Water {
+                        t[idx(x, y)] = Terrain::Road;
+                    }
+                }
+            }
+        }
+    }
     let road_x = w / 4 + below(5);
     for y in 0..h {
         t[idx(road_x, y)] = Terrain::Road;
@@ -286,29 +297,6 @@ pub fn main_island(grid: &NavGrid) -> Option<u32> {
         }
     }
     sizes.into_iter().max_by_key(|&(_, n)| n).map(|(i, _)| i)
-}
-
-/// `n` random start cells on the main island, in the left or right third of the map.
-pub fn spawn_positions(map: &DemoMap, n: usize, left: bool, rng: &mut Rng) -> Vec<Cell> {
-    let grid = map.grid();
-    let island: HashSet<u32> = main_island(grid).into_iter().collect();
-    let mut cells: Vec<Cell> = grid
-        .cells()
-        .filter(|&c| grid.island(c).is_some_and(|i| island.contains(&i)))
-        .filter(|&c| {
-            let x = map.tile(c).map_or(0, |t| t.x);
-            if left {
-                x < MAP_W / 3
-            } else {
-                x >= 2 * MAP_W / 3
-            }
-        })
-        .collect();
-    for i in (1..cells.len()).rev() {
-        cells.swap(i, rng.below(i as u32 + 1) as usize);
-    }
-    cells.truncate(n);
-    cells
 }
 
 /// Spawns `terrain` as a bevy_ecs_tilemap tilemap centered on the origin, each tile with its

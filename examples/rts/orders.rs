@@ -4,24 +4,6 @@ use bevy::prelude::*;
 use bevy_tilepath::core::{Cell, GoalPolicy};
 use bevy_tilepath::prelude::*;
 
-use crate::DemoConfig;
-
-/// A unit of the demo: its army.
-#[derive(Component, Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Team {
-    Blue,
-    Red,
-}
-
-/// A unit's mover with the demo's settings.
-pub fn mover(config: &DemoConfig) -> Mover {
-    Mover {
-        speed: 5.0,
-        turning_radius: config.turning_radius,
-        ..Default::default()
-    }
-}
-
 /// Priority of the player's orders over the red script's (the game's AI): with the queue busy,
 /// a player's order starts first and stops a less urgent search on a worker for its slot.
 pub const PLAYER_PRIORITY: i32 = 10;

@@ -10,14 +10,13 @@ use bevy_tilepath::core::BLOCKED;
 use bevy_tilepath::debug::DebugSelected;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::{NavTile, world_to_tile};
-use bevy_tilepath::{NavAgent, PathProgress, TilepathDiagnostics};
+use bevy_tilepath::{PathProgress, TilepathDiagnostics};
 
 use crate::DemoConfig;
 use crate::common::Rng;
-use crate::map::{
-    DemoMap, MAP_H, MAP_W, TILE, Terrain, generate_map, spawn_positions, spawn_tilemap,
-};
-use crate::orders::{PLAYER_PRIORITY, Team, mover, order_group, retry_failed};
+use crate::map::{DemoMap, MAP_H, MAP_W, TILE, Terrain, generate_map, spawn_tilemap};
+use crate::orders::{PLAYER_PRIORITY, order_group, retry_failed};
+use crate::units::{Kind, Team, muster};
 
 /// The player's input state and the red script's.
 #[derive(Resource)]
@@ -118,7 +117,7 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfi
             ..OrthographicProjection::default_2d()
         }),
     ));
-    let terrain = generate_map(config.seed);
+    let terrain = generate_map(config.seed, config.mixed);
     spawn_tilemap(&mut commands, config.map, &terrain, Some(&assets));
     let map = DemoMap::new(config.map, &terrain);
     commands.insert_resource(map.clone());
@@ -126,33 +125,28 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfi
     // Units: blue (yours) on the left, red on the right.
     let mut rng = Rng::new(config.seed ^ 0xABCD);
     let image = assets.load("unit.png");
-    let half = config.units / 2;
-    for (team, left, n, color) in [
-        (Team::Blue, true, half, Color::srgb(0.35, 0.6, 1.0)),
-        (
-            Team::Red,
-            false,
-            config.units - half,
-            Color::srgb(1.0, 0.35, 0.3),
-        ),
-    ] {
-        for c in spawn_positions(&map, n, left, &mut rng) {
-            let p = map.nav.cell_to_world(c);
-            commands.spawn((
-                team,
-                mover(&config),
-                NavAgent {
-                    radius: config.map.unit_radius(),
-                },
-                Sprite {
-                    image: image.clone(),
-                    color,
-                    custom_size: Some(Vec2::splat(TILE * 0.8)),
-                    ..default()
-                },
-                Transform::from_xyz(p.x, p.y, 1.0),
-            ));
-        }
+    let tank_image = assets.load("tank.png");
+    for r in muster(&map, &config, &mut rng) {
+        let p = map.nav.cell_to_world(r.cell);
+        let color = match r.team {
+            Team::Blue => Color::srgb(0.35, 0.6, 1.0),
+            Team::Red => Color::srgb(1.0, 0.35, 0.3),
+        };
+        let (image, size) = match r.kind {
+            Kind::Infantry => (image.clone(), TILE * 0.8),
+            Kind::Tank => (tank_image.clone(), TILE * 2.0 * r.kind.radius(&config)),
+        };
+        commands.spawn((
+            r.team,
+            r.kind.bundle(&config),
+            Sprite {
+                image,
+                color,
+                custom_size: Some(Vec2::splat(size)),
+                ..default()
+            },
+            Transform::from_xyz(p.x, p.y, 1.0),
+        ));
     }
     commands.spawn((
         Hud,

@@ -116,11 +116,27 @@ impl MoveClass {
     }
 
     /// The radius to check a body of `radius` tiles with against this class's grid: walls there
-    /// are grown by the footprint, so the body shrinks by as much (never below zero). A body
-    /// clear of the class grid's blocked cells with this radius is clear of the real walls with
-    /// its own.
+    /// are grown by the footprint, so the body shrinks by as much. A body clear of the class
+    /// grid's blocked cells with this radius is clear of the real walls with its own.
+    ///
+    /// Shrunk, it never goes below [`MIN_WALL_RADIUS`]: a point may touch a blocked cell, and a
+    /// point on the edge between two blocked cells touches both without entering either, while
+    /// the real body would reach into the walls beyond.
     pub fn wall_radius(&self, radius: f32) -> f32 {
-        (radius - self.footprint as f32).max(0.0)
+        wall_radius(radius, self.footprint)
+    }
+}
+
+/// The smallest radius a wide body is checked with against its class grid (see
+/// [`MoveClass::wall_radius`]).
+pub const MIN_WALL_RADIUS: f32 = 0.05;
+
+/// [`MoveClass::wall_radius`] for a footprint.
+pub(crate) fn wall_radius(radius: f32, footprint: u8) -> f32 {
+    if footprint == 0 {
+        radius
+    } else {
+        (radius - footprint as f32).max(MIN_WALL_RADIUS)
     }
 }
 

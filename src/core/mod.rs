@@ -29,7 +29,8 @@ mod smooth;
 mod turn;
 
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
-pub use classes::{ClassError, ClassGrid, MAX_CLEARANCE, MoveClass, TerrainCosts};
+pub(crate) use classes::wall_radius;
+pub use classes::{ClassError, ClassGrid, MAX_CLEARANCE, MIN_WALL_RADIUS, MoveClass, TerrainCosts};
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
 pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};

@@ -9,7 +9,7 @@
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
-use crate::core::{Body, NavGrid, overlaps_blocked};
+use crate::core::{Body, NavGrid, overlaps_blocked, wall_radius};
 
 use super::Mover;
 use super::neighbours::{Member, Neighbours};
@@ -225,7 +225,7 @@ fn push<'g>(
             let s = s.clamp_length_max(max_step);
             let p = m.body.position;
             // Against its class's grid, whose walls are grown by its footprint.
-            let radius = (m.body.radius - footprint as f32).max(0.0);
+            let radius = wall_radius(m.body.radius, footprint);
             let clear = |q: Vec2| !overlaps_blocked(grid, q, radius);
             // The whole push, else sliding along the wall on one axis, else none.
             let Some(to) = [p + s, p + Vec2::new(s.x, 0.0), p + Vec2::new(0.0, s.y)]
