@@ -32,8 +32,9 @@ pub mod tilemap;
 pub use plugin::TilepathPlugins;
 pub use plugin::agent::NavAgent;
 pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
-pub use plugin::classes::{ClassId, NavClasses, UnitClass};
+pub use plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
+pub use plugin::fog::{FogStats, Sight};
 pub use plugin::group::group_order;
 pub use plugin::map::NavMap;
 pub use plugin::movement::{Arrived, Errand, MoveState, MovementPlugin, Mover, PathProgress};
@@ -43,7 +44,7 @@ pub use plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,
 };
 pub use plugin::schedule::{TilepathSchedule, TilepathSystems};
-pub use plugin::settings::{CrowdSettings, TilepathSettings, WorkerMode};
+pub use plugin::settings::{CrowdSettings, FogSettings, TilepathSettings, WorkerMode};
 
 /// The types most users need.
 pub mod prelude {

@@ -450,6 +450,95 @@ mod plugin {
     }
 
     #[test]
+    fn under_fog_a_unit_walks_into_the_unknown_sees_a_wall_repaths_and_arrives() {
+        // A wall across the middle with a gap at the far top: a player who has seen nothing
+        // plans straight through it, sees it on the way, plans again and goes round.
+        let (w, h) = (30u32, 20u32);
+        let mut grid = NavGrid::new(w, h).unwrap();
+        for y in 0..h as i32 - 2 {
+            grid.set_walkable(Cell::new(15, y), false).unwrap();
+        }
+        let mut app = app(grid.clone());
+        app.world_mut()
+            .resource_mut::<TilepathSettings>()
+            .fog
+            .enabled = true;
+        let (from, to) = (Cell::new(3, 3), Cell::new(27, 3));
+        let p = from.as_vec2() + 0.5;
+        let unit = app
+            .world_mut()
+            .spawn((
+                Transform::from_xyz(p.x, p.y, 0.0),
+                Mover::default(),
+                NavAgent::default(),
+                bevy_tilepath::PlayerId(1),
+                bevy_tilepath::Sight { radius: 4.0 },
+                PathRequest::to_cell(to),
+            ))
+            .id();
+        // A second player's unit standing by the wall all along: its sight is not the first's.
+        let q = Cell::new(14, 3).as_vec2() + 0.5;
+        app.world_mut().spawn((
+            Transform::from_xyz(q.x, q.y, 0.0),
+            Mover::default(),
+            NavAgent::default(),
+            bevy_tilepath::PlayerId(2),
+        ));
+        let mut first_path = None;
+        for _ in 0..60 * 40 {
+            app.update();
+            let here = pos(&app, unit);
+            assert!(
+                !overlaps_blocked(&grid, here, 0.3 - 1e-3),
+                "in the wall at {here}"
+            );
+            if first_path.is_none()
+                && let Some(path) = app.world().get::<NavPath>(unit)
+            {
+                first_path = Some(path.cells.clone());
+            }
+            if app
+                .world()
+                .get::<PathProgress>(unit)
+                .is_some_and(|p| p.state == MoveState::Arrived)
+            {
+                break;
+            }
+        }
+        let first = first_path.expect("a path");
+        assert!(
+            first.iter().any(|c| c.x == 15 && c.y < h as i32 - 2),
+            "the first plan goes through the unseen wall: {first:?}"
+        );
+        assert_eq!(
+            app.world().get::<PathProgress>(unit).unwrap().state,
+            MoveState::Arrived
+        );
+        assert_eq!(grid.cell_at(pos(&app, unit)), to);
+        let outcomes = &app.world().resource::<Outcomes>().0;
+        assert!(
+            outcomes
+                .iter()
+                .any(|o| o.entity == unit && o.origin == bevy_tilepath::PathOrigin::Revealed),
+            "it planned again when it saw the wall"
+        );
+        let last = app.world().get::<NavPath>(unit).unwrap();
+        assert!(last.cells.iter().all(|c| grid.is_walkable(*c)));
+        let maps: Vec<&NavMap> = app
+            .world_mut()
+            .query::<&NavMap>()
+            .iter(app.world())
+            .collect();
+        let known = maps[0].knowledge(1).expect("player 1 has looked");
+        assert!(known.is_seen(Cell::new(15, 3)));
+        assert!(
+            !known.is_seen(Cell::new(29, 19)),
+            "a corner nobody went near"
+        );
+        assert!(app.world().resource::<bevy_tilepath::FogStats>().revealed > 0);
+    }
+
+    #[test]
     fn a_unit_too_wide_for_hexagons_fails_with_a_reason() {
         let grid = NavGrid::with_rules(
             12,
@@ -486,4 +575,78 @@ mod plugin {
         );
         assert!(matches!(of(swimmer)[..], [OutcomeKind::Found { .. }]));
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A player's class grid kept up to date through reveals and edits equals a fresh one made
+    /// with the same knowledge; and it never depends on cells the player has not seen: a grid
+    /// that differs from the truth only there gives the same class grid.
+    #[test]
+    fn fog_grids_follow_reveals_and_never_read_unseen_cells(
+        w in 2u32..14,
+        h in 2u32..14,
+        start in proptest::collection::vec(prop_oneof![Just(GRASS), Just(FOREST), Just(BLOCKED)], 196),
+        footprint in 0u8..3,
+        assumed in prop_oneof![Just(GRASS), Just(BLOCKED)],
+        steps in proptest::collection::vec((0i32..14, 0i32..14, any::<bool>(), prop_oneof![Just(GRASS), Just(BLOCKED), Just(WATER)]), 1..40),
+        lies in proptest::collection::vec((0i32..14, 0i32..14, prop_oneof![Just(GRASS), Just(BLOCKED), Just(ROAD)]), 0..30),
+    ) {
+        let terrain: Vec<u8> = start[..(w * h) as usize].to_vec();
+        let mut grid = NavGrid::from_terrain(w, h, MoveRules::default(), &terrain).unwrap();
+        let class = MoveClass::new(vehicle(), footprint);
+        let mut known = Knowledge::new(&grid, assumed);
+        let mut kept = ClassGrid::with_knowledge(&grid, class.clone(), known.clone()).unwrap();
+        for &(x, y, reveal, kind) in &steps {
+            let c = Cell::new(x, y);
+            if reveal {
+                let around: Vec<Cell> = (-1..=1).flat_map(|dy| (-1..=1).map(move |dx| c + IVec2::new(dx, dy))).collect();
+                for &a in &around {
+                    known.reveal(a);
+                }
+                kept.reveal(&grid, &around);
+            } else if grid.in_bounds(c) {
+                grid.set_terrain(c, kind).unwrap();
+                kept.update(&grid, &[c]);
+            }
+        }
+        prop_assert_eq!(kept.knowledge(), Some(&known));
+        let fresh = ClassGrid::with_knowledge(&grid, class.clone(), known.clone()).unwrap();
+        // The truth changed where the player has not looked.
+        let mut other = grid.clone();
+        for &(x, y, kind) in &lies {
+            let c = Cell::new(x, y);
+            if other.in_bounds(c) && !known.is_seen(c) {
+                other.set_terrain(c, kind).unwrap();
+            }
+        }
+        let fooled = ClassGrid::with_knowledge(&other, class, known.clone()).unwrap();
+        for c in grid.cells() {
+            prop_assert_eq!(kept.grid().terrain(c), fresh.grid().terrain(c), "terrain at {}", c);
+            prop_assert_eq!(fooled.grid().terrain(c), fresh.grid().terrain(c), "unseen truth read at {}", c);
+            prop_assert_eq!(kept.clearance(&grid, c), fresh.clearance(&grid, c));
+            for d in [IVec2::X, IVec2::Y, IVec2::new(2, 1)] {
+                prop_assert_eq!(kept.grid().connected(c, c + d), fresh.grid().connected(c, c + d));
+            }
+        }
+    }
+}
+
+#[test]
+fn knowledge_counts_what_was_seen() {
+    let grid = NavGrid::new(70, 3).unwrap();
+    let mut known = Knowledge::new(&grid, GRASS);
+    assert!(!known.is_seen(Cell::new(65, 2)));
+    assert!(known.reveal(Cell::new(65, 2)));
+    assert!(!known.reveal(Cell::new(65, 2)), "seen once");
+    assert!(!known.reveal(Cell::new(70, 0)), "outside");
+    assert!(known.is_seen(Cell::new(65, 2)));
+    assert_eq!(known.seen_count(), 1);
+    assert_eq!(known.size(), (70, 3));
+    let small = NavGrid::new(5, 5).unwrap();
+    assert_eq!(
+        ClassGrid::with_knowledge(&small, MoveClass::default(), known).err(),
+        Some(ClassError::KnowledgeOfAnotherSize)
+    );
 }

@@ -151,6 +151,8 @@ pub enum ClassError {
     /// Footprints wider than a cell are for square grids; hexagonal grids take classes of
     /// footprint `0` (costs only).
     FootprintOnHexagons,
+    /// A player's knowledge of a grid of another size.
+    KnowledgeOfAnotherSize,
 }
 
 impl std::fmt::Display for ClassError {
@@ -164,6 +166,9 @@ impl std::fmt::Display for ClassError {
             ClassError::FootprintOnHexagons => {
                 write!(f, "footprints wider than a cell need a square grid")
             }
+            ClassError::KnowledgeOfAnotherSize => {
+                write!(f, "the knowledge is of a grid of another size")
+            }
         }
     }
 }
@@ -174,17 +179,61 @@ impl std::error::Error for ClassError {}
 /// and cells without room for the class's footprint are blocked. Islands, versions and searches
 /// are the derived grid's own. Call [`ClassGrid::update`] with the cells edited on the shared
 /// grid; it recomputes only the cells near them.
+///
+/// A class grid can also plan with one player's [`Knowledge`] (fog of war): cells the player
+/// has not seen have the kind it assumes, whatever the shared grid says, until
+/// [`ClassGrid::reveal`] shows them.
 #[derive(Clone, Debug)]
 pub struct ClassGrid {
     class: MoveClass,
+    /// What the player it plans for knows (`None`: everything).
+    known: Option<Knowledge>,
     /// Clearance per cell, row-major (empty for footprint 0, which needs none).
     clearance: Vec<u8>,
     grid: NavGrid,
 }
 
+/// The terrain kinds a class grid is derived from: the shared grid's, or as a player knows them.
+#[derive(Clone, Copy)]
+struct Kinds<'a> {
+    base: &'a NavGrid,
+    known: Option<&'a Knowledge>,
+}
+
+impl Kinds<'_> {
+    /// The kind of `c` (`None` outside the grid).
+    #[inline]
+    fn at(&self, c: Cell) -> Option<u8> {
+        let kind = self.base.terrain(c).ok()?;
+        Some(match self.known {
+            Some(k) if !k.is_seen(c) => k.assumed(),
+            _ => kind,
+        })
+    }
+}
+
 impl ClassGrid {
     /// The grid of `class` over `base`.
     pub fn new(base: &NavGrid, class: MoveClass) -> Result<Self, ClassError> {
+        Self::build(base, class, None)
+    }
+
+    /// The grid of `class` over `base` as a player who knows `known` of it sees it: the cells it
+    /// has not seen have the kind it assumes. `known` must be of `base`'s size (a fresh
+    /// [`Knowledge::new`] of it).
+    pub fn with_knowledge(
+        base: &NavGrid,
+        class: MoveClass,
+        known: Knowledge,
+    ) -> Result<Self, ClassError> {
+        Self::build(base, class, Some(known))
+    }
+
+    fn build(
+        base: &NavGrid,
+        class: MoveClass,
+        known: Option<Knowledge>,
+    ) -> Result<Self, ClassError> {
         if class.footprint >= MAX_CLEARANCE {
             return Err(ClassError::FootprintTooLarge {
                 footprint: class.footprint,
@@ -193,14 +242,23 @@ impl ClassGrid {
         if class.footprint > 0 && base.is_hex() {
             return Err(ClassError::FootprintOnHexagons);
         }
+        if let Some(k) = &known
+            && (k.width, k.height) != (base.width(), base.height())
+        {
+            return Err(ClassError::KnowledgeOfAnotherSize);
+        }
+        let kinds = Kinds {
+            base,
+            known: known.as_ref(),
+        };
         let clearance = if class.footprint > 0 {
-            clearance_map(base, &class.costs)
+            clearance_map(kinds, &class.costs)
         } else {
             Vec::new()
         };
         let terrain: Vec<u8> = base
             .cells()
-            .map(|c| derived_kind(base, &class, &clearance, c))
+            .map(|c| derived_kind(kinds, &class, &clearance, c))
             .collect();
         // The grid's rules and penalties, with the class's terrain (and fresh islands).
         let (w, h) = (base.width(), base.height());
@@ -216,6 +274,7 @@ impl ClassGrid {
         }
         Ok(ClassGrid {
             class,
+            known,
             clearance,
             grid,
         })
@@ -231,54 +290,174 @@ impl ClassGrid {
         &self.grid
     }
 
-    /// The clearance of `cell` in the class's walkability, capped at [`MAX_CLEARANCE`]: `0` on a
-    /// cell the class cannot enter, `k` when the `k - 1` rings of cells around it are free too
-    /// (cells past the grid's edge count as blocked). For footprint `0` classes it is `0` or `1`.
+    /// What the player this grid plans for knows (`None`: the grid plans with the truth).
+    pub fn knowledge(&self) -> Option<&Knowledge> {
+        self.known.as_ref()
+    }
+
+    /// The clearance of `cell` in the class's walkability (as the grid's player knows it),
+    /// capped at [`MAX_CLEARANCE`]: `0` on a cell the class cannot enter, `k` when the `k - 1`
+    /// rings of cells around it are free too (cells past the grid's edge count as blocked). For
+    /// footprint `0` classes it is `0` or `1`.
     pub fn clearance(&self, base: &NavGrid, cell: Cell) -> Result<u8, GridError> {
-        let kind = base.terrain(cell)?;
+        base.index(cell)?;
         if self.clearance.is_empty() {
+            let kind = self.kinds(base).at(cell).expect("in bounds");
             return Ok((self.class.costs.cost(kind) != BLOCKED) as u8);
         }
         Ok(self.clearance[(cell.y as u32 * base.width() + cell.x as u32) as usize])
     }
 
+    fn kinds<'a>(&'a self, base: &'a NavGrid) -> Kinds<'a> {
+        Kinds {
+            base,
+            known: self.known.as_ref(),
+        }
+    }
+
     /// Brings the class grid up to date after `changed` cells of `base` were edited (terrain or
     /// penalty): recomputes clearance and the class's cells within `MAX_CLEARANCE - 1` of each.
-    /// `base` must be the grid this one was made from (same size and rules).
-    pub fn update(&mut self, base: &NavGrid, changed: &[Cell]) {
+    /// `base` must be the grid this one was made from (same size and rules). Returns the cells
+    /// of the class grid whose terrain changed (an edit the player has not seen changes none).
+    pub fn update(&mut self, base: &NavGrid, changed: &[Cell]) -> Vec<Cell> {
+        let mut out = Vec::new();
+        for &e in changed {
+            if !base.in_bounds(e) {
+                continue;
+            }
+            self.recompute_around(base, e, &mut out);
+            let p = base.penalty(e).expect("in bounds");
+            self.grid.set_penalty(e, p).expect("in bounds");
+        }
+        out
+    }
+
+    /// The player this grid plans for sees `cells` (those outside the grid are ignored): their
+    /// true kinds replace the assumption. Returns the cells of the class grid whose terrain
+    /// changed (where the truth contradicts the assumption: a unit planned across one plans
+    /// again). Without knowledge it does nothing.
+    pub fn reveal(&mut self, base: &NavGrid, cells: &[Cell]) -> Vec<Cell> {
+        let mut out = Vec::new();
+        let Some(known) = &mut self.known else {
+            return out;
+        };
+        let mut contradicted = Vec::new();
+        for &c in cells {
+            if base.in_bounds(c) && known.reveal(c) && base.terrain(c) != Ok(known.assumed()) {
+                contradicted.push(c);
+            }
+        }
+        for c in contradicted {
+            self.recompute_around(base, c, &mut out);
+        }
+        out
+    }
+
+    /// Recomputes clearance and terrain of the class grid around `e` (within `MAX_CLEARANCE - 1`
+    /// with a footprint, at `e` alone without), adding the cells whose terrain changed to `out`.
+    fn recompute_around(&mut self, base: &NavGrid, e: Cell, out: &mut Vec<Cell>) {
         let reach = if self.class.footprint > 0 {
             MAX_CLEARANCE as i32 - 1
         } else {
             0
         };
-        for &e in changed {
-            if !base.in_bounds(e) {
-                continue;
-            }
-            if reach > 0 {
-                for_box(base, e, reach, |c| {
-                    let i = (c.y as u32 * base.width() + c.x as u32) as usize;
-                    self.clearance[i] = clearance_at(base, &self.class.costs, c);
-                });
-            }
+        let kinds = Kinds {
+            base,
+            known: self.known.as_ref(),
+        };
+        if reach > 0 {
             for_box(base, e, reach, |c| {
-                let kind = derived_kind(base, &self.class, &self.clearance, c);
-                self.grid.set_terrain(c, kind).expect("in bounds");
+                let i = (c.y as u32 * base.width() + c.x as u32) as usize;
+                self.clearance[i] = clearance_at(kinds, &self.class.costs, c);
             });
-            let p = base.penalty(e).expect("in bounds");
-            self.grid.set_penalty(e, p).expect("in bounds");
         }
+        for_box(base, e, reach, |c| {
+            let kind = derived_kind(kinds, &self.class, &self.clearance, c);
+            if self.grid.terrain(c) != Ok(kind) {
+                self.grid.set_terrain(c, kind).expect("in bounds");
+                out.push(c);
+            }
+        });
+    }
+}
+
+/// What one player knows of a grid (Lester's fog of war): the cells it has seen, and the kind it
+/// assumes every other cell has (plain ground, say, so that units plan straight into the unknown
+/// and find out). A cell once seen stays known, and follows the grid's edits from then on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Knowledge {
+    width: u32,
+    height: u32,
+    /// One bit per cell, row-major.
+    seen: Vec<u64>,
+    seen_count: usize,
+    assumed: u8,
+}
+
+impl Knowledge {
+    /// Nothing seen yet of `grid`; every cell assumed to be of kind `assumed` ([`NORMAL`](super::NORMAL):
+    /// open ground; [`BLOCKED`]: plan only through what was seen).
+    pub fn new(grid: &NavGrid, assumed: u8) -> Self {
+        let cells = grid.width() as usize * grid.height() as usize;
+        Knowledge {
+            width: grid.width(),
+            height: grid.height(),
+            seen: vec![0; cells.div_ceil(64)],
+            seen_count: 0,
+            assumed,
+        }
+    }
+
+    /// The kind assumed of unseen cells.
+    pub fn assumed(&self) -> u8 {
+        self.assumed
+    }
+
+    /// Whether `cell` was seen (`false` outside the grid).
+    #[inline]
+    pub fn is_seen(&self, cell: Cell) -> bool {
+        self.bit(cell)
+            .is_some_and(|(w, b)| self.seen[w] & (1 << b) != 0)
+    }
+
+    /// Marks `cell` seen; whether it was not before (`false` outside the grid).
+    pub fn reveal(&mut self, cell: Cell) -> bool {
+        let Some((w, b)) = self.bit(cell) else {
+            return false;
+        };
+        let fresh = self.seen[w] & (1 << b) == 0;
+        self.seen[w] |= 1 << b;
+        self.seen_count += fresh as usize;
+        fresh
+    }
+
+    /// How many cells were seen.
+    pub fn seen_count(&self) -> usize {
+        self.seen_count
+    }
+
+    /// The size of the grid it is of (width, height).
+    pub fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    fn bit(&self, c: Cell) -> Option<(usize, u32)> {
+        if c.x < 0 || c.y < 0 || c.x as u32 >= self.width || c.y as u32 >= self.height {
+            return None;
+        }
+        let i = c.y as usize * self.width as usize + c.x as usize;
+        Some((i / 64, (i % 64) as u32))
     }
 }
 
 /// The class grid's terrain at `c`: the class's cost of the kind there, or blocked without room
 /// for the footprint.
-fn derived_kind(base: &NavGrid, class: &MoveClass, clearance: &[u8], c: Cell) -> u8 {
-    let cost = class.costs.cost(base.terrain(c).expect("in bounds"));
+fn derived_kind(kinds: Kinds, class: &MoveClass, clearance: &[u8], c: Cell) -> u8 {
+    let cost = class.costs.cost(kinds.at(c).expect("in bounds"));
     if class.footprint == 0 {
         return cost;
     }
-    let i = (c.y as u32 * base.width() + c.x as u32) as usize;
+    let i = (c.y as u32 * kinds.base.width() + c.x as u32) as usize;
     if clearance[i] > class.footprint {
         cost
     } else {
@@ -299,13 +478,13 @@ fn for_box(grid: &NavGrid, at: Cell, reach: i32, mut f: impl FnMut(Cell)) {
 }
 
 /// Whether `c` is blocked for a class with `costs` (outside the grid is).
-fn class_blocked(grid: &NavGrid, costs: &TerrainCosts, c: Cell) -> bool {
-    grid.terrain(c).map_or(true, |k| costs.cost(k) == BLOCKED)
+fn class_blocked(kinds: Kinds, costs: &TerrainCosts, c: Cell) -> bool {
+    kinds.at(c).is_none_or(|k| costs.cost(k) == BLOCKED)
 }
 
 /// The clearance of one cell, by looking at the rings around it.
-fn clearance_at(grid: &NavGrid, costs: &TerrainCosts, c: Cell) -> u8 {
-    if class_blocked(grid, costs, c) {
+fn clearance_at(kinds: Kinds, costs: &TerrainCosts, c: Cell) -> u8 {
+    if class_blocked(kinds, costs, c) {
         return 0;
     }
     for ring in 1..MAX_CLEARANCE as i32 {
@@ -316,7 +495,7 @@ fn clearance_at(grid: &NavGrid, costs: &TerrainCosts, c: Cell) -> u8 {
                 IVec2::new(-ring, k),
                 IVec2::new(ring, k),
             ];
-            if around.iter().any(|&d| class_blocked(grid, costs, c + d)) {
+            if around.iter().any(|&d| class_blocked(kinds, costs, c + d)) {
                 return ring as u8;
             }
         }
@@ -326,13 +505,14 @@ fn clearance_at(grid: &NavGrid, costs: &TerrainCosts, c: Cell) -> u8 {
 
 /// Clearance of every cell, row-major: a breadth-first sweep outward from the blocked cells and
 /// the grid's edge (each cell's distance to the nearest, in rings, capped).
-fn clearance_map(grid: &NavGrid, costs: &TerrainCosts) -> Vec<u8> {
+fn clearance_map(kinds: Kinds, costs: &TerrainCosts) -> Vec<u8> {
+    let grid = kinds.base;
     let (w, h) = (grid.width() as i32, grid.height() as i32);
     let at = |c: Cell| (c.y * w + c.x) as usize;
     let mut clearance = vec![MAX_CLEARANCE; (w * h) as usize];
     let mut frontier = Vec::new();
     for c in grid.cells() {
-        if class_blocked(grid, costs, c) {
+        if class_blocked(kinds, costs, c) {
             clearance[at(c)] = 0;
             frontier.push(c);
         } else if c.x == 0 || c.y == 0 || c.x == w - 1 || c.y == h - 1 {

@@ -30,7 +30,9 @@ mod turn;
 
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
 pub(crate) use classes::wall_radius;
-pub use classes::{ClassError, ClassGrid, MAX_CLEARANCE, MIN_WALL_RADIUS, MoveClass, TerrainCosts};
+pub use classes::{
+    ClassError, ClassGrid, Knowledge, MAX_CLEARANCE, MIN_WALL_RADIUS, MoveClass, TerrainCosts,
+};
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
 pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};

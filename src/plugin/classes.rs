@@ -1,12 +1,13 @@
 //! Unit classes in the plugin: the [`UnitClass`] a game puts on units, the [`ClassId`] the
-//! plugin resolves it to (with the unit's size), and the registry of classes in use, each of
-//! which every [`NavMap`] keeps a grid for.
+//! plugin resolves it to (with the unit's size and, under fog of war, its [`PlayerId`]), and the
+//! registry of classes in use, each of which every [`NavMap`] keeps a grid for.
 
 use bevy::prelude::*;
 
 use crate::core::{MoveClass, TerrainCosts};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::map::NavMap;
+use crate::plugin::settings::TilepathSettings;
 
 /// What terrain costs a unit: put it on units that are not infantry (vehicles that cannot enter
 /// forest, amphibious units that cross water). The grid's terrain values are kinds; a unit
@@ -38,9 +39,16 @@ impl UnitClass {
     }
 }
 
-/// The class a unit plans and moves as, resolved by the plugin from its [`UnitClass`] and its
-/// [`NavAgent`]'s radius ([`ClassId::DEFAULT`] when neither is set apart). Read it with
-/// [`NavMap::grid_of`] to see the grid the unit sees.
+/// The player a unit belongs to: under fog of war
+/// ([`FogSettings`](crate::FogSettings)) it plans on what its player's units have seen, and
+/// reveals what it sees ([`Sight`](crate::Sight)). Without fog it changes nothing.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component)]
+pub struct PlayerId(pub u8);
+
+/// The class a unit plans and moves as, resolved by the plugin from its [`UnitClass`], its
+/// [`NavAgent`]'s radius and, under fog of war, its [`PlayerId`] ([`ClassId::DEFAULT`] when
+/// none sets it apart). Read it with [`NavMap::grid_of`] to see the grid the unit sees.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
 pub struct ClassId(pub(crate) u16);
@@ -56,19 +64,28 @@ impl ClassId {
     }
 }
 
-/// The classes in use: every distinct pair of costs and footprint some unit has had, in the
-/// order they first appeared. Classes are never removed (a map's grid for a class no unit uses
-/// any more costs its memory and its share of edits, little next to a search).
+/// What a class is: costs and footprint, and the player whose knowledge it plans with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ClassKey {
+    /// Terrain costs and footprint.
+    pub class: MoveClass,
+    /// Under fog of war, the player whose knowledge of the map it plans with.
+    pub player: Option<u8>,
+}
+
+/// The classes in use: every distinct class, size and (under fog of war) player some unit has
+/// had, in the order they first appeared. Classes are never removed (a map's grid for a class
+/// no unit uses any more costs its memory and its share of edits, little next to a search).
 #[derive(Resource, Debug, Default)]
 pub struct NavClasses {
-    classes: Vec<MoveClass>,
+    classes: Vec<ClassKey>,
 }
 
 impl NavClasses {
     /// The class of `id` (`None` for an id never handed out).
-    pub fn get(&self, id: ClassId) -> Option<MoveClass> {
+    pub fn get(&self, id: ClassId) -> Option<ClassKey> {
         match id.0 {
-            0 => Some(MoveClass::default()),
+            0 => Some(ClassKey::default()),
             k => self.classes.get(k as usize - 1).cloned(),
         }
     }
@@ -84,8 +101,8 @@ impl NavClasses {
     }
 
     /// The id of `class`, registering it if it is new.
-    fn intern(&mut self, class: MoveClass) -> ClassId {
-        if class.is_default() {
+    fn intern(&mut self, class: ClassKey) -> ClassId {
+        if class.class.is_default() && class.player.is_none() {
             return ClassId::DEFAULT;
         }
         let k = match self.classes.iter().position(|c| *c == class) {
@@ -99,53 +116,77 @@ impl NavClasses {
     }
 }
 
-/// The class of a unit with these components.
-pub(crate) fn move_class(class: Option<&UnitClass>, agent: Option<&NavAgent>) -> MoveClass {
-    MoveClass::new(
-        class.map(|c| c.costs.clone()).unwrap_or_default(),
-        MoveClass::footprint_for_radius(agent.map_or(0.0, |a| a.radius)),
-    )
+/// The class of a unit with these components (its player counts under fog only).
+pub(crate) fn class_key(
+    class: Option<&UnitClass>,
+    agent: Option<&NavAgent>,
+    player: Option<&PlayerId>,
+    fog: bool,
+) -> ClassKey {
+    ClassKey {
+        class: MoveClass::new(
+            class.map(|c| c.costs.clone()).unwrap_or_default(),
+            MoveClass::footprint_for_radius(agent.map_or(0.0, |a| a.radius)),
+        ),
+        player: player.filter(|_| fog).map(|p| p.0),
+    }
 }
 
-/// Resolves the class of units whose [`UnitClass`] or [`NavAgent`] changed (or whose class was
-/// removed), and gives every map a grid for every class in use.
+/// What [`resolve_classes`] reads of a unit.
+type ClassParts = (
+    Entity,
+    Option<&'static UnitClass>,
+    Option<&'static NavAgent>,
+    Option<&'static PlayerId>,
+    Option<&'static ClassId>,
+);
+
+/// Resolves the class of units whose [`UnitClass`], [`NavAgent`] or [`PlayerId`] changed (or
+/// was removed), of every unit when fog of war is turned on or off, and gives every map a grid
+/// for every class in use.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn resolve_classes(
     mut registry: ResMut<NavClasses>,
-    changed: Query<
-        (
-            Entity,
-            Option<&UnitClass>,
-            Option<&NavAgent>,
-            Option<&ClassId>,
-        ),
-        Or<(Changed<UnitClass>, Changed<NavAgent>)>,
-    >,
-    mut removed: RemovedComponents<UnitClass>,
-    units: Query<(Option<&UnitClass>, Option<&NavAgent>, Option<&ClassId>)>,
+    settings: Res<TilepathSettings>,
+    mut fog_was: Local<bool>,
+    changed: Query<ClassParts, Or<(Changed<UnitClass>, Changed<NavAgent>, Changed<PlayerId>)>>,
+    mut removed_class: RemovedComponents<UnitClass>,
+    mut removed_player: RemovedComponents<PlayerId>,
+    units: Query<ClassParts>,
     mut maps: Query<&mut NavMap>,
     mut commands: Commands,
 ) {
-    let mut set = |entity: Entity,
-                   class: Option<&UnitClass>,
-                   agent: Option<&NavAgent>,
-                   id: Option<&ClassId>,
+    let fog = settings.fog.enabled;
+    let mut set = |(entity, class, agent, player, id): (
+        Entity,
+        Option<&UnitClass>,
+        Option<&NavAgent>,
+        Option<&PlayerId>,
+        Option<&ClassId>,
+    ),
                    commands: &mut Commands| {
-        let new = registry.intern(move_class(class, agent));
+        let new = registry.intern(class_key(class, agent, player, fog));
         if ClassId::of(id) != new {
             commands.entity(entity).insert(new);
         }
     };
-    for (entity, class, agent, id) in &changed {
-        set(entity, class, agent, id, &mut commands);
-    }
-    for entity in removed.read() {
-        if let Ok((class, agent, id)) = units.get(entity) {
-            set(entity, class, agent, id, &mut commands);
+    if std::mem::replace(&mut *fog_was, fog) != fog {
+        for parts in &units {
+            set(parts, &mut commands);
+        }
+    } else {
+        for parts in &changed {
+            set(parts, &mut commands);
+        }
+        for entity in removed_class.read().chain(removed_player.read()) {
+            if let Ok(parts) = units.get(entity) {
+                set(parts, &mut commands);
+            }
         }
     }
     for mut map in &mut maps {
         if map.needs_classes(&registry.classes) {
-            map.ensure_classes(&registry.classes);
+            map.ensure_classes(&registry.classes, settings.fog.assumed);
         }
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use bevy::math::Affine2;
 use bevy::prelude::*;
 
-use crate::core::{Cell, ClassError, ClassGrid, GridError, MoveClass, NavGrid};
-use crate::plugin::classes::ClassId;
+use crate::core::{Cell, ClassError, ClassGrid, GridError, Knowledge, NavGrid};
+use crate::plugin::classes::{ClassId, ClassKey};
 
 /// A navigation grid on a map entity, with its place in the world: an affine map from grid
 /// space (cell `(x, y)` covers `x..x + 1` by `y..y + 1`) to world space. [`NavMap::new`] places
@@ -20,13 +20,19 @@ use crate::plugin::classes::ClassId;
 /// remaining path crosses one are repathed).
 ///
 /// Beside the shared grid, a map keeps the grid of every unit class in use
-/// ([`UnitClass`](crate::UnitClass), and units wider than a tile): derived from the shared one
-/// and brought up to date by the same edits, cell by cell.
+/// ([`UnitClass`](crate::UnitClass), units wider than a tile, and under fog of war each player's
+/// units): derived from the shared one and brought up to date by the same edits, cell by cell,
+/// and, for a player's, by what its units see ([`NavMap::knowledge`]).
 #[derive(Component, Clone, Debug)]
 pub struct NavMap {
     grid: Arc<NavGrid>,
-    /// The grid of class `ClassId(k + 1)` at `k` (or why it cannot be made).
-    classes: Vec<Result<Arc<ClassGrid>, ClassError>>,
+    /// The grid of class `ClassId(k + 1)` at `k`.
+    classes: Vec<ClassEntry>,
+    /// What each player has seen (fog of war), for the player's class grids made later.
+    knowledge: Vec<(u8, Knowledge)>,
+    /// Cells of class grids that a player's units saw other than assumed, since the plugin last
+    /// handled them (it does every frame).
+    revealed: Vec<(ClassId, Cell)>,
     /// Grid space to world space, and back.
     to_world: Affine2,
     to_grid: Affine2,
@@ -50,6 +56,8 @@ impl NavMap {
         let mut map = NavMap {
             grid: Arc::new(grid),
             classes: Vec::new(),
+            knowledge: Vec::new(),
+            revealed: Vec::new(),
             to_world: Affine2::IDENTITY,
             to_grid: Affine2::IDENTITY,
             changed: Vec::new(),
@@ -125,7 +133,7 @@ impl NavMap {
     pub fn class_grid(&self, class: ClassId) -> Option<Result<&ClassGrid, ClassError>> {
         let k = class.0.checked_sub(1)? as usize;
         let entry = self.classes.get(k)?;
-        Some(entry.as_ref().map(|c| &**c).map_err(|e| *e))
+        Some(entry.grid.as_ref().map(|c| &**c).map_err(|e| *e))
     }
 
     /// A shared snapshot of the grid of `class` (for worker searches).
@@ -135,40 +143,108 @@ impl NavMap {
             .checked_sub(1)
             .and_then(|k| self.classes.get(k as usize))
         {
-            Some(Ok(c)) => GridSnapshot::Class(c.clone()),
+            Some(ClassEntry { grid: Ok(c), .. }) => GridSnapshot::Class(c.clone()),
             _ => GridSnapshot::Shared(self.grid.clone()),
         }
     }
 
+    /// What `player`'s units have seen of this map (fog of war; `None` before the player's first
+    /// unit planned on it).
+    pub fn knowledge(&self, player: u8) -> Option<&Knowledge> {
+        self.knowledge
+            .iter()
+            .find(|(p, _)| *p == player)
+            .map(|(_, k)| k)
+    }
+
     /// Whether [`NavMap::ensure_classes`] has work to do.
-    pub(crate) fn needs_classes(&self, classes: &[MoveClass]) -> bool {
+    pub(crate) fn needs_classes(&self, classes: &[ClassKey]) -> bool {
         let grid = &*self.grid;
         self.classes.len() < classes.len()
-            || self.classes.iter().flatten().any(|c| {
-                let g = c.grid();
-                (g.width(), g.height(), g.rules()) != (grid.width(), grid.height(), grid.rules())
+            || self.classes.iter().any(|e| {
+                e.grid.as_ref().is_ok_and(|c| {
+                    let g = c.grid();
+                    (g.width(), g.height(), g.rules())
+                        != (grid.width(), grid.height(), grid.rules())
+                })
             })
     }
 
     /// Makes sure the map has a grid for every class in `classes` (`classes[k]` is
-    /// `ClassId(k + 1)`), and rebuilds those made for another size or other move rules (the
-    /// shared grid was replaced through [`NavMap::grid_mut`]).
-    pub(crate) fn ensure_classes(&mut self, classes: &[MoveClass]) {
+    /// `ClassId(k + 1)`; a player's unseen cells assumed of kind `assumed`), and rebuilds those
+    /// made for another size or other move rules (the shared grid was replaced through
+    /// [`NavMap::grid_mut`]: what players had seen of the old one is forgotten).
+    pub(crate) fn ensure_classes(&mut self, classes: &[ClassKey], assumed: u8) {
         let grid = &*self.grid;
-        for entry in &mut self.classes {
-            if let Ok(c) = entry {
-                let g = c.grid();
-                if (g.width(), g.height(), g.rules()) != (grid.width(), grid.height(), grid.rules())
-                {
-                    let class = c.class().clone();
-                    *entry = ClassGrid::new(grid, class).map(Arc::new);
-                }
+        let size = (grid.width(), grid.height());
+        self.knowledge.retain(|(_, k)| k.size() == size);
+        let stale: Vec<usize> = (0..self.classes.len())
+            .filter(|&k| {
+                self.classes[k].grid.as_ref().is_ok_and(|c| {
+                    let g = c.grid();
+                    (g.width(), g.height(), g.rules()) != (size.0, size.1, grid.rules())
+                })
+            })
+            .collect();
+        for k in stale {
+            self.classes[k] = self.make_class(classes[k].clone(), assumed);
+        }
+        for key in classes.iter().skip(self.classes.len()) {
+            let entry = self.make_class(key.clone(), assumed);
+            self.classes.push(entry);
+        }
+    }
+
+    /// The grid of `key`: with what its player has seen, if it has one.
+    fn make_class(&mut self, key: ClassKey, assumed: u8) -> ClassEntry {
+        let grid = &*self.grid;
+        let made = match key.player {
+            None => ClassGrid::new(grid, key.class),
+            Some(p) => {
+                let known = match self.knowledge.iter().find(|(q, _)| *q == p) {
+                    Some((_, k)) => k.clone(),
+                    None => {
+                        let k = Knowledge::new(grid, assumed);
+                        self.knowledge.push((p, k.clone()));
+                        k
+                    }
+                };
+                ClassGrid::with_knowledge(grid, key.class, known)
+            }
+        };
+        ClassEntry {
+            player: key.player,
+            grid: made.map(Arc::new),
+        }
+    }
+
+    /// `player`'s units see `cells`: its knowledge and class grids learn their true kinds.
+    /// Returns how many of them the player had not seen before. Cells of its class grids that
+    /// turn out other than assumed are kept for the repath on reveal.
+    pub(crate) fn reveal(&mut self, player: u8, cells: &[Cell]) -> usize {
+        let Some((_, known)) = self.knowledge.iter_mut().find(|(p, _)| *p == player) else {
+            return 0;
+        };
+        let fresh: Vec<Cell> = cells.iter().copied().filter(|&c| known.reveal(c)).collect();
+        if fresh.is_empty() {
+            return 0;
+        }
+        for (k, entry) in self.classes.iter_mut().enumerate() {
+            if entry.player != Some(player) {
+                continue;
+            }
+            if let Ok(c) = &mut entry.grid {
+                let changed = Arc::make_mut(c).reveal(&self.grid, &fresh);
+                let id = ClassId(k as u16 + 1);
+                self.revealed.extend(changed.into_iter().map(|c| (id, c)));
             }
         }
-        for class in classes.iter().skip(self.classes.len()) {
-            self.classes
-                .push(ClassGrid::new(grid, class.clone()).map(Arc::new));
-        }
+        fresh.len()
+    }
+
+    /// Class grid cells seen other than assumed since the plugin last took them.
+    pub(crate) fn take_revealed(&mut self) -> Vec<(ClassId, Cell)> {
+        std::mem::take(&mut self.revealed)
     }
 
     /// Mutable access to the whole grid (copied first if a worker holds a snapshot). Edits made
@@ -200,8 +276,10 @@ impl NavMap {
     /// Records that `cell` changed (after editing its terrain or penalty through
     /// [`NavMap::grid_mut`]), and brings the class grids up to date around it.
     pub fn mark_changed(&mut self, cell: Cell) {
-        for c in self.classes.iter_mut().flatten() {
-            Arc::make_mut(c).update(&self.grid, &[cell]);
+        for entry in &mut self.classes {
+            if let Ok(c) = &mut entry.grid {
+                Arc::make_mut(c).update(&self.grid, &[cell]);
+            }
         }
         self.changed.push(cell);
     }
@@ -259,4 +337,12 @@ impl std::ops::Deref for GridSnapshot {
             GridSnapshot::Class(c) => c.grid(),
         }
     }
+}
+
+/// A class grid of a map, or why the map cannot have it.
+#[derive(Clone, Debug)]
+struct ClassEntry {
+    /// The player whose knowledge it plans with.
+    player: Option<u8>,
+    grid: Result<Arc<ClassGrid>, ClassError>,
 }

@@ -9,7 +9,7 @@
 //! - [`group`]: group orders ([`group_order`](group::group_order)): a slot per unit, one shared
 //!   search.
 //! - [`classes`]: unit classes ([`UnitClass`](classes::UnitClass)) and the class grids maps
-//!   keep for them.
+//!   keep for them; [`fog`]: fog of war, what each player's units have seen.
 //! - [`map`], [`agent`], [`claims`], [`settings`], [`schedule`], [`diagnostics`].
 
 pub mod agent;
@@ -17,6 +17,7 @@ pub mod claims;
 pub mod classes;
 mod cpu_clock;
 pub mod diagnostics;
+pub mod fog;
 pub mod group;
 pub mod map;
 pub mod movement;

@@ -130,6 +130,10 @@ pub enum PathOrigin {
     StepAside,
     /// After stepping aside, the unit resumes its order.
     Resume,
+    /// Fog of war: the unit's player saw a cell ahead on its path other than it had assumed
+    /// (a wall where it planned open ground): the same goal, searched again with what is known
+    /// now.
+    Revealed,
 }
 
 impl PathOrigin {

@@ -101,6 +101,8 @@ pub struct TilepathSettings {
     pub region_cluster: u32,
     /// How units in a crowd wait, make way, step aside and, as a last resort, walk through.
     pub crowd: CrowdSettings,
+    /// Fog of war: units of a player plan on what their player has seen.
+    pub fog: FogSettings,
 }
 
 impl Default for TilepathSettings {
@@ -126,6 +128,7 @@ impl Default for TilepathSettings {
             hierarchical_beyond: 64,
             region_cluster: 16,
             crowd: CrowdSettings::default(),
+            fog: FogSettings::default(),
         }
     }
 }
@@ -196,6 +199,35 @@ impl Default for CrowdSettings {
             avoidance: false,
             avoidance_horizon: 1.0,
             neighbour_radius: 2.0,
+        }
+    }
+}
+
+/// Fog of war (Lester: units that do not know the whole map). With it on, a unit with a
+/// [`PlayerId`](crate::PlayerId) plans on what its player has seen: cells no unit of the player
+/// has seen are planned as terrain kind [`FogSettings::assumed`], whatever they really are;
+/// units reveal the cells within their [`Sight`](crate::Sight); and when a revealed cell turns
+/// out other than assumed, the player's units whose paths cross it plan again
+/// ([`PathOrigin::Revealed`](crate::PathOrigin::Revealed)). Seen cells stay known (and follow
+/// later edits). Units without a `PlayerId` know the whole map.
+#[derive(Clone, Debug, PartialEq, Reflect)]
+pub struct FogSettings {
+    /// On or off (off by default); turning it on or off re-plans nothing by itself, later
+    /// requests use the new setting.
+    pub enabled: bool,
+    /// The terrain kind assumed of unseen cells ([`NORMAL`](crate::core::NORMAL): open ground;
+    /// [`BLOCKED`](crate::core::BLOCKED): plan only through what was seen).
+    pub assumed: u8,
+    /// Sight radius in tiles of units without a [`Sight`](crate::Sight).
+    pub sight: f32,
+}
+
+impl Default for FogSettings {
+    fn default() -> Self {
+        FogSettings {
+            enabled: false,
+            assumed: crate::core::NORMAL,
+            sight: 6.0,
         }
     }
 }

@@ -25,12 +25,13 @@ use crate::core::AStar;
 
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
-use super::classes::{ClassId, NavClasses};
+use super::classes::{ClassId, NavClasses, PlayerId};
 use super::diagnostics::{FrameTally, TilepathFrameStats, roll_frame};
+use super::fog::{FogStats, Sight};
 use super::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use super::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests};
 use super::schedule::{TilepathSchedule, TilepathSystems};
-use super::settings::{CrowdSettings, TilepathSettings, WorkerMode};
+use super::settings::{CrowdSettings, FogSettings, TilepathSettings, WorkerMode};
 
 use delivery::Ready;
 use inline::{InlineJob, Smoothing};
@@ -143,6 +144,7 @@ impl Plugin for PathQueuePlugin {
             .init_resource::<PendingRequests>()
             .init_resource::<Claims>()
             .init_resource::<NavClasses>()
+            .init_resource::<FogStats>()
             .init_resource::<FrameTally>()
             .init_resource::<TilepathFrameStats>()
             .add_message::<PathOutcome>()
@@ -158,6 +160,10 @@ impl Plugin for PathQueuePlugin {
             .register_type::<NavPath>()
             .register_type::<NavAgent>()
             .register_type::<ClassId>()
+            .register_type::<PlayerId>()
+            .register_type::<Sight>()
+            .register_type::<FogStats>()
+            .register_type::<FogSettings>()
             .register_type::<PathOutcome>()
             .register_type::<OutcomeKind>()
             .register_type::<SearchKind>()
@@ -167,6 +173,7 @@ impl Plugin for PathQueuePlugin {
                 (
                     (
                         crate::plugin::classes::resolve_classes,
+                        crate::plugin::fog::reveal_fog,
                         service::prepare_scratch,
                         regions::keep_regions,
                         repath::repath_on_change,

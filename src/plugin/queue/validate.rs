@@ -126,7 +126,10 @@ pub(crate) fn collect_requests(
                 }
                 // Searches around units in the way need the claims as they are now, not as a
                 // shared (or cached) tree saw them: they search alone.
-                job.alone = !matches!(origin, PathOrigin::User | PathOrigin::GridEdit);
+                job.alone = !matches!(
+                    origin,
+                    PathOrigin::User | PathOrigin::GridEdit | PathOrigin::Revealed
+                );
                 queue.waiting.push(job);
             }
             Err(failure) => queue.fail(&mut book, s.entity, s.ticket, failure),
