@@ -19,7 +19,7 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid, overlaps_blocked};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{NavAgent, NavClasses, PathProgress, SearchKind};
+use bevy_tilepath::{FogStats, NavAgent, NavClasses, PathProgress, SearchKind};
 
 use crate::DemoConfig;
 use crate::common::{CrowdFrame, Rng, crowd_frame, percentile};
@@ -99,6 +99,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
     if std::env::var_os("RTS_MAP").is_some() {
         print_map(&mut app, &map, &terrain);
     }
+    let tanks = count_kind(&mut app, Kind::Tank);
     let tally = &app.world().resource::<OutcomeTally>().0;
     let outcomes: Vec<String> = tally
         .iter()
@@ -108,14 +109,24 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let p99 = percentile(&frame_ms, 0.99);
     let mean = frame_ms.iter().sum::<f64>() / frame_ms.len().max(1) as f64;
     let classes = if config.mixed {
-        let tanks = count_kind(&mut app, Kind::Tank);
         let n = app.world().resource::<NavClasses>().len();
         format!(" classes={n} tanks={tanks}")
     } else {
         String::new()
     };
+    let fog = if config.fog {
+        let revealed = app.world().resource::<FogStats>().revealed;
+        let repaths: usize = tally
+            .iter()
+            .filter(|((origin, _), _)| origin == "Revealed")
+            .map(|(_, n)| n)
+            .sum();
+        format!(" reveals={revealed} fog_repaths={repaths}")
+    } else {
+        String::new()
+    };
     println!(
-        "summary map={}{classes} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
+        "summary map={}{classes}{fog} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
         config.map.name(),
         settled.map_or("never".to_string(), |f| f.to_string()),
         percentile(&goal_cells, 0.9),
@@ -147,6 +158,7 @@ fn build_app(config: DemoConfig) -> App {
             // frames) and went its own way.
             time_budget: Duration::from_secs(3600),
             crowd: config.crowd(),
+            fog: config.fog(),
             ..Default::default()
         })
         .insert_resource(config)
@@ -186,11 +198,8 @@ fn spawn_units(app: &mut App, map: &DemoMap, config: &DemoConfig, rng: &mut Rng)
     let recruits = muster(map, config, rng);
     for r in &recruits {
         let p = map.nav.cell_to_world(r.cell);
-        app.world_mut().spawn((
-            r.team,
-            r.kind.bundle(config),
-            Transform::from_xyz(p.x, p.y, 1.0),
-        ));
+        app.world_mut()
+            .spawn((r.bundle(config), Transform::from_xyz(p.x, p.y, 1.0)));
     }
     recruits.len()
 }

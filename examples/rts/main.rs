@@ -15,13 +15,19 @@
 //! narrower than themselves, forest is closed to them and roads are their fast way (see
 //! `units.rs`; not on hexagons).
 //!
+//! `--fog` starts with fog of war on (`F` toggles it in the window): each army plans on what its
+//! units have seen (unseen ground is assumed open), reveals the map around its units as they
+//! go, and plans again when it finds a wall or water across its way. The window darkens what
+//! blue has not seen.
+//!
 //! `--turning-radius R` gives units a turning radius of R tiles (default 0.5; 0 turns in place).
 //! `--avoidance` turns local avoidance (ORCA) on, `--no-pushing` turns pushing off (see
 //! [`CrowdSettings`](bevy_tilepath::CrowdSettings)).
 //! Unknown options are an error. Headless debugging: see `headless.rs`.
 //!
 //! Controls: drag with the left mouse button to select blue units, right-click to order them,
-//! `W` toggles a wall under the cursor, `F1`-`F6` toggle the debug layers. Red units are given
+//! `W` toggles a wall under the cursor, `F` toggles fog of war, `F1`-`F6` toggle the debug
+//! layers. Red units are given
 //! orders by a simple script.
 //!
 //! - `map.rs`: the generated map, its tilemap, where units start.
@@ -65,9 +71,21 @@ pub struct DemoConfig {
     pub map: map::MapKind,
     /// `--mixed`: tanks among the infantry (two tiles across, forest closed to them).
     pub mixed: bool,
+    /// `--fog`: fog of war on from the start (each army plans on what it has seen).
+    pub fog: bool,
 }
 
 impl DemoConfig {
+    /// The plugin's fog settings for this run.
+    pub fn fog(&self) -> bevy_tilepath::FogSettings {
+        bevy_tilepath::FogSettings {
+            enabled: self.fog,
+            // Unseen ground is taken for grass, the map's plain ground.
+            assumed: map::Terrain::Grass.cost(),
+            ..Default::default()
+        }
+    }
+
     /// The plugin's crowd settings for this run.
     pub fn crowd(&self) -> bevy_tilepath::CrowdSettings {
         bevy_tilepath::CrowdSettings {
@@ -91,11 +109,12 @@ impl Default for DemoConfig {
             pushing: true,
             map: map::MapKind::Square,
             mixed: false,
+            fog: false,
         }
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--fog] [--screenshot FILE.png]";
 
 fn parse_args() -> Result<DemoConfig, String> {
     use lexopt::prelude::*;
@@ -124,6 +143,7 @@ fn parse_args() -> Result<DemoConfig, String> {
                 config.map = map::MapKind::parse(&kind)?;
             }
             Long("mixed") => config.mixed = true,
+            Long("fog") => config.fog = true,
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }

@@ -87,6 +87,7 @@ pub fn run(config: DemoConfig) {
         workers: WorkerMode::Async { max_in_flight: 4 },
         searches_per_frame: 32,
         crowd: config.crowd(),
+        fog: config.fog(),
         ..Default::default()
     })
     .insert_resource(Game {
@@ -100,10 +101,16 @@ pub fn run(config: DemoConfig) {
     .add_systems(
         Update,
         (
-            (select_and_order, toggle_wall, red_script, screenshot_script)
+            (
+                select_and_order,
+                toggle_wall,
+                toggle_fog,
+                red_script,
+                screenshot_script,
+            )
                 .before(TilepathSystems::First),
             (retry_failed, track_player_order).after(TilepathSystems::Receive),
-            (draw_selection, update_hud).after(TilepathSystems::Move),
+            (draw_selection, update_hud, draw_fog).after(TilepathSystems::Move),
         ),
     )
     .run();
@@ -137,8 +144,7 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfi
             Kind::Tank => (tank_image.clone(), TILE * 2.0 * r.kind.radius(&config)),
         };
         commands.spawn((
-            r.team,
-            r.kind.bundle(&config),
+            r.bundle(&config),
             Sprite {
                 image,
                 color,
@@ -269,6 +275,43 @@ fn toggle_wall(
                 Terrain::Grass.texture()
             };
         }
+    }
+}
+
+/// `F` turns fog of war on and off.
+fn toggle_fog(keys: Res<ButtonInput<KeyCode>>, mut settings: ResMut<TilepathSettings>) {
+    if keys.just_pressed(KeyCode::KeyF) {
+        settings.fog.enabled = !settings.fog.enabled;
+    }
+}
+
+/// Under fog of war, the tiles blue has not seen are drawn dark (redrawn when blue sees more or
+/// the fog is turned on or off).
+fn draw_fog(
+    settings: Res<TilepathSettings>,
+    maps: Query<&NavMap>,
+    demo_map: Res<DemoMap>,
+    mut tiles: Query<(&TilePos, &mut TileColor)>,
+    mut drawn: Local<Option<(bool, usize)>>,
+) {
+    let Ok(map) = maps.single() else {
+        return;
+    };
+    let known = map
+        .knowledge(Team::Blue.player().0)
+        .filter(|_| settings.fog.enabled);
+    let state = (known.is_some(), known.map_or(0, |k| k.seen_count()));
+    if *drawn == Some(state) {
+        return;
+    }
+    *drawn = Some(state);
+    for (pos, mut color) in &mut tiles {
+        let seen = known.is_none_or(|k| k.is_seen(demo_map.cell(pos.x, pos.y)));
+        color.0 = if seen {
+            Color::WHITE
+        } else {
+            Color::srgb(0.22, 0.22, 0.26)
+        };
     }
 }
 
@@ -409,7 +452,7 @@ fn update_hud(
     );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move   W: wall   F1-F6: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move   W: wall   F: fog of war   F1-F6: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,

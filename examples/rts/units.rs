@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use bevy_tilepath::core::{Cell, ClassGrid, MoveClass, NavGrid, TerrainCosts};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{NavAgent, UnitClass};
+use bevy_tilepath::{NavAgent, PlayerId, UnitClass};
 
 use crate::DemoConfig;
 use crate::common::Rng;
@@ -18,6 +18,16 @@ use crate::map::{DemoMap, MAP_W, Terrain, main_island};
 pub enum Team {
     Blue,
     Red,
+}
+
+impl Team {
+    /// The army's player under fog of war.
+    pub fn player(self) -> PlayerId {
+        match self {
+            Team::Blue => PlayerId(1),
+            Team::Red => PlayerId(2),
+        }
+    }
 }
 
 /// What a unit is.
@@ -97,6 +107,13 @@ pub struct Recruit {
     pub team: Team,
     pub kind: Kind,
     pub cell: Cell,
+}
+
+impl Recruit {
+    /// Its army, kind, class, body and player (its place and looks are the caller's).
+    pub fn bundle(&self, config: &DemoConfig) -> impl Bundle {
+        (self.team, self.team.player(), self.kind.bundle(config))
+    }
 }
 
 /// The armies: blue in the left third, red in the right, `config.units` in all; under

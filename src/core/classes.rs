@@ -325,7 +325,7 @@ impl ClassGrid {
             if !base.in_bounds(e) {
                 continue;
             }
-            self.recompute_around(base, e, &mut out);
+            self.recompute_around(base, e, &mut |cell, _, _| out.push(cell));
             let p = base.penalty(e).expect("in bounds");
             self.grid.set_penalty(e, p).expect("in bounds");
         }
@@ -333,10 +333,11 @@ impl ClassGrid {
     }
 
     /// The player this grid plans for sees `cells` (those outside the grid are ignored): their
-    /// true kinds replace the assumption. Returns the cells of the class grid whose terrain
-    /// changed (where the truth contradicts the assumption: a unit planned across one plans
-    /// again). Without knowledge it does nothing.
-    pub fn reveal(&mut self, base: &NavGrid, cells: &[Cell]) -> Vec<Cell> {
+    /// true kinds replace the assumption. Returns the cells of the class grid that turned out
+    /// worse than assumed, with their terrain now: [`BLOCKED`], or dearer than assumed (a unit
+    /// planned across one plans again; a path across cells that turned out cheaper is still
+    /// good). Without knowledge it does nothing.
+    pub fn reveal(&mut self, base: &NavGrid, cells: &[Cell]) -> Vec<(Cell, u8)> {
         let mut out = Vec::new();
         let Some(known) = &mut self.known else {
             return out;
@@ -348,14 +349,25 @@ impl ClassGrid {
             }
         }
         for c in contradicted {
-            self.recompute_around(base, c, &mut out);
+            self.recompute_around(base, c, &mut |cell, old, new| {
+                let worse = new == BLOCKED || old != BLOCKED && new > old;
+                if worse {
+                    out.push((cell, new));
+                }
+            });
         }
         out
     }
 
     /// Recomputes clearance and terrain of the class grid around `e` (within `MAX_CLEARANCE - 1`
-    /// with a footprint, at `e` alone without), adding the cells whose terrain changed to `out`.
-    fn recompute_around(&mut self, base: &NavGrid, e: Cell, out: &mut Vec<Cell>) {
+    /// with a footprint, at `e` alone without), telling `changed` each cell whose terrain changed,
+    /// with its old and new terrain.
+    fn recompute_around(
+        &mut self,
+        base: &NavGrid,
+        e: Cell,
+        changed: &mut impl FnMut(Cell, u8, u8),
+    ) {
         let reach = if self.class.footprint > 0 {
             MAX_CLEARANCE as i32 - 1
         } else {
@@ -373,9 +385,10 @@ impl ClassGrid {
         }
         for_box(base, e, reach, |c| {
             let kind = derived_kind(kinds, &self.class, &self.clearance, c);
-            if self.grid.terrain(c) != Ok(kind) {
+            let old = self.grid.terrain(c).expect("in bounds");
+            if old != kind {
                 self.grid.set_terrain(c, kind).expect("in bounds");
-                out.push(c);
+                changed(c, old, kind);
             }
         });
     }

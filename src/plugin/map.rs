@@ -30,9 +30,9 @@ pub struct NavMap {
     classes: Vec<ClassEntry>,
     /// What each player has seen (fog of war), for the player's class grids made later.
     knowledge: Vec<(u8, Knowledge)>,
-    /// Cells of class grids that a player's units saw other than assumed, since the plugin last
-    /// handled them (it does every frame).
-    revealed: Vec<(ClassId, Cell)>,
+    /// Cells of class grids that a player's units saw worse than assumed (with their terrain
+    /// now, `0` blocked), since the plugin last handled them (it does every frame).
+    revealed: Vec<(ClassId, Cell, u8)>,
     /// Grid space to world space, and back.
     to_world: Affine2,
     to_grid: Affine2,
@@ -220,7 +220,7 @@ impl NavMap {
 
     /// `player`'s units see `cells`: its knowledge and class grids learn their true kinds.
     /// Returns how many of them the player had not seen before. Cells of its class grids that
-    /// turn out other than assumed are kept for the repath on reveal.
+    /// turn out worse than assumed are kept for the repath on reveal.
     pub(crate) fn reveal(&mut self, player: u8, cells: &[Cell]) -> usize {
         let Some((_, known)) = self.knowledge.iter_mut().find(|(p, _)| *p == player) else {
             return 0;
@@ -236,14 +236,15 @@ impl NavMap {
             if let Ok(c) = &mut entry.grid {
                 let changed = Arc::make_mut(c).reveal(&self.grid, &fresh);
                 let id = ClassId(k as u16 + 1);
-                self.revealed.extend(changed.into_iter().map(|c| (id, c)));
+                self.revealed
+                    .extend(changed.into_iter().map(|(c, t)| (id, c, t)));
             }
         }
         fresh.len()
     }
 
-    /// Class grid cells seen other than assumed since the plugin last took them.
-    pub(crate) fn take_revealed(&mut self) -> Vec<(ClassId, Cell)> {
+    /// Class grid cells seen worse than assumed since the plugin last took them.
+    pub(crate) fn take_revealed(&mut self) -> Vec<(ClassId, Cell, u8)> {
         std::mem::take(&mut self.revealed)
     }
 

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 
 use super::job::footprint_of;
-use crate::core::Cell;
+use crate::core::{BLOCKED, Cell};
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::PathProgress;
@@ -30,8 +30,9 @@ fn near(cells: &[Cell], reach: i32) -> HashSet<Cell> {
 /// Repaths units whose remaining corridor crosses a changed cell or its neighbours (a unit's body
 /// may overlap a neighbour of the corridor cell it walks through; a wide unit's, cells as many
 /// rings further as its footprint), or a cell its class can no longer enter: after an edit
-/// ([`PathOrigin::GridEdit`]) for every class, after a reveal ([`PathOrigin::Revealed`]) for the
-/// classes whose grid it changed.
+/// ([`PathOrigin::GridEdit`]) for every class; after a reveal ([`PathOrigin::Revealed`]), for the
+/// classes whose grid it changed, a corridor near a cell found blocked or through one found
+/// dearer than assumed.
 pub(crate) fn repath_on_change(
     mut maps: Query<(Entity, &mut NavMap)>,
     units: Query<(Entity, &NavPath, Option<&PathProgress>)>,
@@ -40,9 +41,15 @@ pub(crate) fn repath_on_change(
 ) {
     for (map_entity, mut map) in &mut maps {
         let changed = map.take_changed();
-        let mut revealed: HashMap<ClassId, Vec<Cell>> = HashMap::new();
-        for (class, cell) in map.take_revealed() {
-            revealed.entry(class).or_default().push(cell);
+        // By class: cells found blocked, and cells found dearer than assumed.
+        let mut revealed: HashMap<ClassId, (Vec<Cell>, HashSet<Cell>)> = HashMap::new();
+        for (class, cell, terrain) in map.take_revealed() {
+            let (blocked, dearer) = revealed.entry(class).or_default();
+            if terrain == BLOCKED {
+                blocked.push(cell);
+            } else {
+                dearer.insert(cell);
+            }
         }
         if changed.is_empty() && revealed.is_empty() {
             continue;
@@ -72,12 +79,14 @@ pub(crate) fn repath_on_change(
             };
             let origin = if edited {
                 PathOrigin::GridEdit
-            } else if let Some(cells) = seen
+            } else if let Some((blocked, dearer)) = seen
                 && rest.iter().any(|c| {
-                    near_revealed
-                        .entry(path.class)
-                        .or_insert_with(|| near(cells, reach))
-                        .contains(c)
+                    // A wall near enough for the body, or dearer ground on the way itself.
+                    dearer.contains(c)
+                        || near_revealed
+                            .entry(path.class)
+                            .or_insert_with(|| near(blocked, reach))
+                            .contains(c)
                 })
             {
                 PathOrigin::Revealed
