@@ -8,7 +8,10 @@
 //!
 //! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap, `RTS_MAP=1` prints
 //! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame, `RTS_HASH=1`
-//! prints a hash of all unit positions each frame (to show two builds behave the same).
+//! prints a hash of all unit positions each frame (to show two builds behave the same),
+//! `RTS_ORDER=600:82,35:1,2,35,45` orders, at frame 600, the blue units standing on tiles from
+//! (1, 2) to (35, 45) to tile (82, 35) as the player (to replay a windowed order; the script
+//! then orders red only), and lists those that did not arrive near it at the end.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -74,9 +77,28 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    let replay = std::env::var("RTS_ORDER")
+        .ok()
+        .and_then(|v| PlayerOrder::parse(&v));
+    let mut replayed = Vec::new();
     for frame in 0..frames {
         if frame % ORDER_EVERY == 0 && frame < final_order_frame || frame == final_order_frame {
-            give_orders(&mut app, &map, &mut rng, frame, frame == final_order_frame);
+            let teams: &[Team] = if replay.is_some() {
+                &[Team::Red]
+            } else {
+                &[Team::Blue, Team::Red]
+            };
+            give_orders(
+                &mut app,
+                &map,
+                &mut rng,
+                frame,
+                frame == final_order_frame,
+                teams,
+            );
+        }
+        if let Some(order) = replay.as_ref().filter(|o| o.frame == frame) {
+            replayed = order.give(&mut app, &map);
         }
         let t = Instant::now();
         app.update();
@@ -93,6 +115,9 @@ pub fn run(config: DemoConfig) -> ExitCode {
         if hash {
             eprintln!("hash {frame} {:016x}", positions_hash(&mut app));
         }
+    }
+    if let Some(order) = &replay {
+        order.report(&mut app, &map, &replayed);
     }
     let (arrived, stuck) = count_arrivals(&mut app, &map, true, debug);
     let goal_cells = goal_distances(&mut app, &map);
@@ -213,7 +238,14 @@ fn count_kind(app: &mut App, kind: Kind) -> usize {
 
 /// The script: every [`ORDER_EVERY`] frames the next group of each army goes somewhere random;
 /// at the final order everyone goes to a rally point on the other side.
-fn give_orders(app: &mut App, map: &DemoMap, rng: &mut Rng, frame: usize, last: bool) {
+fn give_orders(
+    app: &mut App,
+    map: &DemoMap,
+    rng: &mut Rng,
+    frame: usize,
+    last: bool,
+    teams: &[Team],
+) {
     let world = app.world_mut();
     let mut q = world.query::<(Entity, &Team, &Transform)>();
     let mut all: Vec<(Entity, Team, Vec2)> = q
@@ -224,7 +256,7 @@ fn give_orders(app: &mut App, map: &DemoMap, rng: &mut Rng, frame: usize, last: 
     all.sort_by_key(|u| u.0.index_u32());
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, world);
-    for team in [Team::Blue, Team::Red] {
+    for &team in teams {
         let members: Vec<(Entity, Vec2)> = all
             .iter()
             .filter(|u| u.1 == team)
@@ -386,5 +418,87 @@ fn print_map(app: &mut App, map: &DemoMap, terrain: &[Terrain]) {
     }
     for row in chars.iter().rev() {
         eprintln!("{}", row.iter().collect::<String>());
+    }
+}
+
+/// A player's order replayed headless (`RTS_ORDER=frame:x,y:x0,y0,x1,y1`).
+struct PlayerOrder {
+    frame: usize,
+    target: (u32, u32),
+    from: (u32, u32),
+    to: (u32, u32),
+}
+
+impl PlayerOrder {
+    fn parse(v: &str) -> Option<Self> {
+        let mut parts = v.split(':');
+        let frame = parts.next()?.parse().ok()?;
+        let nums = |s: &str| -> Option<Vec<u32>> { s.split(',').map(|n| n.parse().ok()).collect() };
+        let t = nums(parts.next()?)?;
+        let b = nums(parts.next()?)?;
+        (t.len() == 2 && b.len() == 4).then(|| PlayerOrder {
+            frame,
+            target: (t[0], t[1]),
+            from: (b[0], b[1]),
+            to: (b[2], b[3]),
+        })
+    }
+
+    /// Orders the blue units in the box; returns them.
+    fn give(&self, app: &mut App, map: &DemoMap) -> Vec<Entity> {
+        let world = app.world_mut();
+        let mut q = world.query::<(Entity, &Team, &Transform)>();
+        let mut units: Vec<(Entity, Vec2)> = q
+            .iter(world)
+            .filter(|(_, t, _)| **t == Team::Blue)
+            .map(|(e, _, tf)| (e, map.to_grid(tf.translation.truncate())))
+            .filter(|(_, g)| {
+                map.tile(map.grid().cell_at(*g)).is_some_and(|t| {
+                    (self.from.0..=self.to.0).contains(&t.x)
+                        && (self.from.1..=self.to.1).contains(&t.y)
+                })
+            })
+            .collect();
+        units.sort_by_key(|u| u.0.index_u32());
+        let mut queue = CommandQueue::default();
+        let mut commands = Commands::new(&mut queue, world);
+        let target = map.cell(self.target.0, self.target.1);
+        order_group(&mut commands, &map.nav, &units, target, 10);
+        queue.apply(world);
+        eprintln!("replayed order: {} units to {target}", units.len());
+        units.into_iter().map(|u| u.0).collect()
+    }
+
+    /// The ordered units that stand more than 12 tiles from the target.
+    fn report(&self, app: &mut App, map: &DemoMap, units: &[Entity]) {
+        let target = map.cell(self.target.0, self.target.1);
+        let world = app.world_mut();
+        let mut q = world.query::<(
+            &Transform,
+            &Kind,
+            &PathProgress,
+            &PathStatus,
+            Option<&NavPath>,
+        )>();
+        let mut far = 0;
+        for &e in units {
+            let Ok((tf, kind, p, s, path)) = q.get(world, e) else {
+                continue;
+            };
+            let here = map.grid().cell_at(map.to_grid(tf.translation.truncate()));
+            if map.grid().open_steps(here, target) > 12 {
+                far += 1;
+                eprintln!(
+                    "far: {e} {kind:?} at {here} {:?} {s:?} goal {:?} origin {:?}",
+                    p.state,
+                    path.map(|p| p.goal),
+                    path.map(|p| p.origin)
+                );
+            }
+        }
+        eprintln!(
+            "replayed order: {far} of {} units far from {target}",
+            units.len()
+        );
     }
 }
