@@ -19,6 +19,8 @@ pub const MAX_CLAIM_RADIUS: f32 = 64.0;
 #[derive(Resource, Default, Debug)]
 pub struct Claims {
     maps: EntityHashMap<MapClaims>,
+    /// Footprints of wide stopped units (rings of cells their bodies cover around their own).
+    footprints: EntityHashMap<u8>,
     intents: EntityHashMap<Intent>,
     make_way: EntityHashMap<Entity>,
 }
@@ -102,15 +104,22 @@ impl Claims {
         self.maps.values().map(|m| m.claimed.len()).sum()
     }
 
-    /// `entity` stopped on `new` of `map` (or `None`: it started moving).
+    /// `entity` stopped on `new` of `map` (or `None`: it started moving), its body covering
+    /// `footprint` rings of cells around it (searches block them all).
     pub(crate) fn set_stopped(
         &mut self,
         map: Entity,
         entity: Entity,
         old: Option<Cell>,
         new: Option<Cell>,
+        footprint: u8,
     ) {
         relocate(&mut self.on_mut(map).stopped, entity, old, new);
+        if new.is_some() && footprint > 0 {
+            self.footprints.insert(entity, footprint);
+        } else {
+            self.footprints.remove(&entity);
+        }
     }
 
     /// The stopped unit on `cell` of `map`, if any.
@@ -174,11 +183,13 @@ impl Claims {
         }
         self.intents.remove(&entity);
         self.make_way.remove(&entity);
+        self.footprints.remove(&entity);
     }
 
     /// The search overlay for `entity` starting at `start` on `map`: `penalty` on cells claimed
-    /// by other units and, if `block_stopped`, a block on cells of other stopped units, within
-    /// `radius` tiles (Chebyshev, at most [`MAX_CLAIM_RADIUS`]) of the start.
+    /// by other units and, if `block_stopped`, a block on cells of other stopped units (every
+    /// cell a wide one's body covers), within `radius` tiles (Chebyshev, at most
+    /// [`MAX_CLAIM_RADIUS`]) of the start.
     pub fn overlay_for(
         &self,
         map: Entity,
@@ -249,7 +260,12 @@ impl Claims {
         if block_stopped {
             for (c, &e) in &m.stopped {
                 if !is_member(e) && near(*c) {
-                    out.push((*c, CellOverlay::Blocked));
+                    let f = self.footprints.get(&e).map_or(0, |&f| f as i32);
+                    for dy in -f..=f {
+                        for dx in -f..=f {
+                            out.push((*c + Cell::new(dx, dy), CellOverlay::Blocked));
+                        }
+                    }
                 }
             }
         }

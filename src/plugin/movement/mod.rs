@@ -282,7 +282,7 @@ fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, pos: Vec2
         .replace(unit.map_entity)
         .unwrap_or(unit.map_entity);
     ctx.claims
-        .set_stopped(old_map, unit.entity, progress.stopped_cell.take(), None);
+        .set_stopped(old_map, unit.entity, progress.stopped_cell.take(), None, 0);
     if old_map != unit.map_entity {
         ctx.claims
             .set_moving_at(old_map, unit.entity, progress.moving_cell.take(), None);
@@ -704,8 +704,13 @@ fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, here: Cell) {
     if progress.stopped_cell != Some(here) {
         ctx.claims
             .set_moving_at(map, entity, progress.moving_cell.take(), None);
-        ctx.claims
-            .set_stopped(map, entity, progress.stopped_cell, Some(here));
+        ctx.claims.set_stopped(
+            map,
+            entity,
+            progress.stopped_cell,
+            Some(here),
+            unit.footprint,
+        );
         progress.stopped_cell = Some(here);
     }
     // Asked to make way: step onto the nearest cell nobody stands on or claims (off the asking
@@ -849,8 +854,13 @@ fn stop_here(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, cell: Cell
     publish_intent(ctx.claims, entity, progress, None);
     ctx.claims
         .set_moving_at(map, entity, progress.moving_cell.take(), None);
-    ctx.claims
-        .set_stopped(map, entity, progress.stopped_cell, Some(cell));
+    ctx.claims.set_stopped(
+        map,
+        entity,
+        progress.stopped_cell,
+        Some(cell),
+        unit.footprint,
+    );
     progress.stopped_cell = Some(cell);
     let on_errand = on_errand(ctx.book, unit, &progress.errand);
     match std::mem::take(&mut progress.errand) {

@@ -269,7 +269,7 @@ mod tests {
             Entity::from_raw_u32(3).unwrap(),
         );
         let mut claims = Claims::default();
-        claims.set_stopped(map_entity, other, None, Some(Cell::new(3, 3)));
+        claims.set_stopped(map_entity, other, None, Some(Cell::new(3, 3)), 0);
         claims.claim(map_entity, Cell::new(4, 4), other);
         let settings = TilepathSettings::default();
         let job = Job {
@@ -303,5 +303,34 @@ mod tests {
                 .contains(&(Cell::new(3, 3), CellOverlay::Penalty(200)))
         );
         assert!(soft.soften().is_none(), "nothing left to soften");
+    }
+
+    #[test]
+    fn a_stopped_wide_unit_blocks_its_footprint_and_a_wide_searcher_keeps_clear() {
+        let map_entity = Entity::from_raw_u32(1).unwrap();
+        let (me, tank) = (
+            Entity::from_raw_u32(2).unwrap(),
+            Entity::from_raw_u32(3).unwrap(),
+        );
+        let mut claims = Claims::default();
+        claims.set_stopped(map_entity, tank, None, Some(Cell::new(5, 5)), 1);
+        let blocked = |cells: &[(Cell, CellOverlay)]| {
+            let mut b: Vec<Cell> = cells
+                .iter()
+                .filter(|(_, o)| *o == CellOverlay::Blocked)
+                .map(|(c, _)| *c)
+                .collect();
+            b.sort_by_key(|c| (c.y, c.x));
+            b.dedup();
+            b
+        };
+        let cells = claims.overlay_for(map_entity, me, Cell::new(1, 1), 8.0, 0, true);
+        assert_eq!(blocked(&cells).len(), 9, "the tank's 3 x 3 cells");
+        // A unit of footprint 1 keeps its center a ring further: 5 x 5.
+        assert_eq!(blocked(&grow_overlay(cells, 1)).len(), 25);
+        // It moves off: nothing blocked, and no footprint left behind.
+        claims.set_stopped(map_entity, tank, Some(Cell::new(5, 5)), None, 0);
+        let cells = claims.overlay_for(map_entity, me, Cell::new(1, 1), 8.0, 0, true);
+        assert!(blocked(&cells).is_empty());
     }
 }
