@@ -110,7 +110,7 @@ pub fn run(config: DemoConfig) {
             )
                 .before(TilepathSystems::First),
             (retry_failed, track_player_order).after(TilepathSystems::Receive),
-            (draw_selection, update_hud, draw_fog).after(TilepathSystems::Move),
+            (draw_selection, update_hud, draw_fog, hide_in_fog).after(TilepathSystems::Move),
         ),
     )
     .run();
@@ -312,6 +312,33 @@ fn draw_fog(
         } else {
             Color::srgb(0.22, 0.22, 0.26)
         };
+    }
+}
+
+/// Under fog of war, red units on ground blue has not seen are not drawn.
+fn hide_in_fog(
+    settings: Res<TilepathSettings>,
+    maps: Query<&NavMap>,
+    mut units: Query<(&Team, &Transform, &mut Visibility)>,
+) {
+    let Ok(map) = maps.single() else {
+        return;
+    };
+    let known = map
+        .knowledge(Team::Blue.player().0)
+        .filter(|_| settings.fog.enabled);
+    for (team, tf, mut visibility) in &mut units {
+        let hidden = *team == Team::Red
+            && known.is_some_and(|k| {
+                map.world_to_cell(tf.translation.truncate())
+                    .is_some_and(|c| !k.is_seen(c))
+            });
+        let want = if hidden {
+            Visibility::Hidden
+        } else {
+            Visibility::Inherited
+        };
+        visibility.set_if_neq(want);
     }
 }
 
