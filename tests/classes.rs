@@ -321,6 +321,16 @@ mod plugin {
         e.id()
     }
 
+    /// How the requests of `e` ended, in order.
+    fn outcomes_of(app: &App, e: Entity) -> Vec<OutcomeKind> {
+        let outcomes = &app.world().resource::<Outcomes>().0;
+        outcomes
+            .iter()
+            .filter(|o| o.entity == e)
+            .map(|o| o.kind)
+            .collect()
+    }
+
     fn pos(app: &App, e: Entity) -> Vec2 {
         app.world()
             .get::<Transform>(e)
@@ -426,18 +436,12 @@ mod plugin {
                 break;
             }
         }
-        let outcomes = &app.world().resource::<Outcomes>().0;
-        let of = |e| {
-            outcomes
-                .iter()
-                .filter(|o| o.entity == e)
-                .map(|o| o.kind)
-                .collect::<Vec<_>>()
-        };
+        let of = |e| outcomes_of(&app, e);
         assert_eq!(
             of(tank),
             vec![OutcomeKind::Failed(PathFailure::Unreachable)]
         );
+        let outcomes = &app.world().resource::<Outcomes>().0;
         let tank_outcome = outcomes.iter().find(|o| o.entity == tank).unwrap();
         assert!(
             tank_outcome.latency_frames <= 1,
@@ -561,14 +565,7 @@ mod plugin {
         for _ in 0..300 {
             app.update();
         }
-        let outcomes = &app.world().resource::<Outcomes>().0;
-        let of = |e| {
-            outcomes
-                .iter()
-                .filter(|o| o.entity == e)
-                .map(|o| o.kind)
-                .collect::<Vec<_>>()
-        };
+        let of = |e| outcomes_of(&app, e);
         assert_eq!(
             of(wide),
             vec![OutcomeKind::Failed(PathFailure::UnitTooWide)]
