@@ -543,6 +543,78 @@ mod plugin {
     }
 
     #[test]
+    fn a_tanks_long_request_goes_through_its_own_region_map() {
+        // 200 x 40: a wall down x = 100 with a one-cell gap at y = 5 and a three-cell one at
+        // y = 30..33. A tank's request across is longer than the hierarchical threshold.
+        let mut grid = NavGrid::new(200, 40).unwrap();
+        for y in 0..40 {
+            if y != 5 && !(30..33).contains(&y) {
+                grid.set_walkable(Cell::new(100, y), false).unwrap();
+            }
+        }
+        let mut app = app(grid.clone());
+        let p = Cell::new(5, 5).as_vec2() + 0.5;
+        let tank = app
+            .world_mut()
+            .spawn((
+                Transform::from_xyz(p.x, p.y, 0.0),
+                Mover::default(),
+                NavAgent { radius: 0.9 },
+            ))
+            .id();
+        // The tank's class appears, and its region map is built on the async compute pool.
+        for _ in 0..50 {
+            app.update();
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        // An edit the region map must follow: the wide gap moves down a cell.
+        let mut maps = app.world_mut().query::<&mut NavMap>();
+        let mut map = maps.single_mut(app.world_mut()).unwrap();
+        map.set_walkable(Cell::new(100, 30), false).unwrap();
+        map.set_walkable(Cell::new(100, 33), true).unwrap();
+        grid.set_walkable(Cell::new(100, 30), false).unwrap();
+        grid.set_walkable(Cell::new(100, 33), true).unwrap();
+        app.update();
+        let goal = Cell::new(190, 5);
+        app.world_mut()
+            .entity_mut(tank)
+            .insert(PathRequest::to_cell(goal));
+        for _ in 0..60 * 60 {
+            app.update();
+            let here = pos(&app, tank);
+            assert!(
+                !overlaps_blocked(&grid, here, 0.9 - 1e-3),
+                "in a wall at {here}"
+            );
+            if app
+                .world()
+                .get::<PathProgress>(tank)
+                .is_some_and(|p| p.state == MoveState::Arrived)
+            {
+                break;
+            }
+        }
+        assert!(
+            matches!(
+                outcomes_of(&app, tank)[..],
+                [OutcomeKind::Found {
+                    search: bevy_tilepath::SearchKind::Hierarchical,
+                    ..
+                }]
+            ),
+            "{:?}",
+            outcomes_of(&app, tank)
+        );
+        let path = app.world().get::<NavPath>(tank).unwrap();
+        assert!(
+            path.cells
+                .iter()
+                .all(|c| c.x != 100 || (31..34).contains(&c.y))
+        );
+        assert_eq!(grid.cell_at(pos(&app, tank)), goal);
+    }
+
+    #[test]
     fn a_unit_too_wide_for_hexagons_fails_with_a_reason() {
         let grid = NavGrid::with_rules(
             12,

@@ -33,6 +33,8 @@ pub struct NavMap {
     /// Cells of class grids that a player's units saw worse than assumed (with their terrain
     /// now, `0` blocked), since the plugin last handled them (it does every frame).
     revealed: Vec<(ClassId, Cell, u8)>,
+    /// Cells of class grids changed by edits since the plugin last handled changes.
+    class_changed: Vec<(ClassId, Cell)>,
     /// Grid space to world space, and back.
     to_world: Affine2,
     to_grid: Affine2,
@@ -58,6 +60,7 @@ impl NavMap {
             classes: Vec::new(),
             knowledge: Vec::new(),
             revealed: Vec::new(),
+            class_changed: Vec::new(),
             to_world: Affine2::IDENTITY,
             to_grid: Affine2::IDENTITY,
             changed: Vec::new(),
@@ -277,12 +280,37 @@ impl NavMap {
     /// Records that `cell` changed (after editing its terrain or penalty through
     /// [`NavMap::grid_mut`]), and brings the class grids up to date around it.
     pub fn mark_changed(&mut self, cell: Cell) {
-        for entry in &mut self.classes {
+        for (k, entry) in self.classes.iter_mut().enumerate() {
             if let Ok(c) = &mut entry.grid {
-                Arc::make_mut(c).update(&self.grid, &[cell]);
+                let id = ClassId(k as u16 + 1);
+                let changed = Arc::make_mut(c).update(&self.grid, &[cell]);
+                self.class_changed
+                    .extend(changed.into_iter().map(|c| (id, c)));
             }
         }
         self.changed.push(cell);
+    }
+
+    /// Cells of `class`'s grid that edits changed since the plugin last handled changes (for
+    /// the default class, [`NavMap::changed_cells`]).
+    pub(crate) fn class_changed_cells(&self, class: ClassId) -> Vec<Cell> {
+        if class == ClassId::DEFAULT {
+            return self.changed.clone();
+        }
+        self.class_changed
+            .iter()
+            .filter(|(k, _)| *k == class)
+            .map(|&(_, c)| c)
+            .collect()
+    }
+
+    /// The classes of this map whose grid follows edits only (no player's knowledge): those a
+    /// region map can be kept for. The default class first.
+    pub(crate) fn classes_without_fog(&self) -> impl Iterator<Item = ClassId> + '_ {
+        let others = self.classes.iter().enumerate().filter_map(|(k, e)| {
+            (e.player.is_none() && e.grid.is_ok()).then_some(ClassId(k as u16 + 1))
+        });
+        std::iter::once(ClassId::DEFAULT).chain(others)
     }
 
     /// Cells changed since the plugin last handled changes (it clears them every frame).
@@ -291,6 +319,7 @@ impl NavMap {
     }
 
     pub(crate) fn take_changed(&mut self) -> Vec<Cell> {
+        self.class_changed.clear();
         std::mem::take(&mut self.changed)
     }
 

@@ -62,8 +62,8 @@ impl Job {
     /// at least [`TilepathSettings::hierarchical_beyond`] tiles away, a search without turn
     /// penalty or expansion limit, a request that does not ask for a shortest path, and one of
     /// the game's or a repath after a grid edit (`origin`): the plugin's searches around units
-    /// in the way stay flat, as the region map's route does not know where units stand. Only
-    /// the default class has a region map: other classes search flat.
+    /// in the way stay flat, as the region map's route does not know where units stand. Classes
+    /// that plan with a player's knowledge (fog of war) have no region map: they search flat.
     pub(crate) fn wants_regions(
         &self,
         start: Cell,
@@ -76,7 +76,6 @@ impl Job {
         };
         let beyond = settings.hierarchical_beyond;
         beyond > 0
-            && self.class == ClassId::DEFAULT
             && !self.request.optimal
             && matches!(origin, None | Some(PathOrigin::User | PathOrigin::GridEdit))
             && settings.search.turn_penalty == 0

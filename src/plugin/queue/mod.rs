@@ -99,7 +99,7 @@ impl PathQueue {
     /// ([`TilepathSettings::hierarchical_beyond`]); after an edit it is brought up to date in
     /// the next frame's collect phase.
     pub fn region_map(&self, map: Entity) -> Option<&crate::core::RegionMap> {
-        self.regions.ready(map)
+        self.regions.ready(map, ClassId::DEFAULT)
     }
 
     /// Outcomes waiting for delivery (delivery has a budget too).

@@ -1,26 +1,29 @@
-//! Region maps for the hierarchical search of long requests: one per navigation map, built on
-//! the `AsyncComputeTaskPool` when the map appears (a 512 x 512 map takes 0.1-0.5 s; searches
-//! are flat until it is ready), brought up to date after edits cluster by cluster
-//! ([`RegionMap::update`], under a millisecond for one tile on a 512 x 512 map) and shared with
-//! worker searches like the grid's snapshot (copy-on-write).
+//! Region maps for the hierarchical search of long requests: one per navigation map and unit
+//! class (the classes that plan with a player's knowledge under fog of war have none: what they
+//! see changes every frame), built on the `AsyncComputeTaskPool` when the map or class appears
+//! (a 512 x 512 map takes 0.1-0.5 s; searches are flat until it is ready), brought up to date
+//! after edits cluster by cluster ([`RegionMap::update`], under a millisecond for one tile on a
+//! 512 x 512 map) and shared with worker searches like the grid's snapshot (copy-on-write).
 
 use std::sync::Arc;
 
-use bevy::ecs::entity::EntityHashMap;
+use std::collections::HashMap;
+
 use bevy::prelude::*;
 use bevy::tasks::AsyncComputeTaskPool;
 use crossbeam_channel::Receiver;
 
 use crate::core::{Cell, NavGrid, RegionMap};
-use crate::plugin::map::NavMap;
+use crate::plugin::classes::ClassId;
+use crate::plugin::map::{GridSnapshot, NavMap};
 use crate::plugin::settings::TilepathSettings;
 
 use super::PathQueue;
 
-/// The region maps of the navigation maps.
+/// The region maps of the navigation maps, by map and class.
 #[derive(Default)]
 pub(super) struct Regions {
-    maps: EntityHashMap<MapRegions>,
+    maps: HashMap<(Entity, ClassId), MapRegions>,
 }
 
 /// One navigation map's region map: ready, or being built.
@@ -33,34 +36,41 @@ struct MapRegions {
 }
 
 impl MapRegions {
-    /// A region map of `map` being built from its grid as it is now.
-    fn build(map: &NavMap, cluster: u32) -> Self {
+    /// A region map of `class`'s grid of `map` being built from the grid as it is now.
+    fn build(map: &NavMap, class: ClassId, cluster: u32) -> Self {
         MapRegions {
             cluster,
             ready: None,
-            building: Some(build_in_background(map.snapshot(), cluster)),
+            building: Some(build_in_background(map.snapshot_of(class), cluster)),
             changed: Vec::new(),
         }
     }
 }
 
 impl Regions {
-    /// The region map of `map`, if it is built.
-    pub(super) fn ready(&self, map: Entity) -> Option<&RegionMap> {
-        self.maps.get(&map).and_then(|m| m.ready.as_deref())
+    /// The region map of `class`'s grid of `map`, if it is built.
+    pub(super) fn ready(&self, map: Entity, class: ClassId) -> Option<&RegionMap> {
+        self.maps
+            .get(&(map, class))
+            .and_then(|m| m.ready.as_deref())
     }
 
-    /// The region map of `map`, if it is ready and current for `grid`.
-    pub(super) fn current(&self, map: Entity, grid: &NavGrid) -> Option<&Arc<RegionMap>> {
+    /// The region map of `class`'s grid of `map`, if it is ready and current for `grid`.
+    pub(super) fn current(
+        &self,
+        map: Entity,
+        class: ClassId,
+        grid: &NavGrid,
+    ) -> Option<&Arc<RegionMap>> {
         self.maps
-            .get(&map)
+            .get(&(map, class))
             .and_then(|m| m.ready.as_ref())
             .filter(|r| r.is_current(grid))
     }
 }
 
 /// Builds a region map of `grid` on the async compute pool (at once where there is none).
-fn build_in_background(grid: Arc<NavGrid>, cluster: u32) -> Receiver<RegionMap> {
+fn build_in_background(grid: GridSnapshot, cluster: u32) -> Receiver<RegionMap> {
     let (sender, receiver) = crossbeam_channel::bounded(1);
     let work = move || {
         // The receiver is gone only if the map was removed meanwhile.
@@ -73,10 +83,10 @@ fn build_in_background(grid: Arc<NavGrid>, cluster: u32) -> Receiver<RegionMap> 
     receiver
 }
 
-/// Keeps every map's region map current: builds it when the map appears (or the cluster size
-/// setting changes), applies the cells edited this frame (before the repath system takes them),
-/// and drops those of removed maps. A grid edited without its cells marked (see
-/// [`NavMap::grid_mut`]) gets a new build.
+/// Keeps the region map of every map and class (without fog) current: builds it when the map
+/// or class appears (or the cluster size setting changes), applies the cells edited this frame
+/// (before the repath system takes them), and drops those of removed maps. A grid edited
+/// without its cells marked (see [`NavMap::grid_mut`]) gets a new build.
 pub(crate) fn keep_regions(
     mut queue: ResMut<PathQueue>,
     settings: Res<TilepathSettings>,
@@ -89,47 +99,55 @@ pub(crate) fn keep_regions(
     }
     let cluster = settings.region_cluster.max(4);
     // Hexagonal maps are searched flat (region maps know square moves only).
-    regions
-        .maps
-        .retain(|e, _| maps.get(*e).is_ok_and(|(_, m)| !m.grid().is_hex()));
+    regions.maps.retain(|(e, class), _| {
+        maps.get(*e)
+            .is_ok_and(|(_, m)| !m.grid().is_hex() && m.classes_without_fog().any(|c| c == *class))
+    });
     for (entity, map) in &maps {
-        let grid = map.grid();
-        if grid.is_hex() {
+        if map.grid().is_hex() {
             continue;
         }
-        let entry = regions
-            .maps
-            .entry(entity)
-            .or_insert_with(|| MapRegions::build(map, cluster));
-        if entry.cluster != cluster {
-            *entry = MapRegions::build(map, cluster);
+        for class in map.classes_without_fog() {
+            keep_one(regions, map, (entity, class), cluster);
         }
-        let changed = map.changed_cells();
-        if let Some(building) = &entry.building {
-            entry.changed.extend_from_slice(changed);
-            let Ok(mut built) = building.try_recv() else {
-                continue;
-            };
-            let changed = std::mem::take(&mut entry.changed);
-            if !built.is_current(grid) {
-                if changed.is_empty() {
-                    // Edited without marking the cells: build again.
-                    *entry = MapRegions::build(map, cluster);
-                    continue;
-                }
-                built.update(grid, changed);
-            }
-            entry.building = None;
-            entry.ready = Some(Arc::new(built));
-        } else if let Some(ready) = entry.ready.as_mut()
-            && !ready.is_current(grid)
-        {
+    }
+}
+
+/// Keeps the region map of one map's class grid current (see [`keep_regions`]).
+fn keep_one(regions: &mut Regions, map: &NavMap, key: (Entity, ClassId), cluster: u32) {
+    let grid = map.grid_of(key.1);
+    let entry = regions
+        .maps
+        .entry(key)
+        .or_insert_with(|| MapRegions::build(map, key.1, cluster));
+    if entry.cluster != cluster {
+        *entry = MapRegions::build(map, key.1, cluster);
+    }
+    let changed = map.class_changed_cells(key.1);
+    if let Some(building) = &entry.building {
+        entry.changed.extend_from_slice(&changed);
+        let Ok(mut built) = building.try_recv() else {
+            return;
+        };
+        let changed = std::mem::take(&mut entry.changed);
+        if !built.is_current(grid) {
             if changed.is_empty() {
-                // Edited without marking the cells: only a new build knows what changed.
-                *entry = MapRegions::build(map, cluster);
-            } else {
-                Arc::make_mut(ready).update(grid, changed.iter().copied());
+                // Edited without marking the cells: build again.
+                *entry = MapRegions::build(map, key.1, cluster);
+                return;
             }
+            built.update(grid, changed);
+        }
+        entry.building = None;
+        entry.ready = Some(Arc::new(built));
+    } else if let Some(ready) = entry.ready.as_mut()
+        && !ready.is_current(grid)
+    {
+        if changed.is_empty() {
+            // Edited without marking the cells: only a new build knows what changed.
+            *entry = MapRegions::build(map, key.1, cluster);
+        } else {
+            Arc::make_mut(ready).update(grid, changed.iter().copied());
         }
     }
 }

@@ -156,7 +156,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         let grid = map.grid_of(job.class);
         let regions = job
             .wants_regions(start, book.origin(job.entity), settings)
-            .then(|| queue.regions.current(job.map, grid).cloned())
+            .then(|| queue.regions.current(job.map, job.class, grid).cloned())
             .flatten();
         match settings.workers {
             WorkerMode::Inline => {
