@@ -163,6 +163,10 @@ struct Unit<'a> {
     grid: &'a NavGrid,
     /// Its class's footprint: rings of cells its body covers around its own.
     footprint: u8,
+    /// A version that changes with every edit of `grid` (the shared grid's under fog of war:
+    /// what the unit's player sees changes its grid every frame, and a wall seen across its
+    /// way repaths it).
+    edits_version: u64,
     path: &'a NavPath,
     status: PathStatus,
 }
@@ -213,10 +217,15 @@ pub(crate) fn move_units(
         let Ok(map) = maps.get(path.map) else {
             continue;
         };
-        let (wall_radius, footprint) = match map.class_grid(path.class) {
-            Some(Ok(c)) => (c.class().wall_radius(agent.radius), c.class().footprint),
-            _ => (agent.radius, 0),
+        let (wall_radius, footprint, fog) = match map.class_grid(path.class) {
+            Some(Ok(c)) => (
+                c.class().wall_radius(agent.radius),
+                c.class().footprint,
+                c.knowledge().is_some(),
+            ),
+            _ => (agent.radius, 0, false),
         };
+        let grid = map.grid_of(path.class);
         let unit = Unit {
             entity,
             mover,
@@ -224,8 +233,13 @@ pub(crate) fn move_units(
             wall_radius,
             map_entity: path.map,
             map,
-            grid: map.grid_of(path.class),
+            grid,
             footprint,
+            edits_version: if fog {
+                map.grid().version()
+            } else {
+                grid.version()
+            },
             path: &path,
             status: *status,
         };
@@ -474,7 +488,7 @@ fn walk(
     // A grid edit since the leg was planned: plan it again from here, so a unit never walks on
     // into a wall dropped across its leg (it stops short of it if the new grid blocks its way,
     // and waits there for its new path).
-    let version = unit.grid.version();
+    let version = unit.edits_version;
     if progress.grid_version != version {
         progress.grid_version = version;
         progress.leg = None;
