@@ -203,9 +203,10 @@ impl Terrain {
 }
 
 /// A river with two bridges down the middle, two walled compounds with narrow gates, forests,
-/// and roads across. With `wide_bridges` (tanks in the armies) the bridges are three tiles wide,
-/// so tanks can cross; the compounds' one-tile gates stay closed to them.
-pub fn generate_map(seed: u64, wide_bridges: bool) -> Vec<Terrain> {
+/// and roads across. With `wide_roads` (tanks in the armies) the roads and bridges are three
+/// tiles wide, so tanks can cross the river and the long walls where the roads do, and drive
+/// through forest on them; the compounds' one-tile gates stay closed to them.
+pub fn generate_map(seed: u64, wide_roads: bool) -> Vec<Terrain> {
     let (w, h) = (MAP_W as i32, MAP_H as i32);
     let mut rng = Rng::new(seed);
     let mut below = |n: i32| rng.below(n as u32) as i32;
@@ -246,21 +247,22 @@ pub fn generate_map(seed: u64, wide_bridges: bool) -> Vec<Terrain> {
     for x in (w / 2 - 6)..(w / 2 + 6) {
         t[idx(x, bridge_y)] = Terrain::Road;
     }
-    if wide_bridges {
-        for y in [road_y, bridge_y] {
-            for dy in [-1, 1] {
-                let y = (y + dy).clamp(0, h - 1);
-                for x in 0..w {
-                    if t[idx(x, y)] == Terrain::Water {
-                        t[idx(x, y)] = Terrain::Road;
-                    }
-                }
-            }
-        }
-    }
     let road_x = w / 4 + below(5);
     for y in 0..h {
         t[idx(road_x, y)] = Terrain::Road;
+    }
+    if wide_roads {
+        for dy in [-1, 1] {
+            for x in 0..w {
+                t[idx(x, (road_y + dy).clamp(0, h - 1))] = Terrain::Road;
+            }
+            for x in (w / 2 - 6)..(w / 2 + 6) {
+                t[idx(x, (bridge_y + dy).clamp(0, h - 1))] = Terrain::Road;
+            }
+            for y in 0..h {
+                t[idx((road_x + dy).clamp(0, w - 1), y)] = Terrain::Road;
+            }
+        }
     }
     // Two walled compounds with one-tile gates (narrow passes).
     for (x0, y0, cw, ch) in [(6, 6, 14, 10), (w - 22, h - 18, 15, 11)] {
