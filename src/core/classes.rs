@@ -17,7 +17,7 @@
 
 use bevy::math::IVec2;
 
-use super::grid::{BLOCKED, Cell, GridError, NavGrid};
+use super::grid::{BLOCKED, Cell, GridError, NavGrid, cells_around};
 
 /// The highest clearance stored: footprints of up to `MAX_CLEARANCE - 1` rings (7 x 7 cells) are
 /// supported. An edit recomputes clearance within `MAX_CLEARANCE - 1` cells of it only.
@@ -369,7 +369,7 @@ impl ClassGrid {
         changed: &mut impl FnMut(Cell, u8, u8),
     ) {
         let reach = if self.class.footprint > 0 {
-            MAX_CLEARANCE as i32 - 1
+            MAX_CLEARANCE - 1
         } else {
             0
         };
@@ -377,20 +377,21 @@ impl ClassGrid {
             base,
             known: self.known.as_ref(),
         };
+        let near = || cells_around(e, reach).filter(|&c| base.in_bounds(c));
         if reach > 0 {
-            for_box(base, e, reach, |c| {
+            for c in near() {
                 let i = (c.y as u32 * base.width() + c.x as u32) as usize;
                 self.clearance[i] = clearance_at(kinds, &self.class.costs, c);
-            });
+            }
         }
-        for_box(base, e, reach, |c| {
+        for c in near() {
             let kind = derived_kind(kinds, &self.class, &self.clearance, c);
             let old = self.grid.terrain(c).expect("in bounds");
             if old != kind {
                 self.grid.set_terrain(c, kind).expect("in bounds");
                 changed(c, old, kind);
             }
-        });
+        }
     }
 }
 
@@ -475,18 +476,6 @@ fn derived_kind(kinds: Kinds, class: &MoveClass, clearance: &[u8], c: Cell) -> u
         cost
     } else {
         BLOCKED
-    }
-}
-
-/// Calls `f` for every in-bounds cell within Chebyshev distance `reach` of `at`.
-fn for_box(grid: &NavGrid, at: Cell, reach: i32, mut f: impl FnMut(Cell)) {
-    for y in at.y - reach..=at.y + reach {
-        for x in at.x - reach..=at.x + reach {
-            let c = IVec2::new(x, y);
-            if grid.in_bounds(c) {
-                f(c);
-            }
-        }
     }
 }
 

@@ -12,6 +12,14 @@ use super::islands::Islands;
 /// error rather than wrapping around).
 pub type Cell = IVec2;
 
+/// The cells within `rings` rings of `at` (Chebyshev distance at most `rings`: a square block
+/// of `2 rings + 1` cells a side, `at` alone for 0), row by row; cells outside a grid included.
+/// What a body standing on `at` covers when its class's footprint is `rings`.
+pub(crate) fn cells_around(at: Cell, rings: u8) -> impl Iterator<Item = Cell> {
+    let r = rings as i32;
+    (-r..=r).flat_map(move |dy| (-r..=r).map(move |dx| at + Cell::new(dx, dy)))
+}
+
 /// Terrain cost of a blocked cell.
 pub const BLOCKED: u8 = 0;
 

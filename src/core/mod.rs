@@ -35,6 +35,7 @@ pub use classes::{
 };
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
+pub(crate) use grid::cells_around;
 pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};
 pub use heuristic::Heuristic;
 pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
-use crate::core::{Cell, CellOverlay};
+use crate::core::{Cell, CellOverlay, cells_around};
 
 /// The largest [`TilepathSettings::claim_radius`](crate::TilepathSettings::claim_radius) used:
 /// one search never scans more than a 129 x 129 window of claims.
@@ -260,12 +260,8 @@ impl Claims {
         if block_stopped {
             for (c, &e) in &m.stopped {
                 if !is_member(e) && near(*c) {
-                    let f = self.footprints.get(&e).map_or(0, |&f| f as i32);
-                    for dy in -f..=f {
-                        for dx in -f..=f {
-                            out.push((*c + Cell::new(dx, dy), CellOverlay::Blocked));
-                        }
-                    }
+                    let f = self.footprints.get(&e).copied().unwrap_or(0);
+                    out.extend(cells_around(*c, f).map(|n| (n, CellOverlay::Blocked)));
                 }
             }
         }

@@ -139,6 +139,21 @@ impl NavMap {
         Some(entry.grid.as_ref().map(|c| &**c).map_err(|e| *e))
     }
 
+    /// The footprint of `class` on this map (`0` for the default class and classes it cannot
+    /// have).
+    pub(crate) fn footprint_of(&self, class: ClassId) -> u8 {
+        match self.class_grid(class) {
+            Some(Ok(c)) => c.class().footprint,
+            _ => 0,
+        }
+    }
+
+    /// The radius a body of `radius` tiles of `class` is checked with against
+    /// [`NavMap::grid_of`] `class` (see [`MoveClass::wall_radius`](crate::core::MoveClass::wall_radius)).
+    pub(crate) fn wall_radius_of(&self, class: ClassId, radius: f32) -> f32 {
+        crate::core::wall_radius(radius, self.footprint_of(class))
+    }
+
     /// A shared snapshot of the grid of `class` (for worker searches).
     pub(crate) fn snapshot_of(&self, class: ClassId) -> GridSnapshot {
         match class
@@ -162,15 +177,16 @@ impl NavMap {
 
     /// Whether [`NavMap::ensure_classes`] has work to do.
     pub(crate) fn needs_classes(&self, classes: &[ClassKey]) -> bool {
-        let grid = &*self.grid;
-        self.classes.len() < classes.len()
-            || self.classes.iter().any(|e| {
-                e.grid.as_ref().is_ok_and(|c| {
-                    let g = c.grid();
-                    (g.width(), g.height(), g.rules())
-                        != (grid.width(), grid.height(), grid.rules())
-                })
-            })
+        self.classes.len() < classes.len() || self.classes.iter().any(|e| self.is_stale(e))
+    }
+
+    /// Whether `entry` was made for a grid of another size or other move rules than the map's.
+    fn is_stale(&self, entry: &ClassEntry) -> bool {
+        let (grid, ours) = (&*self.grid, entry.grid.as_ref());
+        ours.is_ok_and(|c| {
+            let g = c.grid();
+            (g.width(), g.height(), g.rules()) != (grid.width(), grid.height(), grid.rules())
+        })
     }
 
     /// Makes sure the map has a grid for every class in `classes` (`classes[k]` is
@@ -178,16 +194,10 @@ impl NavMap {
     /// made for another size or other move rules (the shared grid was replaced through
     /// [`NavMap::grid_mut`]: what players had seen of the old one is forgotten).
     pub(crate) fn ensure_classes(&mut self, classes: &[ClassKey], assumed: u8) {
-        let grid = &*self.grid;
-        let size = (grid.width(), grid.height());
+        let size = (self.grid.width(), self.grid.height());
         self.knowledge.retain(|(_, k)| k.size() == size);
         let stale: Vec<usize> = (0..self.classes.len())
-            .filter(|&k| {
-                self.classes[k].grid.as_ref().is_ok_and(|c| {
-                    let g = c.grid();
-                    (g.width(), g.height(), g.rules()) != (size.0, size.1, grid.rules())
-                })
-            })
+            .filter(|&k| self.is_stale(&self.classes[k]))
             .collect();
         for k in stale {
             self.classes[k] = self.make_class(classes[k].clone(), assumed);

@@ -21,7 +21,7 @@ pub use state::{Errand, MoveState, PathProgress};
 
 use bevy::prelude::*;
 
-use crate::core::{Body, Cell, NavGrid, overlaps_blocked, walkable};
+use crate::core::{Body, Cell, NavGrid, cells_around, overlaps_blocked, walkable};
 
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
@@ -753,12 +753,9 @@ fn update_claims(claims: &mut Claims, unit: &Unit, progress: &mut PathProgress) 
     let mut window: &[Cell] = &cells[lo.min(hi)..hi];
     let grown;
     if unit.footprint > 0 {
-        let r = unit.footprint as i32;
         let mut cells: Vec<Cell> = window
             .iter()
-            .flat_map(|&c| {
-                (-r..=r).flat_map(move |dy| (-r..=r).map(move |dx| c + Cell::new(dx, dy)))
-            })
+            .flat_map(|&c| cells_around(c, unit.footprint))
             .collect();
         cells.sort_by_key(|c| (c.y, c.x));
         cells.dedup();

@@ -121,11 +121,7 @@ pub(super) fn push_apart(
     let max_step = crowd.push_speed * time.delta_secs();
     let grid = |map: Entity, class: ClassId| {
         let nav = maps.get(map).ok()?.1;
-        let footprint = match nav.class_grid(class) {
-            Some(Ok(c)) => c.class().footprint,
-            _ => 0,
-        };
-        Some((nav.grid_of(class), footprint))
+        Some((nav.grid_of(class), nav.footprint_of(class)))
     };
     let moved = push(&mut index, &roles, active, crowd, max_step, grid);
     pushed_before.clear();

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::core::{
     AStar, Cell, CellOverlay, GoalPolicy, HierarchicalSearch, NavGrid, Path, PathError, RegionMap,
-    SearchConfig,
+    SearchConfig, cells_around,
 };
 use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
@@ -180,7 +180,7 @@ impl Overlay {
             settings.avoid_stopped_units,
         );
         Overlay {
-            cells: grow_overlay(cells, footprint_of(map, job.class)),
+            cells: grow_overlay(cells, map.footprint_of(job.class)),
             stopped_penalty: costs.from_tiles(settings.stopped_unit_penalty),
         }
     }
@@ -207,14 +207,6 @@ impl Overlay {
     }
 }
 
-/// The footprint of `class` on `map` (0 for the default class).
-pub(crate) fn footprint_of(map: &NavMap, class: ClassId) -> u8 {
-    match map.class_grid(class) {
-        Some(Ok(c)) => c.class().footprint,
-        _ => 0,
-    }
-}
-
 /// `cells` grown by `footprint` rings: every cell within that many rings of an overlaid cell
 /// gets its overlay (blocked over a penalty, the larger of two penalties), so a wide unit's
 /// center keeps its body off the cells of other units.
@@ -225,20 +217,16 @@ pub(crate) fn grow_overlay(
     if footprint == 0 || cells.is_empty() {
         return cells;
     }
-    let r = footprint as i32;
     let mut grown: std::collections::HashMap<Cell, CellOverlay> = Default::default();
     for (c, o) in cells {
-        for dy in -r..=r {
-            for dx in -r..=r {
-                let n = c + Cell::new(dx, dy);
-                let e = grown.entry(n).or_insert(o);
-                *e = match (*e, o) {
-                    (CellOverlay::Blocked, _) | (_, CellOverlay::Blocked) => CellOverlay::Blocked,
-                    (CellOverlay::Penalty(a), CellOverlay::Penalty(b)) => {
-                        CellOverlay::Penalty(a.max(b))
-                    }
-                };
-            }
+        for n in cells_around(c, footprint) {
+            let e = grown.entry(n).or_insert(o);
+            *e = match (*e, o) {
+                (CellOverlay::Blocked, _) | (_, CellOverlay::Blocked) => CellOverlay::Blocked,
+                (CellOverlay::Penalty(a), CellOverlay::Penalty(b)) => {
+                    CellOverlay::Penalty(a.max(b))
+                }
+            };
         }
     }
     let mut out: Vec<(Cell, CellOverlay)> = grown.into_iter().collect();

@@ -8,8 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 
-use super::job::footprint_of;
-use crate::core::{BLOCKED, Cell};
+use crate::core::{BLOCKED, Cell, cells_around};
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::PathProgress;
@@ -17,14 +16,8 @@ use crate::plugin::outcomes::NavPath;
 use crate::plugin::request::{PathOrigin, PendingRequests, SubmitInternal};
 
 /// Cells within `reach` rings of any of `cells`.
-fn near(cells: &[Cell], reach: i32) -> HashSet<Cell> {
-    cells
-        .iter()
-        .flat_map(|&c| {
-            (-reach..=reach)
-                .flat_map(move |dy| (-reach..=reach).map(move |dx| c + Cell::new(dx, dy)))
-        })
-        .collect()
+fn near(cells: &[Cell], reach: u8) -> HashSet<Cell> {
+    cells.iter().flat_map(|&c| cells_around(c, reach)).collect()
 }
 
 /// Repaths units whose remaining corridor crosses a changed cell or its neighbours (a unit's body
@@ -55,7 +48,7 @@ pub(crate) fn repath_on_change(
             continue;
         }
         // Cells within `reach` rings of a change, by reach; of a reveal, by class.
-        let mut near_changed: HashMap<i32, HashSet<Cell>> = HashMap::new();
+        let mut near_changed: HashMap<u8, HashSet<Cell>> = HashMap::new();
         let mut near_revealed: HashMap<ClassId, HashSet<Cell>> = HashMap::new();
         for (entity, path, progress) in &units {
             if path.map != map_entity || book.contains(entity) {
@@ -66,7 +59,7 @@ pub(crate) fn repath_on_change(
                 continue;
             }
             let grid = map.grid_of(path.class);
-            let reach = 1 + footprint_of(&map, path.class) as i32;
+            let reach = 1 + map.footprint_of(path.class);
             // The cells still ahead of the unit's body: its corridor and their neighbours.
             let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
             let rest = &path.corridor[from.min(path.corridor.len())..];

@@ -18,7 +18,7 @@ use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
 use super::PathQueue;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
-use super::job::{Job, Overlay, SearchResult, footprint_of, grow_overlay};
+use super::job::{Job, Overlay, SearchResult, grow_overlay};
 use super::policy::{aged_priority, take_starts};
 use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
@@ -134,11 +134,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         }
         // Smoothing keeps the body clear of the class grid's walls, grown by its footprint.
         let radius = agent.map_or(0.0, |a| a.radius);
-        let wall_radius = match map.class_grid(job.class) {
-            Some(Ok(c)) => c.class().wall_radius(radius),
-            _ => radius,
-        };
-        Some((start, wall_radius))
+        Some((start, map.wall_radius_of(job.class, radius)))
     }
 
     /// Starts `job`'s own search, inline or on a worker.
@@ -305,7 +301,7 @@ fn shared_overlay(
         costs.from_tiles(settings.claim_penalty),
         settings.avoid_stopped_units,
     );
-    grow_overlay(cells, footprint_of(map, class))
+    grow_overlay(cells, map.footprint_of(class))
 }
 
 /// Service: start at most `searches_per_frame` searches (highest aged priority first, FIFO among
