@@ -24,14 +24,16 @@
 //! With `--move`, every unit also gets a `Mover` and the run goes on for `--move-frames` frames
 //! (default 300) while they walk with claims; a `move` line reports the movement systems' time
 //! and the crowd: `unit_overlaps` (unit-frames in which a unit's body overlaps another's by more
-//! than a fifth of the sum of their radii) and `walk_through_frames` (unit-frames spent walking
-//! through other units, the crowd's last resort).
+//! than a fifth of the sum of their radii), `walk_through_frames` (unit-frames spent walking
+//! through other units, the crowd's last resort), the fastest any unit moved from one frame to
+//! the next (`max_unit_speed`, tiles per second), the unit-frames a unit moved faster than 1.5 x
+//! its speed (`fast_unit_frames`) and those it moved more than half a tile (`jump_frames`).
 //! With `--gates` the map is open ground with a wall every 24 columns, each with two gaps 3
 //! cells wide; with `--group --move` as well, a `crowd` line reports the median unit's time to
 //! the goal area, a lone unit's time, the gaps' capacity (units through per second) and whether
-//! the median is within 1.5 x the lone time plus the crowd's time through the gaps, and the
-//! fastest any unit moved from one frame to the next (`max_unit_speed`, tiles per second) with
-//! the unit-frames it moved faster than 1.5 x its speed (`fast_unit_frames`).
+//! the median is within 1.5 x the lone time plus the crowd's time through the gaps (a capacity
+//! only as real as the `move` line's speeds: a crowd that jumps through a gap passes faster
+//! than it walks).
 //! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off.
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
@@ -52,7 +54,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, NavGrid, cell_at, group_center, overlaps_blocked, spread_slots};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
-use common::{CrowdFrame, Rng, crowd_frame, percentile};
+use common::{CrowdFrame, CrowdWatch, Rng, percentile};
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
 fn generate(size: u32, rng: &mut Rng) -> NavGrid {
@@ -442,16 +444,7 @@ struct CrowdTrips {
     area: f32,
     past_wall: HashMap<Entity, usize>,
     in_area: HashMap<Entity, usize>,
-    /// Each unit's position (tiles) in the frame before, its fastest move (tiles per second)
-    /// and the unit-frames it moved faster than [`FAST`] x its speed (walking and pushed at once,
-    /// or jumping back onto its curve).
-    last: HashMap<Entity, Vec2>,
-    max_speed: f32,
-    fast: u64,
 }
-
-/// See [`CrowdTrips`]'s `fast`.
-const FAST: f32 = 1.5;
 
 impl CrowdTrips {
     /// `start_x`: the right-most column a unit starts in.
@@ -462,9 +455,6 @@ impl CrowdTrips {
             area: (units as f32 / std::f32::consts::PI).sqrt() + 2.0,
             past_wall: HashMap::new(),
             in_area: HashMap::new(),
-            last: HashMap::new(),
-            max_speed: 0.0,
-            fast: 0,
         })
     }
 
@@ -473,11 +463,6 @@ impl CrowdTrips {
         let mut q = app.world_mut().query::<(Entity, &Transform, &Mover)>();
         for (e, tf, _) in q.iter(app.world()) {
             let p = tf.translation.truncate() / 16.0;
-            if let Some(before) = self.last.insert(e, p) {
-                let speed = before.distance(p) * 60.0;
-                self.max_speed = self.max_speed.max(speed);
-                self.fast += u64::from(speed > FAST * UNIT_SPEED);
-            }
             if p.x >= self.wall_x {
                 self.past_wall.entry(e).or_insert(frame);
             }
@@ -518,13 +503,11 @@ impl CrowdTrips {
             .map_or(f64::NAN, |&f| seconds(f));
         let target = 1.5 * lone + units as f64 / rate;
         println!(
-            "crowd wall_x={} reached_area={} median_to_area_s={median:.1} lone_s={lone:.1} gap_units_per_s={rate:.1} gap_capacity_s={:.1} target_s={target:.1} within_target={} max_unit_speed={:.1} fast_unit_frames={}",
+            "crowd wall_x={} reached_area={} median_to_area_s={median:.1} lone_s={lone:.1} gap_units_per_s={rate:.1} gap_capacity_s={:.1} target_s={target:.1} within_target={}",
             self.wall_x - 1.0,
             reached.len(),
             units as f64 / rate,
             if median <= target { "yes" } else { "no" },
-            self.max_speed,
-            self.fast,
         );
     }
 }
@@ -677,6 +660,7 @@ fn run(
         to_drain: 0,
         crowd: CrowdFrame::default(),
     };
+    let mut watch = CrowdWatch::default();
     let spin_for_budget = if args.calibrate {
         spin_iterations_for(Duration::from_micros(args.budget_us))
     } else {
@@ -692,7 +676,7 @@ fn run(
             edits.frame(app, frame);
         }
         if args.moving {
-            f.crowd += crowd_frame(app.world_mut());
+            f.crowd += watch.frame(app.world_mut());
         }
         if let Some(t) = trips.as_mut() {
             t.frame(app, frame);

@@ -60,63 +60,88 @@ pub fn percentile(v: &[f64], p: f64) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The crowd in one frame, on the world's only [`NavMap`](bevy_tilepath::NavMap): how many
-/// units' bodies overlap another's by more than a fifth of the sum of their radii
-/// (`overlapping`), how many walk through other units (`walking_through`, the crowd's last
-/// resort), and how many units there are (`units`). Neighbours come from a hash of the units'
-/// cells, not a scan of every pair.
-pub fn crowd_frame(world: &mut bevy::prelude::World) -> CrowdFrame {
-    use bevy::prelude::*;
-    use bevy_tilepath::{MoveState, NavAgent, NavMap, PathProgress};
-    let Ok(map) = world.query::<&NavMap>().single(world).cloned() else {
-        return CrowdFrame::default();
-    };
-    let mut q = world.query::<(&Transform, &NavAgent, &PathProgress)>();
-    let bodies: Vec<(Vec2, f32, bool)> = q
-        .iter(world)
-        .map(|(tf, agent, p)| {
-            let through = matches!(p.state, MoveState::WalkingThrough { .. });
-            (
-                map.world_to_grid(tf.translation.truncate()),
-                agent.radius,
-                through,
-            )
-        })
-        .collect();
-    let mut cells: std::collections::HashMap<IVec2, Vec<usize>> = Default::default();
-    for (i, b) in bodies.iter().enumerate() {
-        cells.entry(b.0.floor().as_ivec2()).or_default().push(i);
-    }
-    let reach = bodies.iter().map(|b| b.1).fold(0.0f32, f32::max) * 2.0;
-    let reach = reach.ceil() as i32;
-    let mut frame = CrowdFrame {
-        units: bodies.len() as u64,
-        ..Default::default()
-    };
-    for (i, &(p, r, through)) in bodies.iter().enumerate() {
-        frame.walking_through += u64::from(through);
-        let c = p.floor().as_ivec2();
-        let overlaps = (-reach..=reach).any(|dy| {
-            (-reach..=reach).any(|dx| {
-                cells.get(&(c + IVec2::new(dx, dy))).is_some_and(|near| {
-                    near.iter().any(|&j| {
-                        let (q, s, _) = bodies[j];
-                        j != i && p.distance(q) < 0.8 * (r + s)
-                    })
-                })
-            })
-        });
-        frame.overlapping += u64::from(overlaps);
-    }
-    frame
+/// Watches the crowd frame by frame (see [`CrowdWatch::frame`]); keeps where each unit stood
+/// in the frame before.
+#[derive(Default)]
+pub struct CrowdWatch {
+    last: std::collections::HashMap<bevy::prelude::Entity, bevy::prelude::Vec2>,
 }
 
-/// See [`crowd_frame`]; summed over frames, counts are unit-frames.
+/// A unit moving faster than this many times its [`Mover`](bevy_tilepath::Mover)'s speed from
+/// one frame to the next counts as fast (walking and pushed at once, say); moving more than
+/// [`JUMP`] tiles, as a jump (a body that leaps, as no walk or push should make it).
+pub const FAST: f32 = 1.5;
+/// See [`FAST`].
+pub const JUMP: f32 = 0.5;
+
+impl CrowdWatch {
+    /// The crowd in one frame, on the world's only [`NavMap`](bevy_tilepath::NavMap): how many
+    /// units' bodies overlap another's by more than a fifth of the sum of their radii
+    /// (`overlapping`), how many walk through other units (`walking_through`, the crowd's last
+    /// resort), how many moved fast or jumped since the frame before (see [`FAST`]) and the
+    /// fastest move, and how many units there are (`units`). Neighbours come from a hash of
+    /// the units' cells, not a scan of every pair.
+    pub fn frame(&mut self, world: &mut bevy::prelude::World) -> CrowdFrame {
+        use bevy::prelude::*;
+        use bevy_tilepath::{MoveState, Mover, NavAgent, NavMap, PathProgress};
+        let Ok(map) = world.query::<&NavMap>().single(world).cloned() else {
+            return CrowdFrame::default();
+        };
+        let dt = world.resource::<Time>().delta_secs();
+        let mut q = world.query::<(Entity, &Transform, &NavAgent, &PathProgress, Option<&Mover>)>();
+        let mut frame = CrowdFrame::default();
+        let mut bodies: Vec<(Vec2, f32, bool)> = Vec::new();
+        for (entity, tf, agent, p, mover) in q.iter(world) {
+            let at = map.world_to_grid(tf.translation.truncate());
+            if let Some(before) = self.last.insert(entity, at)
+                && dt > 0.0
+            {
+                let moved = before.distance(at);
+                frame.max_speed = frame.max_speed.max(moved / dt);
+                let speed = mover.map_or(0.0, |m| m.speed);
+                frame.fast += u64::from(moved > FAST * speed * dt);
+                frame.jumps += u64::from(moved > JUMP);
+            }
+            let through = matches!(p.state, MoveState::WalkingThrough { .. });
+            bodies.push((at, agent.radius, through));
+        }
+        let mut cells: std::collections::HashMap<IVec2, Vec<usize>> = Default::default();
+        for (i, b) in bodies.iter().enumerate() {
+            cells.entry(b.0.floor().as_ivec2()).or_default().push(i);
+        }
+        let reach = bodies.iter().map(|b| b.1).fold(0.0f32, f32::max) * 2.0;
+        let reach = reach.ceil() as i32;
+        frame.units = bodies.len() as u64;
+        for (i, &(p, r, through)) in bodies.iter().enumerate() {
+            frame.walking_through += u64::from(through);
+            let c = p.floor().as_ivec2();
+            let overlaps = (-reach..=reach).any(|dy| {
+                (-reach..=reach).any(|dx| {
+                    cells.get(&(c + IVec2::new(dx, dy))).is_some_and(|near| {
+                        near.iter().any(|&j| {
+                            let (q, s, _) = bodies[j];
+                            j != i && p.distance(q) < 0.8 * (r + s)
+                        })
+                    })
+                })
+            });
+            frame.overlapping += u64::from(overlaps);
+        }
+        frame
+    }
+}
+
+/// See [`CrowdWatch::frame`]; summed over frames, counts are unit-frames (and the speed the
+/// fastest of all).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CrowdFrame {
     pub units: u64,
     pub overlapping: u64,
     pub walking_through: u64,
+    pub fast: u64,
+    pub jumps: u64,
+    /// Tiles per second.
+    pub max_speed: f32,
 }
 
 impl std::ops::AddAssign for CrowdFrame {
@@ -124,20 +149,27 @@ impl std::ops::AddAssign for CrowdFrame {
         self.units += o.units;
         self.overlapping += o.overlapping;
         self.walking_through += o.walking_through;
+        self.fast += o.fast;
+        self.jumps += o.jumps;
+        self.max_speed = self.max_speed.max(o.max_speed);
     }
 }
 
 impl std::fmt::Display for CrowdFrame {
-    /// `unit_overlaps=<n> (<%>) walk_through_frames=<n> (<%>) unit_frames=<n>`.
+    /// `unit_overlaps=<n> (<%>) walk_through_frames=<n> (<%>) max_unit_speed=<tiles/s>
+    /// fast_unit_frames=<n> jump_frames=<n> unit_frames=<n>`.
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         let pct = |n: u64| 100.0 * n as f64 / self.units.max(1) as f64;
         write!(
             f,
-            "unit_overlaps={} ({:.2}%) walk_through_frames={} ({:.3}%) unit_frames={}",
+            "unit_overlaps={} ({:.2}%) walk_through_frames={} ({:.3}%) max_unit_speed={:.1} fast_unit_frames={} jump_frames={} unit_frames={}",
             self.overlapping,
             pct(self.overlapping),
             self.walking_through,
             pct(self.walking_through),
+            self.max_speed,
+            self.fast,
+            self.jumps,
             self.units
         )
     }

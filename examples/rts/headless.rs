@@ -2,7 +2,9 @@
 //! window, scripted orders, and a summary line; the process fails if a unit did not arrive.
 //! The summary counts the crowd too: `unit_overlaps` (unit-frames in which a unit's body
 //! overlaps another's by more than a fifth of the sum of their radii) and `walk_through_frames`
-//! (unit-frames spent walking through other units); `goal_cells_p90` and `goal_cells_max` say how
+//! (unit-frames spent walking through other units), the fastest any unit moved from one frame to
+//! the next (`max_unit_speed`, tiles per second), the unit-frames a unit moved faster than 1.5 x
+//! its speed (`fast_unit_frames`) or more than half a tile (`jump_frames`); `goal_cells_p90` and `goal_cells_max` say how
 //! far (cells) arrived units stand from their goal cells at the end (units that stop at the edge
 //! of their gathered crowd arrive short of their slots).
 //!
@@ -25,7 +27,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{FogStats, NavAgent, NavClasses, PathProgress, SearchKind};
 
 use crate::DemoConfig;
-use crate::common::{CrowdFrame, Rng, crowd_frame, percentile};
+use crate::common::{CrowdFrame, CrowdWatch, Rng, percentile};
 use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_tilemap};
 use crate::orders::{order_group, retry_failed};
 use crate::units::{Kind, Team, muster};
@@ -35,7 +37,7 @@ const ORDER_EVERY: usize = 90;
 const GROUP: usize = 50;
 
 pub fn run(config: DemoConfig) -> ExitCode {
-    let terrain = generate_map(config.seed, config.mixed);
+    let terrain = generate_map(config.seed);
     let map = DemoMap::new(config.map, &terrain);
     let frames = config.frames;
     let mut rng = Rng::new(config.seed ^ 0xABCD);
@@ -63,6 +65,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
     let mut frame_ms = Vec::with_capacity(frames);
     let mut wall_overlaps = 0u64;
     let mut crowd = CrowdFrame::default();
+    let mut watch = CrowdWatch::default();
     // Frames from the final order until every unit had arrived (looked at every 30 frames).
     let mut settled: Option<usize> = None;
     // What each kind's body must keep out of: walls and water, and for tanks forest too.
@@ -107,7 +110,7 @@ pub fn run(config: DemoConfig) -> ExitCode {
             print_trace(&mut app, &map, trace, frame);
         }
         wall_overlaps += count_wall_overlaps(&mut app, &map, &walls, frame, debug);
-        crowd += crowd_frame(app.world_mut());
+        crowd += watch.frame(app.world_mut());
         if settled.is_none() && frame > final_order_frame && frame % 30 == 0 {
             let (_, not_arrived) = count_arrivals(&mut app, &map, false, false);
             settled = (not_arrived == 0).then_some(frame - final_order_frame);
