@@ -436,8 +436,8 @@ struct GroupTrip {
 
 /// `--group --move --gates`: when each unit first got past the first wall right of the crowd
 /// and first reached the goal area (within the radius of a disc holding the crowd, plus two
-/// tiles, of the target), and how fast units moved from frame to frame (the gaps' capacity is
-/// only as real as those speeds: a crowd that jumps through a gap passes faster than it walks).
+/// tiles, of the target). How fast units moved is the `move` line's (the gaps' capacity is only
+/// as real as those speeds: a crowd that jumps through a gap passes faster than it walks).
 struct CrowdTrips {
     trip: GroupTrip,
     wall_x: f32,

@@ -70,9 +70,9 @@ pub struct CrowdWatch {
 /// A unit moving faster than this many times its [`Mover`](bevy_tilepath::Mover)'s speed from
 /// one frame to the next counts as fast (walking and pushed at once, say); moving more than
 /// [`JUMP`] tiles, as a jump (a body that leaps, as no walk or push should make it).
-pub const FAST: f32 = 1.5;
+const FAST: f32 = 1.5;
 /// See [`FAST`].
-pub const JUMP: f32 = 0.5;
+const JUMP: f32 = 0.5;
 
 impl CrowdWatch {
     /// The crowd in one frame, on the world's only [`NavMap`](bevy_tilepath::NavMap): how many

@@ -1,12 +1,13 @@
 //! The headless run: the same map (through the tilemap integration) and armies without a
 //! window, scripted orders, and a summary line; the process fails if a unit did not arrive.
 //! The summary counts the crowd too: `unit_overlaps` (unit-frames in which a unit's body
-//! overlaps another's by more than a fifth of the sum of their radii) and `walk_through_frames`
+//! overlaps another's by more than a fifth of the sum of their radii), `walk_through_frames`
 //! (unit-frames spent walking through other units), the fastest any unit moved from one frame to
-//! the next (`max_unit_speed`, tiles per second), the unit-frames a unit moved faster than 1.5 x
-//! its speed (`fast_unit_frames`) or more than half a tile (`jump_frames`); `goal_cells_p90` and `goal_cells_max` say how
-//! far (cells) arrived units stand from their goal cells at the end (units that stop at the edge
-//! of their gathered crowd arrive short of their slots).
+//! the next (`max_unit_speed`, tiles per second) and the unit-frames a unit moved faster than
+//! 1.5 x its speed (`fast_unit_frames`) or more than half a tile (`jump_frames`).
+//! `goal_cells_p90` and `goal_cells_max` say how far (cells) arrived units stand from their goal
+//! cells at the end (units that stop at the edge of their gathered crowd arrive short of their
+//! slots).
 //!
 //! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap, `RTS_MAP=1` prints
 //! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame, `RTS_HASH=1`
