@@ -38,7 +38,7 @@ const ORDER_EVERY: usize = 90;
 const GROUP: usize = 50;
 
 pub fn run(config: DemoConfig) -> ExitCode {
-    let terrain = generate_map(config.seed, config.mixed);
+    let terrain = generate_map(config.seed);
     let map = DemoMap::new(config.map, &terrain);
     let frames = config.frames;
     let mut rng = Rng::new(config.seed ^ 0xABCD);

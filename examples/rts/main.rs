@@ -13,7 +13,7 @@
 //!
 //! `--mixed` puts tanks among the infantry: two tiles across, they never plan through a gap
 //! narrower than themselves, forest is closed to them and roads are their fast way (see
-//! `units.rs`; not on hexagons). With tanks the roads are three tiles wide.
+//! `units.rs`; not on hexagons). The roads and bridges are three tiles wide.
 //!
 //! `--fog` starts with fog of war on (`F` toggles it in the window): each army plans on what its
 //! units have seen (unseen ground is assumed open), reveals the map around its units as they

@@ -203,10 +203,12 @@ impl Terrain {
 }
 
 /// A river with two bridges down the middle, two walled compounds with narrow gates, forests,
-/// and roads across. With `wide_roads` (tanks in the armies) the roads and bridges are three
-/// tiles wide, so tanks can cross the river and the long walls where the roads do, and drive
-/// through forest on them; the compounds' one-tile gates stay closed to them.
-pub fn generate_map(seed: u64, wide_roads: bool) -> Vec<Terrain> {
+/// and roads across. The roads and bridges are three tiles wide: two armies of bodies that
+/// never walk through each other can cross the river both ways on them (a one-tile bridge
+/// carries one way at a time), and tanks can cross the river and the long walls where the
+/// roads do, and drive through forest on them. The compounds' one-tile gates and the long
+/// walls' one-tile gaps are one-way passages, closed to tanks.
+pub fn generate_map(seed: u64) -> Vec<Terrain> {
     let (w, h) = (MAP_W as i32, MAP_H as i32);
     let mut rng = Rng::new(seed);
     let mut below = |n: i32| rng.below(n as u32) as i32;
@@ -251,17 +253,16 @@ pub fn generate_map(seed: u64, wide_roads: bool) -> Vec<Terrain> {
     for y in 0..h {
         t[idx(road_x, y)] = Terrain::Road;
     }
-    if wide_roads {
-        for dy in [-1, 1] {
-            for x in 0..w {
-                t[idx(x, (road_y + dy).clamp(0, h - 1))] = Terrain::Road;
-            }
-            for x in (w / 2 - 6)..(w / 2 + 6) {
-                t[idx(x, (bridge_y + dy).clamp(0, h - 1))] = Terrain::Road;
-            }
-            for y in 0..h {
-                t[idx((road_x + dy).clamp(0, w - 1), y)] = Terrain::Road;
-            }
+    // Three tiles wide.
+    for dy in [-1, 1] {
+        for x in 0..w {
+            t[idx(x, (road_y + dy).clamp(0, h - 1))] = Terrain::Road;
+        }
+        for x in (w / 2 - 6)..(w / 2 + 6) {
+            t[idx(x, (bridge_y + dy).clamp(0, h - 1))] = Terrain::Road;
+        }
+        for y in 0..h {
+            t[idx((road_x + dy).clamp(0, w - 1), y)] = Terrain::Road;
         }
     }
     // Two walled compounds with one-tile gates (narrow passes).

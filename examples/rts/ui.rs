@@ -124,7 +124,7 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfi
             ..OrthographicProjection::default_2d()
         }),
     ));
-    let terrain = generate_map(config.seed, config.mixed);
+    let terrain = generate_map(config.seed);
     spawn_tilemap(&mut commands, config.map, &terrain, Some(&assets));
     let map = DemoMap::new(config.map, &terrain);
     commands.insert_resource(map.clone());

@@ -416,6 +416,17 @@ impl NavGrid {
         self.in_bounds(cell) && self.terrain[self.pad(cell.x as u32, cell.y as u32)] != BLOCKED
     }
 
+    /// Whether `cell` is a walkable cell of a passage one cell wide: blocked (or off the grid)
+    /// on both sides, left and right or above and below, like a bridge or a gate in a wall. Two
+    /// bodies cannot pass each other there. Square grids only (`false` on hexagons).
+    pub fn is_one_wide(&self, cell: Cell) -> bool {
+        if self.is_hex() || !self.is_walkable(cell) {
+            return false;
+        }
+        let blocked = |dx: i32, dy: i32| !self.is_walkable(Cell::new(cell.x + dx, cell.y + dy));
+        blocked(-1, 0) && blocked(1, 0) || blocked(0, -1) && blocked(0, 1)
+    }
+
     /// The additive penalty of `cell`.
     pub fn penalty(&self, cell: Cell) -> Result<u32, GridError> {
         self.index(cell).map(|i| self.penalty[i])

@@ -55,6 +55,9 @@ pub struct Intent {
     pub next: Option<Cell>,
     /// Whether it is waiting for another unit.
     pub waiting: bool,
+    /// Whether it waits for a one-way passage to open, or queued behind a unit that does
+    /// (see [`CrowdSettings::one_way_turn`](crate::CrowdSettings::one_way_turn)).
+    pub patient: bool,
 }
 
 impl Claims {

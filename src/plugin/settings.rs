@@ -181,6 +181,14 @@ pub struct CrowdSettings {
     pub avoidance_horizon: f32,
     /// Tiles around a moving unit within which other units are avoided.
     pub neighbour_radius: f32,
+    /// Passages one cell wide ([`NavGrid::is_one_wide`](crate::core::NavGrid::is_one_wide):
+    /// bridges, gates in walls) carry one way at a time, like a single-track road: a unit enters
+    /// one only if no unit comes through it the other way, and, while units wait at both ends,
+    /// only in its direction's turn. Directions take turns of this many seconds (rightward or
+    /// upward first), and a unit enters only if it can be through before its turn ends. Units
+    /// waiting for a passage (or queued behind one that does) walk through others only after
+    /// two turns more than [`CrowdSettings::walk_through_after`]. 0 turns the rule off.
+    pub one_way_turn: f32,
 }
 
 impl Default for CrowdSettings {
@@ -199,6 +207,7 @@ impl Default for CrowdSettings {
             avoidance: false,
             avoidance_horizon: 1.0,
             neighbour_radius: 2.0,
+            one_way_turn: 6.0,
         }
     }
 }

@@ -14,6 +14,10 @@ const CLOSE_ENOUGH_WAITS: f32 = 4.0;
 /// waits before walking through.
 const QUEUED_PATIENCE: f32 = 3.0;
 
+/// How many times [`CrowdSettings::walk_through_after`] a unit on its way whose body has not got
+/// a tile anywhere walks on before it walks through.
+const STALLED_PATIENCE: f32 = 4.0;
+
 /// How many of its wait times a unit meeting another (not head-on with it yielding) waits before
 /// it repaths.
 const MOVING_REPATH_WAITS: f32 = 3.0;
@@ -21,21 +25,39 @@ const MOVING_REPATH_WAITS: f32 = 3.0;
 /// The unit in the next cell of a unit's path.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum InTheWay {
-    /// A stopped unit; `on_goal`: the next cell is the goal.
-    Stopped { unit: Entity, on_goal: bool },
+    /// A stopped unit; `on_goal`: the next cell is the goal; `wedged`: it stands in a passage
+    /// one cell wide, where a shove cannot move it aside (it is asked to make way instead).
+    Stopped {
+        unit: Entity,
+        on_goal: bool,
+        wedged: bool,
+    },
     /// A moving unit: `head_on` if it wants this unit's cell next, `waits` if it is waiting
-    /// itself, `we_yield` if this unit gives way when they meet head-on (ties broken by entity).
+    /// itself (`patient`: for a one-way passage, or queued behind a unit that does),
+    /// `we_yield` if this unit gives way when they meet head-on (ties broken by entity).
     Moving {
         unit: Entity,
         head_on: bool,
         waits: bool,
+        patient: bool,
         we_yield: bool,
+        /// The two cells are not in a passage one cell wide: bodies meeting head-on there
+        /// can slide past each other.
+        passable: bool,
     },
 }
 
 /// What a unit on its way knows this frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Situation {
+    /// Its body is held back by the crowd, far behind the point of its curve (which waits for
+    /// it): moving, but as good as waiting.
+    pub(crate) held_back: bool,
+    /// Seconds since its body was last a tile away from where it stood then.
+    pub(crate) stalled: f32,
+    /// The passage one cell wide its next cells lead into is closed to it now (a unit comes
+    /// through the other way, or it is the other way's turn).
+    pub(crate) passage_closed: bool,
     /// The unit in its next cell (not its own), if any.
     pub(crate) in_the_way: Option<InTheWay>,
     /// Seconds it has waited, this frame included (0 if it was not waiting).
@@ -58,6 +80,23 @@ pub(crate) struct Situation {
     pub(crate) yields: u32,
     /// It is making way for another unit itself.
     pub(crate) making_way: bool,
+}
+
+impl Situation {
+    /// Waiting now is waiting for a one-way passage, directly or queued behind a unit that
+    /// does: the last resort comes only after two of the passage's turns.
+    pub(crate) fn patient(&self) -> bool {
+        self.passage_closed
+            || matches!(
+                self.in_the_way,
+                Some(InTheWay::Moving {
+                    head_on: false,
+                    waits: true,
+                    patient: true,
+                    ..
+                })
+            )
+    }
 }
 
 /// What a unit does after waiting (one of them, at most, per frame).
@@ -106,14 +145,23 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
         start_walking_through: false,
     };
     let action = match s.in_the_way {
+        // A one-way passage ahead is closed: wait at its end for it to open.
+        _ if s.passage_closed => Action::Wait {
+            ask_to_make_way: None,
+            then: None,
+        },
         None => go,
         // With pushing, a stopped unit off the goal is shoved aside, not waited for.
-        Some(InTheWay::Stopped { on_goal: false, .. }) if crowd.pushing => go,
+        Some(InTheWay::Stopped {
+            on_goal: false,
+            wedged: false,
+            ..
+        }) if crowd.pushing => go,
         // A stopped unit: repath around it (searches treat stopped units as blocked), or, if it
         // holds the goal, take the nearest free cell. If going around was tried already (or the
         // next cell is the only way, so the repath came back through it), ask it to make way,
         // unless making way itself: two units in a dead end asked each other in turn forever.
-        Some(InTheWay::Stopped { unit, on_goal }) => Action::Wait {
+        Some(InTheWay::Stopped { unit, on_goal, .. }) => Action::Wait {
             ask_to_make_way: (s.stuck_repaths > 0 && !on_goal && !s.making_way).then_some(unit),
             then: (may_react && may_repath).then_some(if on_goal {
                 Reaction::TakeFreeCell
@@ -121,6 +169,14 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
                 Reaction::Repath
             }),
         },
+        // With pushing, units meeting head-on where there is room walk on: the push parts
+        // them sideways, each to its right, and they pass.
+        Some(InTheWay::Moving {
+            head_on: true,
+            waits: false,
+            passable: true,
+            ..
+        }) if crowd.pushing => go,
         // A unit moving on ahead is no obstacle: it is leaving the cell.
         Some(InTheWay::Moving {
             head_on: false,
@@ -159,11 +215,27 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
             ..
         })
     );
-    let patience = crowd.walk_through_after * if queued { QUEUED_PATIENCE } else { 1.0 };
+    let patience = if s.patient() {
+        // Two turns of a one-way passage, at most (a passage kept shut longer is a jam).
+        crowd.walk_through_after + 2.0 * crowd.one_way_turn
+    } else {
+        crowd.walk_through_after * if queued { QUEUED_PATIENCE } else { 1.0 }
+    };
     match action {
         Action::Wait { .. } if s.blocked > patience => Action::Go {
             start_walking_through: true,
         },
+        // Held back (by bodies its next cell's claims do not show), or on its way without
+        // getting a tile anywhere for long (wedged between bodies and a wall): the longer
+        // patience of a queue, whose front is where the jam is.
+        Action::Go { .. }
+            if s.held_back && s.blocked > QUEUED_PATIENCE * crowd.walk_through_after
+                || s.stalled > STALLED_PATIENCE * crowd.walk_through_after =>
+        {
+            Action::Go {
+                start_walking_through: true,
+            }
+        }
         action => action,
     }
 }
@@ -178,6 +250,9 @@ mod tests {
 
     fn waiting(waited: f32, in_the_way: InTheWay) -> Situation {
         Situation {
+            held_back: false,
+            stalled: 0.0,
+            passage_closed: false,
             in_the_way: Some(in_the_way),
             waited,
             wait_time: 0.4,
@@ -196,6 +271,7 @@ mod tests {
         InTheWay::Stopped {
             unit: other(),
             on_goal: false,
+            wedged: false,
         }
     }
 
@@ -204,6 +280,8 @@ mod tests {
             unit: other(),
             head_on: true,
             waits: false,
+            patient: false,
+            passable: false,
             we_yield,
         }
     }
@@ -229,6 +307,8 @@ mod tests {
             unit: other(),
             head_on: false,
             waits: false,
+            patient: false,
+            passable: false,
             we_yield: true,
         };
         assert_eq!(decide(&waiting(1.0, ahead), &crowd), GO);
@@ -298,6 +378,7 @@ mod tests {
         let taken = InTheWay::Stopped {
             unit: other(),
             on_goal: true,
+            wedged: false,
         };
         let mut s = waiting(0.5, taken);
         s.stuck_repaths = 1;
@@ -314,6 +395,74 @@ mod tests {
         // Not on a cell another stopped unit holds.
         s.free_here = false;
         assert_ne!(decide(&s, &crowd), Action::StopHere);
+    }
+
+    #[test]
+    fn with_pushing_units_meeting_head_on_where_there_is_room_walk_on() {
+        let crowd = CrowdSettings::default();
+        let roomy = InTheWay::Moving {
+            unit: other(),
+            head_on: true,
+            waits: false,
+            patient: false,
+            passable: true,
+            we_yield: true,
+        };
+        assert_eq!(decide(&waiting(0.5, roomy), &crowd), GO);
+        // Not without pushing, nor in a passage one cell wide.
+        assert_ne!(decide(&waiting(0.5, roomy), &no_pushing()), GO);
+        assert_ne!(decide(&waiting(0.5, head_on(true)), &crowd), GO);
+    }
+
+    #[test]
+    fn a_closed_passage_is_waited_for_patiently() {
+        let crowd = CrowdSettings::default();
+        let mut s = waiting(0.5, stopped());
+        s.in_the_way = None;
+        s.passage_closed = true;
+        assert_eq!(decide(&s, &crowd), wait(None));
+        // Long past the usual patience, it still waits: two turns of the passage.
+        s.blocked = crowd.walk_through_after + crowd.one_way_turn;
+        assert_eq!(decide(&s, &crowd), wait(None));
+        // A unit queued behind it is as patient.
+        let queued = InTheWay::Moving {
+            unit: other(),
+            head_on: false,
+            waits: true,
+            patient: true,
+            passable: true,
+            we_yield: false,
+        };
+        let mut q = waiting(0.5, queued);
+        q.blocked = QUEUED_PATIENCE * crowd.walk_through_after + 0.1;
+        assert!(matches!(decide(&q, &crowd), Action::Wait { .. }));
+        // Then the last resort, for a jam.
+        s.blocked = crowd.walk_through_after + 2.0 * crowd.one_way_turn + 0.1;
+        assert_eq!(
+            decide(&s, &crowd),
+            Action::Go {
+                start_walking_through: true
+            }
+        );
+    }
+
+    #[test]
+    fn held_back_or_stalled_for_long_a_unit_walks_through() {
+        let crowd = CrowdSettings::default();
+        let mut s = waiting(0.0, stopped());
+        s.in_the_way = None;
+        s.held_back = true;
+        s.blocked = crowd.walk_through_after + 0.1;
+        assert_eq!(decide(&s, &crowd), GO, "a queue's patience first");
+        s.blocked = QUEUED_PATIENCE * crowd.walk_through_after + 0.1;
+        let through = Action::Go {
+            start_walking_through: true,
+        };
+        assert_eq!(decide(&s, &crowd), through);
+        let mut s = waiting(0.0, stopped());
+        s.in_the_way = None;
+        s.stalled = STALLED_PATIENCE * crowd.walk_through_after + 0.1;
+        assert_eq!(decide(&s, &crowd), through);
     }
 
     #[test]
@@ -370,6 +519,8 @@ mod tests {
             unit: other(),
             head_on: false,
             waits: false,
+            patient: false,
+            passable: false,
             we_yield: false,
         };
         s.in_the_way = Some(moving_on);
@@ -383,6 +534,8 @@ mod tests {
             unit: other(),
             head_on: false,
             waits: true,
+            patient: false,
+            passable: false,
             we_yield: false,
         };
         let mut s = waiting(0.1, queued);

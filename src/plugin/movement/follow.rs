@@ -76,14 +76,21 @@ pub(crate) struct Walk<'a> {
     pub(crate) waypoint_count: usize,
     pub(crate) radius: f32,
     pub(crate) turning_radius: f32,
+    /// The path's corridor (its searched cells) and the index of the unit's next cell in it:
+    /// a unit pushed off its path onto a cell from whose center the next waypoint cannot be
+    /// seen walks back along the corridor, cell center to cell center, instead of searching
+    /// again.
+    pub(crate) corridor: &'a [Cell],
+    pub(crate) cell_index: usize,
 }
 
 /// Where a unit is after a frame's walk.
 pub(crate) struct Walked {
     pub(crate) pos: Vec2,
     pub(crate) heading: Vec2,
-    /// Even the line from its cell center to the next waypoint is blocked (an edit blocked the
-    /// path's own segment): the unit stopped and needs a new path.
+    /// Even the line from its cell center to the next waypoint is blocked, and so is every line
+    /// back to the corridor near it (an edit blocked the path itself): the unit stopped and
+    /// needs a new path.
     pub(crate) blocked: bool,
 }
 
@@ -140,9 +147,10 @@ impl Walk<'_> {
     }
 
     /// The leg to waypoint `i` from `pos`, with its speed factor. Off its path (after an arc,
-    /// making way, or a new path found elsewhere) the straight line to the waypoint may clip a
-    /// wall: the leg then goes to the center of the unit's own cell first (always safe); `None`
-    /// if even that line is blocked.
+    /// a push, making way, or a new path found elsewhere) the straight line to the waypoint may
+    /// clip a wall: the leg then goes to the center of the unit's own cell first (always safe),
+    /// and from there, if the waypoint is still hidden, back to the corridor; `None` if even
+    /// that is blocked.
     fn next_leg(&self, i: usize, pos: Vec2, heading: Vec2) -> Option<(Leg, f32)> {
         let target = (self.waypoints)(i);
         let on_path = i > 0 && pos.distance((self.waypoints)(i - 1)) < 1e-3;
@@ -166,16 +174,35 @@ impl Walk<'_> {
             ));
         }
         let center = self.grid.cell_center(self.grid.cell_at(pos));
-        (pos.distance(center) > 1e-3).then(|| {
-            (
-                Leg {
-                    plan: TurnPlan::in_place(pos, center),
-                    travelled: 0.0,
-                    detour: true,
-                },
-                1.0,
-            )
-        })
+        let detour = if pos.distance(center) > 1e-3 {
+            center
+        } else {
+            self.back_to_corridor(pos)?
+        };
+        Some((
+            Leg {
+                plan: TurnPlan::in_place(pos, detour),
+                travelled: 0.0,
+                detour: true,
+            },
+            1.0,
+        ))
+    }
+
+    /// From a cell center that cannot see the next waypoint: the center of the corridor cell it
+    /// can walk to in a straight line, nearest its place in the corridor: its next cell, else
+    /// the one before, else the next ones on (`None` if there is none). The corridor's cells
+    /// are searched 8-way moves, so walking their centers one after the other is always clear,
+    /// and the unit passes them one by one, claims following.
+    fn back_to_corridor(&self, pos: Vec2) -> Option<Vec2> {
+        let next = self.cell_index;
+        let order = std::iter::once(next)
+            .chain(next.checked_sub(1))
+            .chain(next + 1..next + TRACK_AHEAD);
+        order
+            .filter_map(|i| self.corridor.get(i))
+            .map(|&c| self.grid.cell_center(c))
+            .find(|&c| c.distance(pos) > 1e-3 && walkable(self.grid, pos, c, self.radius))
     }
 }
 
@@ -210,6 +237,8 @@ mod tests {
             waypoint_count: 2,
             radius: 0.3,
             turning_radius: 0.0,
+            corridor: &[],
+            cell_index: 0,
         };
         let (mut waypoint, mut leg, mut speed, mut pos) = (1, None, 1.0, start);
         for _ in 0..steps {
@@ -227,6 +256,62 @@ mod tests {
         let (pos, waypoint, _) = walk_two(&grid, points, points[0], 10, 1.0);
         assert_eq!(waypoint, 2);
         assert!(pos.distance(points[1]) < 1e-3);
+    }
+
+    #[test]
+    fn a_unit_pushed_behind_a_wall_walks_back_to_its_corridor_instead_of_searching_again() {
+        // A path along row 2; the unit was pushed up to the center of cell (3, 4), from where a
+        // wall at (4, 3)-(4, 4) hides the path's end.
+        let mut grid = NavGrid::new(7, 5).unwrap();
+        grid.set_walkable(Cell::new(4, 3), false).unwrap();
+        grid.set_walkable(Cell::new(4, 4), false).unwrap();
+        let points = [Vec2::new(0.5, 2.5), Vec2::new(6.5, 2.5)];
+        let corridor: Vec<Cell> = (0..7).map(|x| Cell::new(x, 2)).collect();
+        let waypoints = |i: usize| points[i];
+        let walk = Walk {
+            grid: &grid,
+            waypoints: &waypoints,
+            waypoint_count: 2,
+            radius: 0.3,
+            turning_radius: 0.0,
+            corridor: &corridor,
+            cell_index: 4,
+        };
+        let (mut waypoint, mut leg, mut speed) = (1, None, 1.0);
+        let mut pos = Vec2::new(3.5, 4.5);
+        let first = walk.advance(&mut waypoint, &mut leg, &mut speed, pos, Vec2::X, 0.1);
+        assert!(!first.blocked, "no new search needed");
+        let back = leg.as_ref().expect("a leg back to the corridor");
+        assert!(back.detour);
+        assert_eq!(back.plan.target, Vec2::new(3.5, 2.5));
+        pos = first.pos;
+        for _ in 0..100 {
+            let w = walk.advance(&mut waypoint, &mut leg, &mut speed, pos, Vec2::X, 0.1);
+            assert!(!w.blocked);
+            assert!(
+                !overlaps_blocked(&grid, w.pos, 0.3),
+                "clear of the wall at {}",
+                w.pos
+            );
+            pos = w.pos;
+        }
+        assert_eq!(waypoint, 2, "the path's end reached");
+        assert!(pos.distance(points[1]) < 1e-3);
+        // Without a corridor to go back to (the old behaviour), the unit needs a new path.
+        let lost = Walk {
+            corridor: &[],
+            ..walk
+        };
+        let (mut waypoint, mut leg) = (1, None);
+        let w = lost.advance(
+            &mut waypoint,
+            &mut leg,
+            &mut speed,
+            Vec2::new(3.5, 4.5),
+            Vec2::X,
+            0.1,
+        );
+        assert!(w.blocked);
     }
 
     #[test]

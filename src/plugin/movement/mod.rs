@@ -8,12 +8,14 @@
 //! - `crowd`: what a unit does about the unit in its way (pure).
 //! - `neighbours`: the units of every map by cell, built once a frame.
 //! - `avoid`: a moving unit's step turned aside for the units near (ORCA).
+//! - `passage`: passages one cell wide, carrying one way at a time.
 //! - `push`: overlapping bodies pushed apart after the frame's moves.
 
 mod avoid;
 mod crowd;
 mod follow;
 mod neighbours;
+mod passage;
 mod push;
 mod state;
 
@@ -80,6 +82,11 @@ const HELD_BACK: f32 = 0.1;
 /// [`PathProgress`]'s `offset`).
 const OFFSET_FADE: f32 = 0.5;
 
+/// How far (tiles) a unit pressed back by the crowd may fall behind the point of its curve before
+/// that point waits for it (see [`PathProgress`]'s `offset`): it never runs on ahead through a
+/// gap the body has not reached.
+const TETHER: f32 = 1.0;
+
 /// How far (in steps) a unit whose goal is taken looks for a free cell.
 const FREE_CELL_REACH: u32 = 12;
 
@@ -129,6 +136,8 @@ struct Ctx<'a, 'w, 's> {
     commands: Commands<'w, 's>,
     arrived: MessageWriter<'w, Arrived>,
     dt: f32,
+    /// Seconds since the app started (one-way passages take turns by it).
+    clock: f32,
     /// The units by cell as they stood at the frame's start, with local avoidance on.
     neighbours: Option<&'a Neighbours>,
     /// Neighbours' bodies, reused from unit to unit.
@@ -209,6 +218,7 @@ pub(crate) fn move_units(
         commands,
         arrived,
         dt: time.delta_secs(),
+        clock: time.elapsed_secs(),
         neighbours: settings.crowd.avoidance.then_some(&*index),
         scratch: Vec::new(),
         corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
@@ -359,7 +369,23 @@ fn step_unit(
     }
     let next = keep_track(ctx, unit, progress, pos, here, new_path);
     let goal = progress.goal.expect("set with the path");
+    let corridor = &unit.path.corridor;
+    let passage_closed = next.is_some_and(|c| c != here)
+        && passage::passage_closed(
+            ctx.claims,
+            unit.grid,
+            unit.map_entity,
+            unit.entity,
+            here,
+            corridor.get(progress.cell_index..).unwrap_or_default(),
+            unit.mover.speed,
+            ctx.clock,
+            ctx.crowd.one_way_turn,
+        );
     let situation = Situation {
+        held_back: progress.leg.is_some() && held_back(progress),
+        stalled: progress.stalled,
+        passage_closed,
         in_the_way: next
             .filter(|&c| c != here)
             .and_then(|next| in_the_way(ctx.claims, unit, here, next, goal)),
@@ -387,6 +413,7 @@ fn step_unit(
             then,
         } => {
             progress.state = progress.state.wait(situation.waited);
+            progress.patient = situation.patient();
             if let Some(idle) = ask_to_make_way {
                 ctx.claims.ask_to_make_way(idle, unit.entity);
             }
@@ -398,6 +425,7 @@ fn step_unit(
         Action::Go {
             start_walking_through,
         } => {
+            progress.patient = false;
             progress.state = if start_walking_through {
                 MoveState::WalkingThrough { from: pos }
             } else {
@@ -427,6 +455,12 @@ fn keep_track(
         progress.cell_index = track(cells, progress.cell_index, here);
     }
     let retrack = new_path || progress.cell_index != index_before;
+    if new_path || pos.distance_squared(progress.stall_anchor) > 1.0 {
+        progress.stalled = 0.0;
+        progress.stall_anchor = pos;
+    } else {
+        progress.stalled += ctx.dt;
+    }
     if new_path {
         progress.end = grid_waypoint(unit, unit.path.waypoints.len() - 1);
     }
@@ -471,6 +505,7 @@ fn keep_track(
         here,
         next,
         waiting,
+        patient: waiting && progress.patient,
     };
     publish_intent(ctx.claims, entity, progress, Some(intent));
     next
@@ -498,7 +533,7 @@ fn walk(
     if progress.leg.is_none() {
         progress.offset = Vec2::ZERO;
     }
-    let on_curve = pos - progress.offset;
+    let mut on_curve = pos - progress.offset;
     let waypoint = |i: usize| grid_waypoint(unit, i);
     let walk = Walk {
         grid: unit.grid,
@@ -506,8 +541,34 @@ fn walk(
         waypoint_count: unit.path.waypoints.len(),
         radius: unit.wall_radius,
         turning_radius: unit.mover.turning_radius,
+        corridor: &unit.path.corridor,
+        cell_index: progress.cell_index,
     };
     let distance = unit.mover.speed * ctx.dt;
+    // Pushed ahead of the point of its curve: the point catches up (the push was progress),
+    // and the offset is what is left.
+    let ahead = progress.offset.dot(progress.heading);
+    if ahead > 0.0 {
+        let time = ahead / progress.speed_factor.max(1e-3);
+        on_curve = walk
+            .advance(
+                &mut progress.waypoint,
+                &mut progress.leg,
+                &mut progress.speed_factor,
+                on_curve,
+                progress.heading,
+                time,
+            )
+            .pos;
+        progress.offset = pos - on_curve;
+    }
+    // Pressed back more than TETHER behind it: the point waits for the body (and the time
+    // counts as waiting, toward the crowd's last resort).
+    let tethered = held_back(progress);
+    if tethered {
+        progress.blocked += ctx.dt;
+    }
+    let along_curve = if tethered { 0.0 } else { distance };
     let mut walked = None;
     if progress.state == MoveState::Moving
         && let Some(index) = ctx.neighbours
@@ -521,7 +582,7 @@ fn walk(
             &mut factor,
             on_curve,
             progress.heading,
-            distance,
+            along_curve,
         );
         let me = Body {
             position: pos,
@@ -563,7 +624,7 @@ fn walk(
                     &mut progress.speed_factor,
                     on_curve,
                     progress.heading,
-                    distance * a.along,
+                    along_curve * a.along,
                 ));
             }
         }
@@ -577,11 +638,13 @@ fn walk(
             &mut progress.speed_factor,
             on_curve,
             progress.heading,
-            distance,
+            along_curve,
         )
     });
-    if progress.offset != Vec2::ZERO {
-        walked.pos = pushed_off(unit, progress, walked.pos, ctx.dt);
+    if tethered {
+        walked.pos = catch_up(unit, progress, pos, distance);
+    } else if progress.offset != Vec2::ZERO {
+        walked.pos = pushed_off(unit, progress, pos, walked.pos, ctx.dt);
     }
     if walked.blocked && !pending {
         ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
@@ -597,22 +660,49 @@ fn walk(
 }
 
 /// Where a unit pushed off its curve stands when the curve puts it at `on_curve`: its offset
-/// faded by this frame's walk, and shrunk further if it would put the body on a blocked cell
-/// (the curve itself is clear).
-fn pushed_off(unit: &Unit, progress: &mut PathProgress, on_curve: Vec2, dt: f32) -> Vec2 {
-    progress.offset *= (-dt / OFFSET_FADE).exp();
-    for _ in 0..3 {
-        let pos = on_curve + progress.offset;
-        if progress.offset.length_squared() < 1e-6 {
-            break;
+/// faded by this frame's walk (or, if that would put the body on a blocked cell, kept). If both
+/// would, its curve is given up where it stands, at `pos`, and a new one starts there next frame:
+/// a body never jumps onto its curve.
+fn pushed_off(
+    unit: &Unit,
+    progress: &mut PathProgress,
+    pos: Vec2,
+    on_curve: Vec2,
+    dt: f32,
+) -> Vec2 {
+    let faded = progress.offset * (-dt / OFFSET_FADE).exp();
+    for offset in [faded, progress.offset] {
+        let at = on_curve + offset;
+        if !overlaps_blocked(unit.grid, at, unit.wall_radius) {
+            progress.offset = offset;
+            return at;
         }
-        if !overlaps_blocked(unit.grid, pos, unit.wall_radius) {
-            return pos;
-        }
-        progress.offset *= 0.5;
     }
+    start_again_at(progress, pos)
+}
+
+/// Whether the unit's body is held back more than [`TETHER`] behind the point of its curve.
+fn held_back(progress: &PathProgress) -> bool {
+    progress.offset.dot(progress.heading) < -TETHER
+}
+
+/// A unit pressed back more than [`TETHER`] off its curve (whose point waits for it) walks
+/// toward that point; if a wall is in the way, its curve is given up and starts again at `pos`.
+fn catch_up(unit: &Unit, progress: &mut PathProgress, pos: Vec2, distance: f32) -> Vec2 {
+    let step = (-progress.offset).clamp_length_max(distance);
+    let at = pos + step;
+    if overlaps_blocked(unit.grid, at, unit.wall_radius) {
+        return start_again_at(progress, pos);
+    }
+    progress.offset += step;
+    at
+}
+
+/// Gives up the unit's curve: it stays at `pos`, and its next leg is planned from there.
+fn start_again_at(progress: &mut PathProgress, pos: Vec2) -> Vec2 {
     progress.offset = Vec2::ZERO;
-    on_curve
+    progress.leg = None;
+    pos
 }
 
 /// The unit in `next` (not this one), as the crowd decision sees it.
@@ -628,14 +718,26 @@ fn in_the_way(
         return Some(InTheWay::Stopped {
             unit: other,
             on_goal: next == goal,
+            wedged: unit.grid.is_one_wide(next),
         });
     }
     let other = claims.moving_at(map, next).filter(|&e| e != unit.entity)?;
     let theirs = claims.intent(other);
+    // A unit waiting at a one-way passage's end for this one to come out stands aside for it
+    // (with pushing, it is shoved out of the way like a stopped unit).
+    if theirs.is_some_and(|t| t.patient && t.next == Some(here)) {
+        return Some(InTheWay::Stopped {
+            unit: other,
+            on_goal: next == goal,
+            wedged: false,
+        });
+    }
     Some(InTheWay::Moving {
         unit: other,
         head_on: theirs.is_some_and(|t| t.next == Some(here)),
         waits: theirs.is_some_and(|t| t.waiting),
+        patient: theirs.is_some_and(|t| t.patient),
+        passable: !unit.grid.is_one_wide(here) && !unit.grid.is_one_wide(next),
         we_yield: unit.entity > other,
     })
 }

@@ -27,20 +27,34 @@ const PASSES: usize = 32;
 const FULL_PASSES: usize = 8;
 const DEEP: f32 = 0.1;
 
+/// A body is pushed at most this many passes' steps in one frame, all passes together: pushes
+/// chained through a dense crowd never make it leap.
+const MAX_FRAME_STEPS: f32 = 3.0;
+
+/// Units whose headings are further apart than this (the cosine, negated) meet head-on; in line
+/// if the other is less than [`IN_LINE`] to the side (of the unit direction to it); how much of
+/// the straight push is kept with the sideways one ([`ALONG`]).
+const HEAD_ON: f32 = 0.5;
+const IN_LINE: f32 = 0.2;
+const ALONG: f32 = 0.25;
+
 /// How a unit takes part in pushing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Role {
     /// On its way (moving or waiting).
     Underway,
-    /// Idle or arrived.
+    /// Idle or arrived, or waiting for a one-way passage.
     Standing,
     /// Walking through others: left alone.
     Exempt,
 }
 
 impl Role {
-    fn of(state: MoveState) -> Role {
+    /// `patient`: waiting for a one-way passage (it is shoved aside like a standing unit, out
+    /// of the way of the units coming out).
+    fn of(state: MoveState, patient: bool) -> Role {
         match state {
+            MoveState::Waiting { .. } if patient => Role::Standing,
             MoveState::Moving | MoveState::Waiting { .. } => Role::Underway,
             MoveState::Idle | MoveState::Arrived => Role::Standing,
             MoveState::WalkingThrough { .. } => Role::Exempt,
@@ -107,7 +121,7 @@ pub(super) fn push_apart(
                 radius: agent.radius,
             },
         });
-        let role = Role::of(progress.state);
+        let role = Role::of(progress.state, progress.patient);
         if role != Role::Exempt && (transform.is_changed() || pushed_before.contains(&entity)) {
             active.push(roles.len());
         }
@@ -163,6 +177,8 @@ fn push<'g>(
         .map(|m| m.body.radius)
         .fold(0.0f32, f32::max);
     let mut moved = vec![false; count];
+    // How far each body was pushed this frame so far (at most MAX_FRAME_STEPS x max_step).
+    let mut pushed = vec![0.0f32; count];
     let mut shift = vec![Vec2::ZERO; count];
     let mut is_active = vec![false; count];
     let mut touched = Vec::new();
@@ -189,6 +205,13 @@ fn push<'g>(
                 let away = gap.try_normalize().unwrap_or_else(|| {
                     Vec2::from_angle(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0)
                 });
+                // Two units on their way meeting head-on part sideways, each to its right if
+                // neither is to the side yet, so they pass instead of pressing each other back.
+                let away = if roles[i] == Role::Underway && roles[j] == Role::Underway {
+                    passing(away, me.body.velocity, other.velocity)
+                } else {
+                    away
+                };
                 for (k, sign, mine, theirs, pusher) in [
                     (i, -1.0, roles[i], roles[j], j),
                     (j, 1.0, roles[j], roles[i], i),
@@ -218,19 +241,30 @@ fn push<'g>(
             let Some((grid, footprint)) = grid(m.map, m.class) else {
                 continue;
             };
-            let s = s.clamp_length_max(max_step);
+            let budget = (MAX_FRAME_STEPS * max_step - pushed[i]).min(max_step);
+            if budget <= 1e-6 {
+                continue;
+            }
+            let s = s.clamp_length_max(budget);
             let p = m.body.position;
             // Against its class's grid, whose walls are grown by its footprint.
             let radius = wall_radius(m.body.radius, footprint);
             let clear = |q: Vec2| !overlaps_blocked(grid, q, radius);
-            // The whole push, else sliding along the wall on one axis, else none.
+            // The whole push, else sliding along the wall on one axis (never back along a
+            // unit's own way: pressed between a wall and a unit crossing its way, it would be
+            // slid back as far as it walks, and the two would stand locked), else none.
+            let heading = m.body.velocity;
+            let slide = |q: Vec2| roles[i] != Role::Underway || (q - p).dot(heading) >= 0.0;
             let Some(to) = [p + s, p + Vec2::new(s.x, 0.0), p + Vec2::new(0.0, s.y)]
                 .into_iter()
-                .find(|&q| clear(q))
+                .enumerate()
+                .find(|&(k, q)| (k == 0 || slide(q)) && clear(q))
+                .map(|(_, q)| q)
             else {
                 continue;
             };
             index.body_mut(i).position = to;
+            pushed[i] += to.distance(p);
             moved[i] = true;
             active.push(i);
         }
@@ -240,6 +274,26 @@ fn push<'g>(
         }
     }
     (0..count).filter(|&i| moved[i]).collect()
+}
+
+/// How two units on their way facing `mine` and `theirs`, the other one lying `away` from this
+/// one, part: sideways if they meet head-on (see [`push`]), else straight apart.
+fn passing(away: Vec2, mine: Vec2, theirs: Vec2) -> Vec2 {
+    let (Some(h), Some(t)) = (mine.try_normalize(), theirs.try_normalize()) else {
+        return away;
+    };
+    if h.dot(t) > -HEAD_ON {
+        return away;
+    }
+    let axis = (h - t).normalize_or(h);
+    let side = away - axis * away.dot(axis);
+    // Nearly in line: the other passes on this one's left (each keeps right).
+    let side = if side.length() < IN_LINE {
+        axis.perp()
+    } else {
+        side.normalize()
+    };
+    (side + away * ALONG).normalize_or(side)
 }
 
 /// The way a standing unit is shoved by a unit on its way facing `heading`, when pushing

@@ -181,6 +181,13 @@ pub struct PathProgress {
     pub(crate) intent: Option<Intent>,
     /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
     pub(crate) yields: u32,
+    /// Seconds since its body was last a tile away from `stall_anchor`, where it stood then
+    /// (or got its path).
+    pub(crate) stalled: f32,
+    pub(crate) stall_anchor: Vec2,
+    /// It waits for a one-way passage to open, or queued behind a unit that does: the crowd's
+    /// last resort waits longer for it.
+    pub(crate) patient: bool,
     /// The grid version its current leg was planned on (an edit since: the leg is planned
     /// again, with its line checked against the new grid).
     pub(crate) grid_version: u64,

@@ -1,0 +1,118 @@
+//! One-way passages: a passage one cell wide (a bridge, a gate in a wall; see
+//! [`NavGrid::is_one_wide`](crate::core::NavGrid::is_one_wide)) carries one way at a time, like
+//! a single-track road. Two bodies cannot pass each other in it, so a unit about to enter waits
+//! while a unit comes through the other way; while units wait at both ends, the two directions
+//! take turns of [`CrowdSettings::one_way_turn`] seconds. See
+//! [`CrowdSettings::one_way_turn`](crate::CrowdSettings::one_way_turn).
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, NavGrid, cells_around};
+use crate::plugin::claims::Claims;
+
+/// How many cells of a passage ahead a unit looks at (a longer one is a corridor, through which
+/// it looks this far).
+const MAX_PASSAGE: usize = 24;
+
+/// A unit on `map` standing on `here`, about to walk the cells `ahead` (the rest of its
+/// corridor) at `speed` tiles per second: whether the passage one cell wide those cells start
+/// with is closed to it now, at `clock` seconds, with turns of `turn` seconds (0: never
+/// closed). Never closed to a unit already in a passage, or whose next cell is not in one.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn passage_closed(
+    claims: &Claims,
+    grid: &NavGrid,
+    map: Entity,
+    me: Entity,
+    here: Cell,
+    ahead: &[Cell],
+    speed: f32,
+    clock: f32,
+    turn: f32,
+) -> bool {
+    if turn <= 0.0 || grid.is_one_wide(here) {
+        return false;
+    }
+    let n = ahead
+        .iter()
+        .take(MAX_PASSAGE)
+        .take_while(|&&c| grid.is_one_wide(c))
+        .count();
+    if n == 0 {
+        return false;
+    }
+    let lane = &ahead[..n];
+    // A unit coming through the other way: in the passage, heading for the cell before its own
+    // on this unit's way.
+    let mut before = here;
+    for &c in lane {
+        if claims
+            .moving_at(map, c)
+            .filter(|&e| e != me)
+            .and_then(|e| claims.intent(e))
+            .is_some_and(|t| t.next == Some(before))
+        {
+            return true;
+        }
+        before = c;
+    }
+    let last = lane[n - 1];
+    if our_turn(last - here, clock, turn, (n as f32 + 1.0) / speed.max(1e-3)) {
+        return false;
+    }
+    // Out of turn: it goes anyway unless a unit waits to come in at the far end (off the
+    // passage, beyond its last cell, heading into it).
+    let out = last - if n > 1 { lane[n - 2] } else { here };
+    cells_around(last, 1).any(|c| {
+        (c - last).dot(out) > 0
+            && !grid.is_one_wide(c)
+            && claims
+                .moving_at(map, c)
+                .filter(|&e| e != me)
+                .and_then(|e| claims.intent(e))
+                .is_some_and(|t| t.next == Some(last))
+    })
+}
+
+/// Whether a unit going through a passage along `across` (its last cell less the cell the unit
+/// enters from) may enter at `clock` seconds and be through in `need` seconds within its
+/// direction's turn: rightward (or, along a vertical passage, upward) in the first `turn`
+/// seconds of every `2 x turn`, the other way in the second. Both ends of a passage agree on
+/// its axis: the axis along which it runs further.
+fn our_turn(across: Cell, clock: f32, turn: f32, need: f32) -> bool {
+    let forward = if across.x.abs() >= across.y.abs() {
+        across.x > 0
+    } else {
+        across.y > 0
+    };
+    let phase = clock.rem_euclid(2.0 * turn);
+    let (start, end) = if forward {
+        (0.0, turn)
+    } else {
+        (turn, 2.0 * turn)
+    };
+    phase >= start && end - phase >= need
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_two_ends_of_a_passage_take_turns() {
+        let right = Cell::new(6, 1);
+        let left = Cell::new(-6, -1);
+        // Rightward in the first 6 s (if through in time), leftward in the next 6.
+        assert!(our_turn(right, 1.0, 6.0, 2.0));
+        assert!(!our_turn(left, 1.0, 6.0, 2.0));
+        assert!(
+            !our_turn(right, 4.5, 6.0, 2.0),
+            "not through before the turn ends"
+        );
+        assert!(our_turn(left, 7.0, 6.0, 2.0));
+        assert!(our_turn(right, 13.0, 6.0, 2.0));
+        // A vertical passage: upward first.
+        assert!(our_turn(Cell::new(1, 5), 1.0, 6.0, 2.0));
+        assert!(!our_turn(Cell::new(-1, -5), 1.0, 6.0, 2.0));
+    }
+}
