@@ -42,16 +42,19 @@ pub(super) fn passage_closed(
         return false;
     }
     let lane = &ahead[..n];
+    // Another unit on its way stands on `on` and goes to `to` next.
+    let coming = |on: Cell, to: Cell| {
+        claims
+            .moving_at(map, on)
+            .filter(|&e| e != me)
+            .and_then(|e| claims.intent(e))
+            .is_some_and(|t| t.next == Some(to))
+    };
     // A unit coming through the other way: in the passage, heading for the cell before its own
     // on this unit's way.
     let mut before = here;
     for &c in lane {
-        if claims
-            .moving_at(map, c)
-            .filter(|&e| e != me)
-            .and_then(|e| claims.intent(e))
-            .is_some_and(|t| t.next == Some(before))
-        {
+        if coming(c, before) {
             return true;
         }
         before = c;
@@ -63,15 +66,8 @@ pub(super) fn passage_closed(
     // Out of turn: it goes anyway unless a unit waits to come in at the far end (off the
     // passage, beyond its last cell, heading into it).
     let out = last - if n > 1 { lane[n - 2] } else { here };
-    cells_around(last, 1).any(|c| {
-        (c - last).dot(out) > 0
-            && !grid.is_one_wide(c)
-            && claims
-                .moving_at(map, c)
-                .filter(|&e| e != me)
-                .and_then(|e| claims.intent(e))
-                .is_some_and(|t| t.next == Some(last))
-    })
+    cells_around(last, 1)
+        .any(|c| (c - last).dot(out) > 0 && !grid.is_one_wide(c) && coming(c, last))
 }
 
 /// Whether a unit going through a passage along `across` (its last cell less the cell the unit
