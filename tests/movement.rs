@@ -10,7 +10,7 @@ use bevy_tilepath::core::{
     Cell, MoveRules, NavGrid, Topology, TurnPlan, cell_at, overlaps_blocked,
 };
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{Claims, MoveState, PathProgress};
+use bevy_tilepath::{Claims, MoveState, PathProgress, TilepathFrameStats};
 
 #[test]
 fn turn_plans_follow_the_turning_circle_then_a_line() {
@@ -697,4 +697,89 @@ fn a_crowd_pressing_through_a_gap_never_leaps() {
     assert!(units.iter().all(|&e| state(&app, e) == MoveState::Arrived));
     // A frame's walk is 4 / 60 tiles; pushes add at most three passes of 6 / 60.
     assert!(fastest < 0.5, "a body moved {fastest} tiles in one frame");
+}
+
+/// A zigzag of walls with gaps at alternate ends, so long paths bend many times.
+fn zigzag() -> NavGrid {
+    let mut g = NavGrid::new(96, 64).unwrap();
+    for (k, x) in (8..96).step_by(8).enumerate() {
+        for y in 0..64 {
+            let gap = if k % 2 == 0 { y >= 58 } else { y <= 5 };
+            if !gap {
+                g.set_walkable(Cell::new(x, y), false).unwrap();
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn a_busy_queue_smooths_a_walking_units_rest_before_it_gets_there_and_drops_replaced_ones() {
+    let mut app = app(zigzag());
+    // A long walk through the zigzag: its first leg comes smoothed (one long straight line up
+    // the first column), the rest as raw cell centers.
+    let walker = unit(
+        &mut app,
+        Cell::new(2, 2),
+        Cell::new(93, 60),
+        Mover::default(),
+    );
+    // Forty units that never move get new orders across the map all the time, so the queue
+    // always has searches to run (and their rests, replaced over and over, pile up unless they
+    // leave).
+    let mut maps = app.world_mut().query::<&NavMap>();
+    let map = maps.single(app.world()).unwrap().clone();
+    let busy: Vec<Entity> = (0..40)
+        .map(|i| {
+            let c = Cell::new(1 + (i % 7), 10 + i / 7 * 8);
+            let p = map.cell_to_world(c);
+            app.world_mut()
+                .spawn(Transform::from_xyz(p.x, p.y, 0.0))
+                .id()
+        })
+        .collect();
+    let mut delivered: Option<(usize, usize)> = None;
+    let mut patched = false;
+    for frame in 0..700 {
+        for (i, &e) in busy.iter().enumerate() {
+            if (i + frame) % 4 == 0 {
+                let x = 60 + ((i * 7 + frame) % 35) as i32;
+                let goal = Cell::new(x, ((i * 13 + frame) % 60) as i32);
+                app.world_mut()
+                    .entity_mut(e)
+                    .insert(PathRequest::to_cell(goal));
+            }
+        }
+        app.update();
+        let stats = app.world().resource::<TilepathFrameStats>().clone();
+        assert!(
+            stats.refining <= busy.len() + 1,
+            "frame {frame}: {} rests waiting for {} units",
+            stats.refining,
+            busy.len() + 1
+        );
+        assert_eq!(
+            stats.walking_raw, 0,
+            "frame {frame}: the walker walks raw cells"
+        );
+        let Some(path) = app.world().get::<NavPath>(walker) else {
+            continue;
+        };
+        match delivered {
+            None => delivered = Some((path.waypoints.len(), path.cells.len())),
+            Some((before, _)) => patched |= path.waypoints.len() < before,
+        }
+    }
+    let (before, cells) = delivered.expect("the walker got its path");
+    assert!(
+        before > cells / 2,
+        "delivered with a raw rest: {before} waypoints, {cells} cells"
+    );
+    assert!(
+        patched,
+        "the rest was never smoothed while the queue was busy"
+    );
+    // The walker got past the end of its first leg (about 30 cells of its path).
+    let walked = pos(&app, walker).y - 2.5;
+    assert!(walked > 30.0, "walked only {walked} tiles");
 }

@@ -958,3 +958,44 @@ fn an_urgent_request_stops_a_less_urgent_worker_search_within_the_cap() {
     }
     assert!(log.max_searching <= 1, "{}", log.max_searching);
 }
+
+#[test]
+fn one_worker_serves_many_searches_in_one_round_trip() {
+    // One worker, twelve requests in one frame: the worker serves them one after the other
+    // without waiting a frame between them, so they all come back in the next frames (before,
+    // a worker took one search per frame's round trip: twelve frames at least).
+    let mut app = app(
+        TilepathSettings {
+            workers: WorkerMode::Async { max_in_flight: 1 },
+            hierarchical_beyond: 0,
+            ..Default::default()
+        },
+        walls(),
+    );
+    app.update();
+    let units: Vec<Entity> = (0..12)
+        .map(|i| {
+            unit_at(
+                &mut app,
+                Cell::new(2, 2 + i * 4),
+                PathRequest::to_cell(Cell::new(60, 60 - i * 4)),
+            )
+        })
+        .collect();
+    let mut frames = 0;
+    while !app.world().resource::<PendingRequests>().is_empty() {
+        app.update();
+        frames += 1;
+        assert!(frames <= 6, "still pending after {frames} frames");
+        // Time for the worker to finish everything it was handed (a few ms of searches).
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = app.world().resource::<Log>();
+    for unit in units {
+        assert!(matches!(
+            kinds_of(log, unit)[..],
+            [OutcomeKind::Found { .. }]
+        ));
+    }
+    assert!(log.max_searching <= 1, "{}", log.max_searching);
+}

@@ -40,6 +40,20 @@ pub struct TilepathFrameStats {
     pub searching: usize,
     /// Found paths being smoothed inline at the end of the frame.
     pub smoothing: usize,
+    /// Rests of delivered paths waiting to be smoothed inline when the frame's service began
+    /// (see
+    /// [`TilepathSettings::smooth_before_delivery`](crate::TilepathSettings::smooth_before_delivery)),
+    /// those no unit will walk left out: at most one per unit with a path.
+    pub refining: usize,
+    /// Frames since the oldest of those rests was delivered (0: none waits).
+    pub oldest_rest_frames: u32,
+    /// Units walking the raw cell centers of a rest not smoothed yet, when the frame's service
+    /// began (summed over frames: unit-frames of unsmoothed walking).
+    pub walking_raw: usize,
+    /// Frames the oldest request without an outcome has waited (0: none waits): with
+    /// [`TilepathFrameStats::queue_len`], how far the queue is behind. A warning is logged when
+    /// requests come faster than they are served for a sustained stretch.
+    pub oldest_wait_frames: u32,
     /// Cells expanded by the most recent inline searches with their maps, at most eight (debug
     /// overlay; kept
     /// only with [`TilepathSettings::record_expanded`](crate::TilepathSettings::record_expanded)).
@@ -136,9 +150,57 @@ impl Drop for PhaseTimer<'_> {
     }
 }
 
-/// End of frame: this frame's tally becomes [`TilepathFrameStats`].
-pub(crate) fn roll_frame(mut tally: ResMut<FrameTally>, mut stats: ResMut<TilepathFrameStats>) {
+/// A request waiting longer than this many frames means the queue is behind.
+const OVERLOAD_WAIT: u32 = 60;
+
+/// Frames the queue must stay behind (or, once warned, caught up) before the overload warning
+/// is logged (or can be logged again).
+const OVERLOAD_STRETCH: u32 = 300;
+
+/// Whether the queue has been behind, for the overload warning.
+#[derive(Default)]
+pub(crate) struct OverloadWatch {
+    /// Consecutive frames behind (or, after a warning, caught up).
+    frames: u32,
+    warned: bool,
+}
+
+impl OverloadWatch {
+    /// One frame's figures; `true` the one frame the warning is due.
+    fn frame(&mut self, stats: &TilepathFrameStats) -> bool {
+        let behind = stats.oldest_wait_frames > OVERLOAD_WAIT;
+        if behind != self.warned {
+            self.frames += 1;
+        } else {
+            self.frames = 0;
+        }
+        if self.frames < OVERLOAD_STRETCH {
+            return false;
+        }
+        self.frames = 0;
+        self.warned = !self.warned;
+        self.warned
+    }
+}
+
+/// End of frame: this frame's tally becomes [`TilepathFrameStats`]; a queue that stayed behind
+/// for [`OVERLOAD_STRETCH`] frames logs one warning (again only after it caught up for as long).
+pub(crate) fn roll_frame(
+    mut tally: ResMut<FrameTally>,
+    mut stats: ResMut<TilepathFrameStats>,
+    mut watch: Local<OverloadWatch>,
+) {
     tally.roll_into(&mut stats);
+    if watch.frame(&stats) {
+        warn!(
+            "bevy_tilepath: path requests arrive faster than they are served ({} waiting, the \
+             oldest for {} frames, for {OVERLOAD_STRETCH} frames running); raise \
+             TilepathSettings::time_budget or expansion_budget, search on workers \
+             (TilepathSettings::workers), or lower hierarchical_beyond so long requests search \
+             the region map",
+            stats.queue_len, stats.oldest_wait_frames
+        );
+    }
 }
 
 /// The diagnostic paths the plugin publishes.
@@ -191,4 +253,46 @@ fn publish(mut diagnostics: Diagnostics, stats: Res<TilepathFrameStats>) {
     diagnostics.add_measurement(&TilepathDiagnostics::LATENCY_FRAMES, || {
         stats.latency_frames
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(watch: &mut OverloadWatch, oldest_wait: u32, n: u32) -> u32 {
+        let stats = TilepathFrameStats {
+            oldest_wait_frames: oldest_wait,
+            ..Default::default()
+        };
+        (0..n).filter(|_| watch.frame(&stats)).count() as u32
+    }
+
+    #[test]
+    fn overload_warns_once_per_sustained_stretch() {
+        let mut watch = OverloadWatch::default();
+        // Short spells behind do not warn.
+        assert_eq!(
+            frames(&mut watch, OVERLOAD_WAIT + 1, OVERLOAD_STRETCH - 1),
+            0
+        );
+        assert_eq!(frames(&mut watch, 0, 1), 0);
+        assert_eq!(
+            frames(&mut watch, OVERLOAD_WAIT + 1, OVERLOAD_STRETCH - 1),
+            0
+        );
+        // A sustained one warns once, however long it lasts.
+        assert_eq!(
+            frames(&mut watch, OVERLOAD_WAIT + 1, 10 * OVERLOAD_STRETCH),
+            1
+        );
+        // Caught up briefly, behind again: no second warning.
+        assert_eq!(frames(&mut watch, 0, OVERLOAD_STRETCH - 1), 0);
+        assert_eq!(
+            frames(&mut watch, OVERLOAD_WAIT + 1, 10 * OVERLOAD_STRETCH),
+            0
+        );
+        // Caught up for a stretch, then behind for one: it warns again.
+        assert_eq!(frames(&mut watch, 0, OVERLOAD_STRETCH), 0);
+        assert_eq!(frames(&mut watch, OVERLOAD_WAIT + 1, OVERLOAD_STRETCH), 1);
+    }
 }

@@ -291,6 +291,18 @@ impl PendingRequests {
         self.pending.get(&entity).map(|t| &t.request)
     }
 
+    /// Frames the oldest request without an outcome has waited at plugin frame `frame` (0 if
+    /// none waits).
+    pub(crate) fn oldest_wait(&self, frame: u64) -> u32 {
+        let oldest = self
+            .pending
+            .values()
+            .chain(self.cancelled.iter().map(|c| &c.ticket))
+            .map(|t| t.frame)
+            .min();
+        oldest.map_or(0, |f| frame.saturating_sub(f) as u32)
+    }
+
     /// Whether `ticket` is `entity`'s pending request.
     pub(crate) fn is_current(&self, entity: Entity, ticket: u64) -> bool {
         self.pending.get(&entity).is_some_and(|t| t.id == ticket)

@@ -13,10 +13,14 @@ pub enum WorkerMode {
     /// budgets and continues unfinished ones next frame.
     Inline,
     /// On Bevy's `AsyncComputeTaskPool`, against an immutable snapshot of the grid; results come
-    /// back over a channel drained every frame. A worker search yields its thread every 200 us,
-    /// so on machines with few cores the frame's own threads never wait long for a core.
+    /// back over a channel drained every frame. Runners on the pool serve the searches handed to
+    /// them one after the other, most urgent first (a few per runner at a time, so a more urgent
+    /// request still gets its turn within a frame or two). A worker search yields its thread
+    /// every 200 us, so on machines with few cores the frame's own threads never wait long for a
+    /// core. The rests of found paths are smoothed on the main thread, as inline.
     Async {
-        /// At most this many searches in flight at once.
+        /// Searches running at once at most (one runner each); eight times as many may be
+        /// handed off and waiting for a runner.
         max_in_flight: usize,
     },
 }
@@ -83,7 +87,9 @@ pub struct TilepathSettings {
     /// Priority added to the game's own requests, and to the short trips of units making way or
     /// stepping aside for them, over the plugin's repaths (after edits, around units in the
     /// way), so a player's order never waits behind a backlog of them; repaths still age past
-    /// it in `user_priority * ageing_frames` frames.
+    /// it in `user_priority * ageing_frames` frames. A unit stopped short of a wall dropped
+    /// across its way ([`PathOrigin::Blocked`](crate::PathOrigin::Blocked)) gets twice this:
+    /// its search goes ahead of orders.
     pub user_priority: i32,
     /// Requests to a goal at least this many tiles away (Chebyshev) search a region map first
     /// and refine its route leg by leg ([`HierarchicalSearch`](crate::core::HierarchicalSearch);

@@ -147,15 +147,16 @@ impl Walk<'_> {
     }
 
     /// The leg to waypoint `i` from `pos`, with its speed factor. Off its path (after an arc,
-    /// a push, making way, or a new path found elsewhere) the straight line to the waypoint may
-    /// clip a wall: the leg then goes to the center of the unit's own cell first (always safe),
+    /// a push, making way, or a new path found elsewhere), or on it after an edit, the straight
+    /// line to the waypoint may clip a wall: the leg then goes to the center of the unit's own cell first (always safe),
     /// and from there, if the waypoint is still hidden, back to the corridor; `None` if even
     /// that is blocked.
     fn next_leg(&self, i: usize, pos: Vec2, heading: Vec2) -> Option<(Leg, f32)> {
         let target = (self.waypoints)(i);
-        let on_path = i > 0 && pos.distance((self.waypoints)(i - 1)) < 1e-3;
-        let radius = if on_path { 0.0 } else { self.radius };
-        if walkable(self.grid, pos, target, radius) {
+        // The body, on its path too: smoothing kept it off the walls of the grid it saw, but a
+        // wall edited in beside a segment since (or beside a raw diagonal step's corner) would
+        // be clipped by a body that trusted the segment's line.
+        if walkable(self.grid, pos, target, self.radius) {
             let (plan, speed) = plan_turn(
                 self.grid,
                 self.radius,

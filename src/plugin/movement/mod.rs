@@ -646,7 +646,13 @@ fn walk(
     } else if progress.offset != Vec2::ZERO {
         walked.pos = pushed_off(unit, progress, pos, walked.pos, ctx.dt);
     }
-    if walked.blocked && !pending {
+    // Stopped short of a wall edited across its way: it searches again, ahead of every other
+    // request (a repath after the edit still waiting for its turn gives way to this one).
+    let repath_waiting = matches!(
+        ctx.book.origin(unit.entity),
+        Some(PathOrigin::GridEdit | PathOrigin::Revealed)
+    );
+    if walked.blocked && (!pending || repath_waiting) {
         ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
         progress.state = progress.state.wait(0.0);
     }

@@ -8,7 +8,7 @@ use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameSta
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
-use crate::plugin::settings::{TilepathSettings, WorkerMode};
+use crate::plugin::settings::TilepathSettings;
 
 use super::PathQueue;
 use super::job::{Job, SearchResult};
@@ -192,7 +192,7 @@ pub(crate) fn receive_results(
         {
             tally.shared += 1;
         }
-        start_refining(queue, &mut ready, settings.workers, &maps);
+        start_refining(queue, &mut ready, frame);
         deliver(
             ready,
             latency,
@@ -212,6 +212,7 @@ pub(crate) fn receive_results(
     stats.queue_len = queue.waiting_len() + book.submitted.len();
     stats.searching = queue.searching();
     stats.smoothing = queue.smoothing();
+    stats.oldest_wait_frames = book.oldest_wait(frame);
 }
 
 /// One worker report: results to judge, jobs to wait again (a stopped search's, a shared
@@ -230,7 +231,6 @@ fn take_report(
         WorkerReport::One(_, r) => results.push(r),
         // Stopped for a more urgent search: it waits again, keeping its age.
         WorkerReport::Stopped(_, job) => queue.waiting.extend(Some(job).filter(pending)),
-        WorkerReport::Refined(r) => queue.refined.push(r),
         WorkerReport::Served(r) => results.push(r),
         WorkerReport::Shared(_, s) => {
             queue.waiting.extend(s.unserved.into_iter().filter(pending));
@@ -246,26 +246,18 @@ fn take_report(
     }
 }
 
-/// The rest of a path about to be delivered is smoothed afterwards: inline, or on a worker.
-fn start_refining(
-    queue: &mut PathQueue,
-    ready: &mut Ready,
-    workers: WorkerMode,
-    maps: &Query<&NavMap>,
-) {
-    let (Some(rest), Some(path)) = (ready.rest.take(), &ready.path) else {
+/// The rest of a path about to be delivered is smoothed afterwards, inline (in worker mode too:
+/// a rest's chunk costs a few line checks, and the rests of paths replaced meanwhile leave
+/// before they cost any; see `refine`).
+fn start_refining(queue: &mut PathQueue, ready: &mut Ready, frame: u64) {
+    let Some(path) = &ready.path else {
         return;
     };
-    let Ok(map) = maps.get(path.map) else {
-        return;
-    };
-    let refining = Refining::new(map.grid_of(path.class), ready.entity, path, rest);
-    match workers {
-        WorkerMode::Async { .. } => queue
-            .workers
-            .spawn_refine(refining, map.snapshot_of(path.class)),
-        _ => queue.refining.push_back(refining),
-    }
+    let rest = ready
+        .rest
+        .take()
+        .map(|rest| Refining::new(ready.entity, path, rest, frame));
+    queue.refining.delivered(ready.entity, path.ticket, rest);
 }
 
 /// Delivers one outcome: the unit's status and path (unless a newer request of the unit is

@@ -17,8 +17,6 @@ mod shared;
 mod validate;
 mod workers;
 
-use std::collections::VecDeque;
-
 use bevy::prelude::*;
 
 use crate::core::AStar;
@@ -36,7 +34,7 @@ use super::settings::{CrowdSettings, FogSettings, TilepathSettings, WorkerMode};
 use delivery::Ready;
 use inline::{InlineJob, Smoothing};
 use job::{Job, SearchResult};
-use refine::{Refined, Refining};
+use refine::{Refined, Rests};
 use shared::{SharedSearch, TreeCache};
 use workers::WorkerChannel;
 
@@ -59,8 +57,8 @@ pub struct PathQueue {
     to_smooth: Vec<Smoothing>,
     /// Outcomes ready to be delivered.
     ready: Vec<Ready>,
-    /// Delivered paths whose rest is being smoothed inline (see `refine`), oldest first.
-    refining: VecDeque<Refining>,
+    /// Delivered paths whose rest is being smoothed inline (see `refine`).
+    refining: Rests,
     /// Smoothed rests to patch into their paths.
     refined: Vec<Refined>,
     /// The maps' region maps, for long requests.
@@ -73,10 +71,10 @@ impl PathQueue {
         self.waiting.len()
     }
 
-    /// Searches running: inline searches in progress (shared ones count once) and searches on
-    /// workers (smoothing on a worker included, inline smoothing not).
+    /// Searches running: inline searches in progress (shared ones count once) and searches a
+    /// worker runs (with their smoothing; not those handed off and waiting for a worker).
     pub fn searching(&self) -> usize {
-        self.inline.len() + self.shared.len() + self.workers.in_flight()
+        self.inline.len() + self.shared.len() + self.workers.running()
     }
 
     /// Finished shared searches kept for later requests to the same goal

@@ -1,19 +1,29 @@
 //! Lazy smoothing: a found path is delivered with its first leg smoothed (the whole path's
 //! waypoints up to the first at or past cell
 //! [`TilepathSettings::smooth_before_delivery`](crate::TilepathSettings::smooth_before_delivery),
-//! 12 by default) and the rest as cell centers; the rest is smoothed afterwards, inline when
-//! the frame has budget left (oldest first) or on a worker, and patched into the unit's
-//! [`NavPath`] beyond the waypoint the unit walks to, so the unit never notices. Smoothing a
-//! whole long path before delivery made it the bottleneck of group orders (measured: 47 % of a
-//! 600-unit order's time in line checks, 0.3 ms a path on a 192 x 192 map).
+//! 12 by default) and the rest as cell centers; the rest is smoothed afterwards, inline or on a
+//! worker, and patched into the unit's [`NavPath`] beyond the waypoint the unit walks to, so the
+//! unit never notices. Smoothing a whole long path before delivery made it the bottleneck of
+//! group orders (measured: 47 % of a 600-unit order's time in line checks, 0.3 ms a path on a
+//! 192 x 192 map).
+//!
+//! Inline, every frame first sorts the rests waiting (see [`triage`]): a rest whose path was
+//! replaced, whose unit is gone or has arrived leaves at once (a busy game replaces most paths
+//! before their units walk their rests), and the others go most urgent first: the unit that will
+//! reach its raw cells soonest. Urgent rests (their units reach raw cells within a few seconds)
+//! get a share of every frame's budget ahead of searches and are smoothed a chunk at a time;
+//! the others are smoothed whole with what the frame has left. So the backlog never holds more rests than there are units with
+//! paths.
 
+use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid, Smoother, polyline_cells};
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
-use crate::plugin::movement::PathProgress;
+use crate::plugin::movement::{MoveState, Mover, PathProgress};
 use crate::plugin::outcomes::NavPath;
+use crate::plugin::request::PendingRequests;
 
 use super::PathQueue;
 
@@ -82,7 +92,19 @@ pub(super) struct Refining {
     /// The class whose grid the path is on.
     pub(super) class: ClassId,
     pub(super) rest: Rest,
-    smoother: Smoother,
+    /// The plugin frame it was queued in (how long rests wait is counted from it).
+    pub(super) since: u64,
+    /// Set by [`Rests::triage`]: its unit walks its raw cells within [`URGENT_SECONDS`].
+    urgent: bool,
+    /// When (the plugin's clock, seconds) its unit was last estimated to reach its raw cells,
+    /// and when that estimate was made (see [`Rests::triage`]).
+    due: f32,
+    checked: f32,
+    /// The rest's cells, until its smoothing starts.
+    cells: Vec<Cell>,
+    /// Its smoothing, once started: the next [`REST_CHUNK`] cells ahead only if the rest was
+    /// urgent then (see [`Refining::step`]), else the whole rest.
+    smoother: Option<Smoother>,
 }
 
 /// A smoothed rest, to patch into the unit's path.
@@ -94,30 +116,60 @@ pub(super) struct Refined {
     pub(super) points: Vec<Vec2>,
     /// The grid version they were smoothed on.
     pub(super) version: u64,
+    /// See [`Refining::since`].
+    pub(super) since: u64,
+    /// Smoothed only up to a waypoint before the goal: the rest from there, still raw.
+    pub(super) next: Option<Rest>,
 }
 
 impl Refining {
     /// Smoothing of `path`'s cells from `rest.from_cell` on.
-    pub(super) fn new(grid: &NavGrid, entity: Entity, path: &NavPath, rest: Rest) -> Self {
+    pub(super) fn new(entity: Entity, path: &NavPath, rest: Rest, since: u64) -> Self {
         Refining {
             entity,
             ticket: path.ticket,
             map: path.map,
             class: path.class,
             rest,
-            smoother: Smoother::new(grid, &path.cells[rest.from_cell..], rest.radius),
+            since,
+            urgent: false,
+            due: f32::NEG_INFINITY,
+            checked: f32::NEG_INFINITY,
+            cells: path.cells[rest.from_cell..].to_vec(),
+            smoother: None,
         }
     }
 
-    /// At most `units` units of smoothing work; the patch once done.
+    /// At most `units` units of smoothing work; the patch once done. A rest urgent when its
+    /// smoothing starts is smoothed a chunk at a time: the leading pass's waypoints over its
+    /// next [`REST_CHUNK`] cells (a few line checks each; the whole rest's two passes and merges
+    /// cost some twenty times as many, about a millisecond for a rest of 100 cells on a map
+    /// with scattered blocks), the rest after it queued again; other rests are smoothed whole.
     pub(super) fn step(&mut self, grid: &NavGrid, units: u32) -> Option<Refined> {
-        let points = self.smoother.step(grid, units)?;
+        let radius = self.rest.radius;
+        let smoother = self.smoother.get_or_insert_with(|| {
+            let cells = &self.cells;
+            if self.urgent {
+                Smoother::leading(grid, cells, radius, REST_CHUNK)
+            } else {
+                Smoother::new(grid, cells, radius)
+            }
+        });
+        let points = smoother.step(grid, units)?;
+        let (points, next) = with_raw_rest(grid, &self.cells, points, radius);
+        let next = next.map(|n| Rest {
+            from_cell: self.rest.from_cell + n.from_cell,
+            from_waypoint: self.rest.from_waypoint + n.from_waypoint,
+            radius,
+        });
         Some(Refined {
             entity: self.entity,
             ticket: self.ticket,
             rest: self.rest,
             points,
             version: grid.version(),
+            since: self.since,
+            next,
         })
     }
 }
@@ -129,6 +181,8 @@ pub(super) enum Patch {
     /// The unit walked past the smoothed rest's start before it came: smooth again from the
     /// waypoint it walks to now.
     Again(Rest),
+    /// Patched a chunk: the rest after it is still raw.
+    Next(Rest),
 }
 
 /// Patches `refined` into `path` beyond the waypoint the unit walks to (`walking_to`).
@@ -169,33 +223,210 @@ pub(super) fn patch(
     path.waypoints.truncate(rest.from_waypoint + 1);
     path.waypoints
         .extend(refined.points[1..].iter().map(|&p| map.grid_to_world(p)));
-    Patch::Done
+    refined.next.map_or(Patch::Done, Patch::Next)
 }
 
 /// Receive: patches smoothed rests into their units' paths (without marking the path changed:
 /// the unit walks on as before, now toward smoothed waypoints).
 pub(crate) fn apply_refined(
     mut queue: ResMut<PathQueue>,
+    book: Res<PendingRequests>,
     maps: Query<&NavMap>,
     mut paths: Query<(&mut NavPath, Option<&PathProgress>)>,
 ) {
     let queue = &mut *queue;
+    let frame = book.frame;
     for refined in std::mem::take(&mut queue.refined) {
-        let Ok((mut path, progress)) = paths.get_mut(refined.entity) else {
-            continue;
-        };
-        let Ok(map) = maps.get(path.map) else {
+        let unit = paths.get_mut(refined.entity).ok();
+        let Some(((mut path, progress), map)) =
+            unit.and_then(|u| Some((u.0.map, u)).and_then(|(m, u)| Some((u, maps.get(m).ok()?))))
+        else {
+            queue.refining.release(refined.entity, refined.ticket);
             continue;
         };
         let walking_to = progress.map_or(0, |p| p.waypoint);
         let path = path.bypass_change_detection();
-        if let Patch::Again(rest) = patch(path, map, &refined, walking_to) {
-            queue.refining.push_back(Refining::new(
-                map.grid_of(path.class),
-                refined.entity,
-                path,
-                rest,
-            ));
+        let (rest, since) = match patch(path, map, &refined, walking_to) {
+            Patch::Done => {
+                queue.refining.release(refined.entity, refined.ticket);
+                continue;
+            }
+            Patch::Again(rest) => (rest, refined.since),
+            Patch::Next(rest) => (rest, frame),
+        };
+        queue
+            .refining
+            .again(Refining::new(refined.entity, path, rest, since));
+    }
+}
+
+/// The share of the service phase's budget urgent rests take ahead of searches (most urgent
+/// first); all rests get what the frame has left.
+pub(super) const REST_SHARE: u32 = 4;
+
+/// Seconds before its unit walks its raw cells within which a rest is urgent (smoothed a chunk
+/// at a time: see [`Refining::step`]).
+pub(super) const URGENT_SECONDS: f32 = 3.0;
+
+/// Cells an urgent rest's chunk covers at least.
+pub(super) const REST_CHUNK: usize = 24;
+
+/// What [`triage`] found.
+pub(super) struct Triage {
+    /// Rests urgent ([`URGENT_SECONDS`]), at the back.
+    pub(super) urgent: usize,
+    /// Units walking the raw cells of their rest now.
+    pub(super) walking_raw: usize,
+    /// Frames the oldest rest has waited since its path was delivered.
+    pub(super) oldest: u64,
+}
+
+/// Seconds after which a rest's estimate is made again even if it is not near due.
+const RECHECK_SECONDS: f32 = 1.0;
+
+/// The units [`Rests::triage`] reads: where each stands, how fast it walks, its path and
+/// progress.
+pub(super) type RestUnits<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static Transform,
+        &'static NavPath,
+        Option<&'static PathProgress>,
+        Option<&'static Mover>,
+    ),
+>;
+
+/// The rests waiting to be smoothed inline, most urgent last (taken from the back), and the
+/// ticket of each unit's delivered path that has a rest.
+#[derive(Default)]
+pub(super) struct Rests {
+    #[allow(clippy::vec_box)]
+    list: Vec<Box<Refining>>,
+    /// The ticket of each unit's latest delivered path, for units whose latest path has a rest
+    /// (a rest of another ticket is stale: its path was replaced).
+    live: EntityHashMap<u64>,
+}
+
+impl Rests {
+    /// Rests waiting.
+    pub(super) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// A path delivered to `entity`: any rest of an older path of the unit is stale now.
+    pub(super) fn delivered(&mut self, entity: Entity, ticket: u64, rest: Option<Refining>) {
+        match rest {
+            Some(r) => {
+                self.live.insert(entity, ticket);
+                self.list.push(Box::new(r));
+            }
+            None => {
+                self.live.remove(&entity);
+            }
         }
     }
+
+    /// A rest queued again (after a chunk, or to smooth again).
+    pub(super) fn again(&mut self, r: Refining) {
+        if self.live.get(&r.entity) == Some(&r.ticket) {
+            self.list.push(Box::new(r));
+        }
+    }
+
+    /// The rest of `entity`'s path `ticket` is smoothed, or no longer wanted.
+    pub(super) fn release(&mut self, entity: Entity, ticket: u64) {
+        if self.live.get(&entity) == Some(&ticket) {
+            self.live.remove(&entity);
+        }
+    }
+
+    /// The rest to work on next.
+    pub(super) fn last_mut(&mut self) -> Option<&mut Refining> {
+        self.list.last_mut().map(|r| &mut **r)
+    }
+
+    /// Takes the rest to work on next away.
+    pub(super) fn pop(&mut self) -> Option<Refining> {
+        self.list.pop().map(|r| *r)
+    }
+
+    /// Drops the rests no unit will walk (path replaced, unit or map gone, unit arrived) and
+    /// sorts the others most urgent last: by when the unit reaches the rest's first waypoint
+    /// (now when it walks raw cells already; units that do not move never), then by ticket, so
+    /// the order depends on nothing but the game's state. `now` is the plugin's clock in
+    /// seconds. An estimate (the straight distance at the unit's speed: never later than the
+    /// unit can get there) is made again only for rests due within [`URGENT_SECONDS`] and
+    /// those estimated more than [`RECHECK_SECONDS`] ago, so a frame reads a few units' places,
+    /// not every unit's (measured: 0.3-0.4 ms a frame for 1,650 rests read every frame).
+    pub(super) fn triage(
+        &mut self,
+        units: &RestUnits,
+        maps: &Query<&NavMap>,
+        frame: u64,
+        now: f32,
+    ) -> Triage {
+        let live = &mut self.live;
+        self.list.retain_mut(|r| {
+            if live.get(&r.entity) != Some(&r.ticket) {
+                return false;
+            }
+            if r.due - now >= URGENT_SECONDS && now - r.checked < RECHECK_SECONDS {
+                return true;
+            }
+            match due(r, units, maps) {
+                Some(seconds) => {
+                    (r.due, r.checked) = (now + seconds, now);
+                    true
+                }
+                None => {
+                    live.remove(&r.entity);
+                    false
+                }
+            }
+        });
+        self.list
+            .sort_unstable_by(|a, b| b.due.total_cmp(&a.due).then(b.ticket.cmp(&a.ticket)));
+        for r in &mut self.list {
+            r.urgent = r.due - now < URGENT_SECONDS;
+        }
+        let from_back = self.list.iter().rev();
+        Triage {
+            urgent: from_back.clone().take_while(|r| r.urgent).count(),
+            walking_raw: from_back.take_while(|r| r.due <= now).count(),
+            oldest: self
+                .list
+                .iter()
+                .map(|r| frame.saturating_sub(r.since))
+                .max()
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// Seconds until the unit of `r` reaches its raw cells (0 if it walks them; infinite if it does
+/// not move); `None` if no unit will walk them.
+fn due(r: &Refining, units: &RestUnits, maps: &Query<&NavMap>) -> Option<f32> {
+    let (transform, path, progress, mover) = units.get(r.entity).ok()?;
+    if path.ticket != r.ticket {
+        return None;
+    }
+    let map = maps.get(r.map).ok()?;
+    Some(match (progress, mover) {
+        (Some(p), _) if p.state == MoveState::Arrived => return None,
+        (Some(p), Some(m)) if p.state.is_underway() && m.speed > 0.0 => {
+            if p.waypoint > r.rest.from_waypoint {
+                0.0
+            } else {
+                let start = path.waypoints.get(r.rest.from_waypoint)?;
+                let here = map.world_to_grid(transform.translation.truncate());
+                here.distance(map.world_to_grid(*start)) / m.speed
+            }
+        }
+        _ => f32::INFINITY,
+    })
 }

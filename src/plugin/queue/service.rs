@@ -20,9 +20,10 @@ use super::PathQueue;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{Job, Overlay, SearchResult, grow_overlay};
 use super::policy::{aged_priority, take_starts};
+use super::refine::{REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
-use super::workers::WorkerSearch;
+use super::workers::{HANDOFF_PER_RUNNER, WorkerSearch};
 
 /// Grows the inline searches' scratch space to a new map's size as soon as the map appears, so
 /// the first frames with requests do not pay for it (measured: about 20 ms for two 512 x 512
@@ -174,8 +175,9 @@ impl Starter<'_, '_, '_, '_, '_> {
                     }
                 }
             }
-            WorkerMode::Async { .. } => {
+            WorkerMode::Async { max_in_flight } => {
                 let grid = map.snapshot_of(job.class);
+                let priority = aged(&job, book.frame, settings.ageing_frames);
                 queue.workers.spawn(
                     job,
                     WorkerSearch {
@@ -189,6 +191,8 @@ impl Starter<'_, '_, '_, '_, '_> {
                         radius,
                         regions,
                     },
+                    priority,
+                    max_in_flight,
                 )
             }
         }
@@ -263,18 +267,26 @@ impl Starter<'_, '_, '_, '_, '_> {
         let config = &self.settings.search;
         let mut shared = SharedSearch::new((map_entity, class), goal, tree, overlay, fresh);
         shared.add(grid, members);
-        if inline {
-            queue.shared.push(shared);
-        } else {
-            let smoothing = self
-                .settings
-                .smoothing
-                .then_some(self.settings.smooth_before_delivery);
-            queue
-                .workers
-                .spawn_shared(shared, map.snapshot_of(class), *config, smoothing);
+        match self.settings.workers {
+            WorkerMode::Inline => queue.shared.push(shared),
+            WorkerMode::Async { max_in_flight } => {
+                let smoothing = self
+                    .settings
+                    .smoothing
+                    .then_some(self.settings.smooth_before_delivery);
+                let grid = map.snapshot_of(class);
+                queue
+                    .workers
+                    .spawn_shared(shared, grid, *config, smoothing, max_in_flight);
+            }
         }
     }
+}
+
+/// `job`'s aged priority at `frame` (see `policy`), as a priority of the workers' hand-off.
+fn aged(job: &Job, frame: u64, ageing: u32) -> i32 {
+    aged_priority(job.priority, job.enqueued, frame, ageing).clamp(i32::MIN as i64, i32::MAX as i64)
+        as i32
 }
 
 /// The overlay of a shared search: claims and stopped cells of units that are not its members,
@@ -317,6 +329,8 @@ pub(crate) fn service_queue(
     maps: Query<&'static NavMap>,
     units: Query<(&'static Transform, Option<&'static NavAgent>)>,
     mut statuses: Query<&'static mut PathStatus>,
+    rest_units: RestUnits,
+    time: Res<Time>,
 ) {
     let mut tally = PhaseTimer::start(tally, Phase::Service);
     let budget = service_budget(&settings, &stats, &queue, tally.main_thread);
@@ -330,23 +344,42 @@ pub(crate) fn service_queue(
             .retain(|j| book.is_current(j.entity, j.ticket));
     }
 
+    // Rests no unit will walk leave; the others go most urgent first.
+    let now = time.elapsed_secs();
+    let rests = queue.refining.triage(&rest_units, &maps, book.frame, now);
+    stats.refining = queue.refining.len();
+    stats.oldest_rest_frames = rests.oldest.min(u32::MAX as u64) as u32;
+    stats.walking_raw = rests.walking_raw;
+
+    // Urgent rests first, within their share of the budget: their units are about to walk raw
+    // cell centers.
+    let mut urgent = rests.urgent;
+    while urgent > 0 && tally.elapsed() < budget / REST_SHARE {
+        if refine_step(queue, &maps) {
+            urgent -= 1;
+        }
+    }
+
     // Start searches: as many as there are free slots (inline searches in progress, or worker
-    // searches in flight), at most `searches_per_frame` per frame.
+    // searches handed off: `HANDOFF_PER_RUNNER` per runner), at most `searches_per_frame` per
+    // frame.
     let max_inline = settings.max_inline_searches.max(1);
     let slots = match settings.workers {
         WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
         WorkerMode::Async { max_in_flight } => {
-            max_in_flight.saturating_sub(queue.workers.in_flight())
+            (max_in_flight.max(1) * HANDOFF_PER_RUNNER).saturating_sub(queue.workers.in_flight())
         }
     };
-    // With every worker slot taken, a more urgent request than a search in flight stops that
-    // search (it waits again), so the urgent one starts within a frame or two. (Jobs of ended
-    // requests left the waiting list above, or never came back to it from a worker.)
-    if slots == 0
-        && matches!(settings.workers, WorkerMode::Async { .. })
-        && let Some(priority) = queue.waiting.iter().map(|j| j.priority).max()
-    {
-        queue.workers.preempt_for(priority);
+    // With every runner busy, a more urgent request (waiting here, or handed off) than a search
+    // running stops that search (it waits again), so the urgent one runs within a frame or two.
+    // (Jobs of ended requests left the waiting list above, or never came back to it from a
+    // worker.)
+    if let WorkerMode::Async { max_in_flight } = settings.workers {
+        let (frame, ageing) = (book.frame, settings.ageing_frames);
+        let waiting = queue.waiting.iter().map(|j| aged(j, frame, ageing)).max();
+        if let Some(priority) = waiting.max(queue.workers.waiting_priority()) {
+            queue.workers.preempt_for(priority, max_in_flight.max(1));
+        }
     }
     let mut starter = Starter {
         settings: &settings,
@@ -377,9 +410,10 @@ struct Work<'a, 'w, 's> {
 }
 
 impl Work<'_, '_, '_> {
-    /// Advances inline searches round-robin in slices (shared ones first), starts waiting ones as
-    /// slots free up, smooths found paths a line check at a time and, with nothing else to do,
-    /// the rest of delivered paths, until a budget runs out.
+    /// Advances inline
+    /// searches round-robin in slices (shared ones first), starts waiting ones as slots free up,
+    /// smooths found paths a line check at a time and, with nothing else to do, the other rests,
+    /// until a budget runs out.
     fn until_budget(
         &mut self,
         queue: &mut PathQueue,
@@ -392,6 +426,7 @@ impl Work<'_, '_, '_> {
         let mut k = 0;
         // A step begins only if one as long as the longest so far this frame still fits.
         let (mut longest, mut last) = (Duration::ZERO, tally.elapsed());
+
         loop {
             let elapsed = tally.elapsed();
             longest = longest.max(elapsed - last);
@@ -414,9 +449,8 @@ impl Work<'_, '_, '_> {
                 continue;
             }
             if running == 0 || expansions_left == 0 {
-                // Nothing else to do: smooth the rest of delivered paths (once every outcome is
-                // out).
-                if !queue.refining.is_empty() && queue.ready_len() == 0 {
+                // Nothing else to do: smooth the rest of delivered paths.
+                if !queue.refining.is_empty() {
                     refine_step(queue, maps);
                     continue;
                 }
@@ -542,20 +576,25 @@ fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&
     }
 }
 
-/// One line check of the oldest rest of a delivered path (its unit is nearest to walking its raw
-/// cells); a smoothed rest goes to be patched in.
-fn refine_step(queue: &mut PathQueue, maps: &Query<&'static NavMap>) {
-    let Some(next) = queue.refining.front_mut() else {
-        return;
+/// One line check of the last rest of a delivered path (the most urgent at the frame's start:
+/// see `refine::triage`); a smoothed rest goes to be patched in. Returns whether that rest left
+/// the queue.
+fn refine_step(queue: &mut PathQueue, maps: &Query<&'static NavMap>) -> bool {
+    let Some(next) = queue.refining.last_mut() else {
+        return true;
     };
     let Ok(map) = maps.get(next.map) else {
-        queue.refining.pop_front();
-        return;
+        if let Some(gone) = queue.refining.pop() {
+            queue.refining.release(gone.entity, gone.ticket);
+        }
+        return true;
     };
-    if let Some(done) = next.step(map.grid_of(next.class), 1) {
-        queue.refining.pop_front();
-        queue.refined.push(done);
-    }
+    let Some(done) = next.step(map.grid_of(next.class), 1) else {
+        return false;
+    };
+    queue.refining.pop();
+    queue.refined.push(done);
+    true
 }
 
 /// What slicing inline searches needs from the service system.

@@ -124,6 +124,13 @@ pub(crate) fn collect_requests(
                 ) {
                     job.priority = job.priority.saturating_add(settings.user_priority);
                 }
+                // A unit stopped short of a wall across its way stands still until its new
+                // path comes: ahead of orders.
+                if origin == PathOrigin::Blocked {
+                    job.priority = job
+                        .priority
+                        .saturating_add(settings.user_priority.saturating_mul(2));
+                }
                 // Searches around units in the way need the claims as they are now, not as a
                 // shared (or cached) tree saw them: they search alone.
                 job.alone = !matches!(

@@ -1,6 +1,9 @@
-//! Worker searches: spawned on Bevy's `AsyncComputeTaskPool` against an immutable snapshot of
-//! the grid, taking turns with each other in slices and giving way to the frame's own threads
-//! now and then, their results sent back over a `crossbeam-channel`.
+//! Worker searches: handed to runners on Bevy's `AsyncComputeTaskPool` (at most
+//! [`WorkerMode::Async::max_in_flight`](crate::WorkerMode) of them), each search against an
+//! immutable snapshot of the grid; a runner serves handed-off searches, most urgent first, one
+//! after the other for as long as there are any (a slot no longer waits a frame's round trip per
+//! search), taking turns with the other runners in slices and giving way to the frame's own
+//! threads now and then; results go back over a `crossbeam-channel`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,7 +24,7 @@ use crate::plugin::map::GridSnapshot;
 use crate::plugin::outcomes::SearchKind;
 
 use super::job::{Job, Overlay, SearchResult, begin, begin_any};
-use super::refine::{Refined, Refining, Rest, with_raw_rest};
+use super::refine::{Rest, with_raw_rest};
 use super::shared::{MapClass, SharedSearch, SharedStep};
 
 /// What a worker sends back.
@@ -36,8 +39,6 @@ pub(super) enum WorkerReport {
     Served(SearchResult),
     /// A shared search done (or stopped): the members it could not serve, and its tree.
     Shared(u64, SharedReport),
-    /// The rest of a delivered path, smoothed.
-    Refined(Refined),
 }
 
 /// A shared search done on a worker.
@@ -52,13 +53,20 @@ pub(super) struct SharedReport {
     pub(super) overlay: Vec<(Cell, CellOverlay)>,
 }
 
+/// Searches handed off per runner at most (running or waiting for a runner): enough that a
+/// runner never runs out of work between two frames, few enough that a more urgent request
+/// still finds a free place (or stops a less urgent search) within a frame.
+pub(super) const HANDOFF_PER_RUNNER: usize = 8;
+
 /// The channel worker searches report on, and the searches out.
 pub(super) struct WorkerChannel {
     sender: Sender<WorkerReport>,
     receiver: Receiver<WorkerReport>,
-    /// Searches spawned whose result has not been received.
+    /// Searches handed off whose result has not been received.
     flights: Vec<Flight>,
     next_id: u64,
+    /// Searches handed off that no runner has taken yet, and the runners alive.
+    handoff: Arc<Mutex<Handoff>>,
     /// Scratch spaces of worker searches.
     scratch: ScratchPool,
 }
@@ -71,9 +79,41 @@ impl Default for WorkerChannel {
             receiver,
             flights: Vec::new(),
             next_id: 0,
+            handoff: Arc::default(),
             scratch: ScratchPool::default(),
         }
     }
+}
+
+/// Work handed to the runners.
+#[derive(Default)]
+struct Handoff {
+    /// Searches no runner has taken yet.
+    tasks: Vec<Task>,
+    /// Runners alive (each serves tasks until there are none).
+    runners: usize,
+}
+
+/// A search handed to the runners.
+struct Task {
+    id: u64,
+    priority: i32,
+    /// Set when it is to stop (see [`WorkerChannel::preempt_for`]).
+    stop: Arc<AtomicBool>,
+    /// Set when a runner takes it.
+    running: Arc<AtomicBool>,
+    work: Work,
+}
+
+/// What a [`Task`] does.
+enum Work {
+    One(Job, Box<WorkerSearch>),
+    Shared {
+        shared: Box<SharedSearch>,
+        grid: GridSnapshot,
+        config: SearchConfig,
+        smoothing: Option<usize>,
+    },
 }
 
 /// What a worker search needs besides its job.
@@ -89,107 +129,125 @@ pub(super) struct WorkerSearch {
     pub(super) regions: Option<Arc<RegionMap>>,
 }
 
-/// A search on a worker.
+/// A search handed off.
 struct Flight {
     id: u64,
     /// Its priority (a shared search's: its most urgent member's).
     priority: i32,
     /// Set to stop it at its next pause point.
     stop: Arc<AtomicBool>,
+    /// Set once a runner has taken it.
+    running: Arc<AtomicBool>,
 }
 
 impl WorkerChannel {
-    /// Searches spawned whose result has not been received.
+    /// Searches handed off whose result has not been received.
     pub(super) fn in_flight(&self) -> usize {
         self.flights.len()
     }
 
-    /// A new flight of `priority`: its id and stop flag.
-    fn fly(&mut self, priority: i32) -> (u64, Arc<AtomicBool>) {
-        let (id, stop) = (self.next_id, Arc::new(AtomicBool::new(false)));
-        self.next_id += 1;
-        self.flights.push(Flight {
-            id,
-            priority,
-            stop: stop.clone(),
-        });
-        (id, stop)
+    /// Of those, the ones a runner has taken.
+    pub(super) fn running(&self) -> usize {
+        self.flights
+            .iter()
+            .filter(|f| f.running.load(Ordering::Relaxed))
+            .count()
     }
 
-    /// With every slot taken, a request of `priority` waits: the least urgent search in flight
-    /// below that priority is stopped at its next pause point (within about 200 us of its work),
-    /// its job (or a shared search's members not yet served, its tree kept in the cache) waiting
-    /// again, so the slot goes to the urgent one without exceeding the cap. One at a time.
-    pub(super) fn preempt_for(&mut self, priority: i32) {
-        if self.flights.iter().any(|f| f.stop.load(Ordering::Relaxed)) {
+    /// The highest priority of the searches handed off that no runner has taken yet.
+    pub(super) fn waiting_priority(&self) -> Option<i32> {
+        self.flights
+            .iter()
+            .filter(|f| !f.running.load(Ordering::Relaxed))
+            .map(|f| f.priority)
+            .max()
+    }
+
+    /// With every runner busy, a request of `priority` (waiting in the queue or handed off) would
+    /// wait for them: the least urgent running search below that priority is stopped at its next
+    /// pause point (within about 200 us of its work), its job (or a shared search's members not
+    /// yet served, its tree kept in the cache) waiting again, so a runner takes the urgent one
+    /// next. One at a time.
+    pub(super) fn preempt_for(&mut self, priority: i32, runners: usize) {
+        if self.running() < runners || self.flights.iter().any(|f| f.stop.load(Ordering::Relaxed)) {
             return;
         }
         if let Some(f) = self
             .flights
             .iter()
-            .filter(|f| f.priority < priority)
+            .filter(|f| f.priority < priority && f.running.load(Ordering::Relaxed))
             .min_by_key(|f| (f.priority, std::cmp::Reverse(f.id)))
         {
             f.stop.store(true, Ordering::Relaxed);
         }
     }
 
-    /// Runs `job` on the async compute pool; its result comes back through [`Self::try_recv`].
-    pub(super) fn spawn(&mut self, job: Job, search: WorkerSearch) {
-        let sender = self.sender.clone();
-        let scratch = Scratch::take(&self.scratch);
-        let (id, stop) = self.fly(job.priority);
-        AsyncComputeTaskPool::get()
-            .spawn(async move {
-                let mut co = Cooperative::stoppable(stop);
-                let report = match run_job(job, &search, scratch, &mut co).await {
-                    Ok(result) => WorkerReport::One(id, result),
-                    Err(job) => WorkerReport::Stopped(id, job),
-                };
-                // The receiver lives as long as the plugin's queue; if it is gone the app is
-                // shutting down and the result has nowhere to go.
-                let _ = sender.send(report);
-            })
-            .detach();
+    /// Hands `work` of `priority` to the runners, starting one if fewer than `runners` are
+    /// alive.
+    fn hand_off(&mut self, priority: i32, work: Work, runners: usize) {
+        let (id, stop, running) = (
+            self.next_id,
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        self.next_id += 1;
+        self.flights.push(Flight {
+            id,
+            priority,
+            stop: stop.clone(),
+            running: running.clone(),
+        });
+        let task = Task {
+            id,
+            priority,
+            stop,
+            running,
+            work,
+        };
+        let start_runner = {
+            let mut handoff = self.handoff.lock().expect("runners do not panic");
+            handoff.tasks.push(task);
+            let start = handoff.runners < runners.max(1);
+            if start {
+                handoff.runners += 1;
+            }
+            start
+        };
+        if start_runner {
+            let (handoff, sender, scratch) = (
+                self.handoff.clone(),
+                self.sender.clone(),
+                self.scratch.clone(),
+            );
+            AsyncComputeTaskPool::get()
+                .spawn(run_tasks(handoff, sender, scratch))
+                .detach();
+        }
     }
 
-    /// Runs a shared search on the async compute pool against `grid`.
+    /// Hands `job` to the runners with `priority` (its aged priority); its result comes back
+    /// through [`Self::try_recv`].
+    pub(super) fn spawn(&mut self, job: Job, search: WorkerSearch, priority: i32, runners: usize) {
+        self.hand_off(priority, Work::One(job, Box::new(search)), runners);
+    }
+
+    /// Hands a shared search against `grid` to the runners.
     pub(super) fn spawn_shared(
         &mut self,
         shared: SharedSearch,
         grid: GridSnapshot,
         config: SearchConfig,
         smoothing: Option<usize>,
+        runners: usize,
     ) {
-        let sender = self.sender.clone();
-        let scratch = Scratch::take(&self.scratch);
-        let (id, stop) = self.fly(shared.priority());
-        AsyncComputeTaskPool::get()
-            .spawn(async move {
-                let mut co = Cooperative::stoppable(stop);
-                let report =
-                    run_shared(shared, &grid, &config, smoothing, &sender, scratch, &mut co).await;
-                let _ = sender.send(WorkerReport::Shared(id, report));
-            })
-            .detach();
-    }
-
-    /// Smooths the rest of a delivered path on the async compute pool against `grid`.
-    /// It does not count as a search in flight.
-    pub(super) fn spawn_refine(&mut self, mut refining: Refining, grid: GridSnapshot) {
-        let sender = self.sender.clone();
-        AsyncComputeTaskPool::get()
-            .spawn(async move {
-                let mut co = Cooperative::new();
-                let refined = loop {
-                    if let Some(r) = refining.step(&grid, WORKER_SMOOTH_STEP) {
-                        break r;
-                    }
-                    co.pause_point().await;
-                };
-                let _ = sender.send(WorkerReport::Refined(refined));
-            })
-            .detach();
+        let priority = shared.priority();
+        let work = Work::Shared {
+            shared: Box::new(shared),
+            grid,
+            config,
+            smoothing,
+        };
+        self.hand_off(priority, work, runners);
     }
 
     /// A finished worker search, if one is waiting.
@@ -202,6 +260,59 @@ impl WorkerChannel {
             self.flights.retain(|f| f.id != *id);
         }
         Some(r)
+    }
+}
+
+/// A runner: takes the most urgent task handed off (first handed off among equals), runs it,
+/// sends its report, and goes on until none is left.
+async fn run_tasks(
+    handoff: Arc<Mutex<Handoff>>,
+    sender: Sender<WorkerReport>,
+    scratch: ScratchPool,
+) {
+    let mut co = Cooperative::new();
+    loop {
+        let task = {
+            let Ok(mut h) = handoff.lock() else { return };
+            let next = (0..h.tasks.len())
+                .max_by_key(|&i| (h.tasks[i].priority, std::cmp::Reverse(h.tasks[i].id)));
+            match next {
+                Some(i) => h.tasks.swap_remove(i),
+                None => {
+                    // Under the lock: a task handed off from now on starts a new runner.
+                    h.runners -= 1;
+                    return;
+                }
+            }
+        };
+        task.running.store(true, Ordering::Relaxed);
+        co.stop = Some(task.stop);
+        let id = task.id;
+        // The receiver lives as long as the plugin's queue; if it is gone the app is shutting
+        // down and the result has nowhere to go.
+        let report = match task.work {
+            Work::One(job, search) => {
+                match run_job(job, &search, Scratch::take(&scratch), &mut co).await {
+                    Ok(result) => WorkerReport::One(id, result),
+                    Err(job) => WorkerReport::Stopped(id, job),
+                }
+            }
+            Work::Shared {
+                shared,
+                grid,
+                config,
+                smoothing,
+            } => {
+                let scratch = Scratch::take(&scratch);
+                let report = run_shared(
+                    *shared, &grid, &config, smoothing, &sender, scratch, &mut co,
+                )
+                .await;
+                WorkerReport::Shared(id, report)
+            }
+        };
+        let _ = sender.send(report);
+        co.pause_point().await;
     }
 }
 
@@ -268,13 +379,6 @@ impl Cooperative {
         Cooperative {
             since: Instant::now(),
             stop: None,
-        }
-    }
-
-    fn stoppable(stop: Arc<AtomicBool>) -> Self {
-        Cooperative {
-            stop: Some(stop),
-            ..Self::new()
         }
     }
 

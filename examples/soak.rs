@@ -1,0 +1,642 @@
+//! Soak runner: a busy game, run long, through the public API only (headless).
+//!
+//! ```text
+//! cargo run --release --example soak -- [--units N] [--frames F] [--drain D] [--workers W] \
+//!     [--map-size S] [--seed X] [--sample K]
+//! ```
+//!
+//! The mix of issue 31, as a game's players and AI would make it: on an S x S map (256 by
+//! default) with scattered blocks, N units (500) with a `Mover`; every frame 1 % of the units get
+//! a new order to a random cell (`GoalPolicy::NearestReachable`); every 300 frames a 200-unit
+//! group order through `group_order`; every 10 frames 3 random cells toggled (never within a
+//! cell of a unit); every 500 frames 20 units despawned and 20 spawned with orders; every 50
+//! frames a request outside the map and a unit given three orders in one frame. F frames of that
+//! (20,000), then D frames (900) with no new input. Default settings except `--workers`
+//! (`W = 0`: inline). Frames are 60 Hz game time; with workers, the runner also sleeps out each
+//! frame's 16.7 ms of wall time, as a game would, so the workers get the rest of the frame.
+//!
+//! It prints, as its last line,
+//! `summary units=<n> workers=<w> frames=<n> requests=<n> outcomes=<n> duplicates=<n> missing=<n> pending_after_drain=<n> latency_p50=<f> latency_p99=<f> latency_max=<f> rests_max=<n> rest_age_p99=<f> rest_age_max=<n> walking_raw=<n> blocked_overlaps=<n> rss_growth_mb_per_10k=<f> checksum=<hex>`:
+//! - `requests`: the game's requests (each `PathRequest` inserted); `outcomes`: the outcomes of
+//!   those requests; `duplicates`: requests with more than one outcome; `missing`: requests
+//!   with none (a despawned unit's pending request vanishes by design and is not missing:
+//!   `vanished` on the `requests` line);
+//! - `latency_*`: frames from an order to its outcome (the game's requests), percentiles;
+//! - `rests_max`: the most rests of delivered paths waiting to be smoothed in any frame
+//!   ([`TilepathFrameStats::refining`](bevy_tilepath::TilepathFrameStats)), and `rest_age_*` the
+//!   age in frames of the oldest of them, over frames; `walking_raw`: unit-frames in which a
+//!   unit walked the raw cell centers of a rest not smoothed yet;
+//! - `blocked_overlaps`: unit-frames in which a unit's body overlaps a blocked cell (by more than
+//!   a thousandth of a tile: smoothed lines may touch walls, and a body sampled on one, float
+//!   rounding aside, touches them);
+//! - `rss_growth_mb_per_10k`: the process's resident memory, sampled every K frames (100), its
+//!   least-squares slope after warm-up (the first quarter of the input frames) until the input
+//!   stops, in MB per 10,000 frames;
+//! - `checksum`: a hash of every unit's position bits, in the runner's own unit order, at the
+//!   end (the same seed and settings give the same figure when the run is deterministic).
+//!
+//! The runner exits non-zero if a request has more than one outcome or none.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::overlaps_blocked;
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{PendingRequests, TilepathFrameStats};
+use common::Rng;
+
+const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K]";
+
+/// A body touching a wall may overlap it by float rounding (a segment at exactly the body's
+/// radius from a wall corner, sampled): overlaps up to this many tiles are touching.
+const TOUCH: f32 = 1e-3;
+
+/// Tiles per second of every unit.
+const UNIT_SPEED: f32 = 6.0;
+
+struct Args {
+    units: u32,
+    frames: usize,
+    drain: usize,
+    workers: usize,
+    size: u32,
+    seed: u64,
+    sample: usize,
+}
+
+impl Args {
+    fn parse() -> Result<Args, String> {
+        use lexopt::prelude::*;
+        let mut a = Args {
+            units: 500,
+            frames: 20_000,
+            drain: 900,
+            workers: 0,
+            size: 256,
+            seed: 1,
+            sample: 100,
+        };
+        let mut parser = lexopt::Parser::from_env();
+        while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+            match arg {
+                Long("units") => a.units = common::value(&mut parser, "--units")?,
+                Long("frames") => a.frames = common::value(&mut parser, "--frames")?,
+                Long("drain") => a.drain = common::value(&mut parser, "--drain")?,
+                Long("workers") => a.workers = common::value(&mut parser, "--workers")?,
+                Long("map-size") => a.size = common::value(&mut parser, "--map-size")?,
+                Long("seed") => a.seed = common::value(&mut parser, "--seed")?,
+                Long("sample") => a.sample = common::value(&mut parser, "--sample")?,
+                _ => return Err(common::unexpected(arg)),
+            }
+        }
+        if a.size < 16 {
+            return Err(format!("--map-size {} is below 16", a.size));
+        }
+        if a.units < 20 {
+            return Err(format!("--units {} is below 20", a.units));
+        }
+        a.sample = a.sample.max(1);
+        Ok(a)
+    }
+}
+
+/// The game's key of a unit (stable across runs, unlike entity ids).
+#[derive(Component, Clone, Copy)]
+struct Key(u32);
+
+/// Values counted by size, in memory allocated (and written) up front, so the runner's own
+/// bookkeeping does not grow the memory it measures. Values past the last bucket count in it.
+struct Histogram(Vec<u64>);
+
+impl Histogram {
+    fn new(buckets: usize) -> Self {
+        let mut v = vec![0u64; buckets.max(1)];
+        for x in v.iter_mut() {
+            *x = std::hint::black_box(0); // touch every page now
+        }
+        Histogram(v)
+    }
+
+    fn add(&mut self, value: usize) {
+        let last = self.0.len() - 1;
+        self.0[value.min(last)] += 1;
+    }
+
+    /// The `p` percentile (nearest rank, `p` in 0..=1; 0 for no values).
+    fn percentile(&self, p: f64) -> usize {
+        let n: u64 = self.0.iter().sum();
+        let rank = ((n as f64 * p).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (value, &count) in self.0.iter().enumerate() {
+            seen += count;
+            if seen >= rank {
+                return value;
+            }
+        }
+        0
+    }
+}
+
+/// One bit per ticket (tickets count up from 1), allocated and written up front for the
+/// tickets the run is expected to make (it grows past them if need be).
+struct TicketBits(Vec<u64>);
+
+impl TicketBits {
+    fn new(tickets: usize) -> Self {
+        TicketBits(Histogram::new(tickets / 64 + 1).0)
+    }
+
+    /// Sets `ticket`'s bit; whether it was set already.
+    fn set(&mut self, ticket: u64) -> bool {
+        let (word, bit) = ((ticket / 64) as usize, ticket % 64);
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        let was = self.0[word] >> bit & 1 == 1;
+        self.0[word] |= 1 << bit;
+        was
+    }
+}
+
+/// Outcomes as the game sees them.
+#[derive(Resource)]
+struct Outcomes {
+    /// The tickets of the game's requests that had an outcome.
+    answered: TicketBits,
+    /// Outcomes of those tickets beyond the first.
+    duplicates: u64,
+    /// Order-to-outcome latency in frames of the game's requests.
+    latency: Histogram,
+    found: u64,
+    failed: u64,
+    cancelled: u64,
+    /// Outcomes of the plugin's own requests (repaths, errands).
+    own: u64,
+}
+
+fn count_outcomes(mut reader: MessageReader<PathOutcome>, mut o: ResMut<Outcomes>) {
+    for outcome in reader.read() {
+        if !outcome.origin.is_user() {
+            o.own += 1;
+            continue;
+        }
+        if o.answered.set(outcome.ticket) {
+            o.duplicates += 1;
+        }
+        o.latency.add(outcome.latency_frames as usize);
+        match outcome.kind {
+            OutcomeKind::Found { .. } => o.found += 1,
+            OutcomeKind::Failed(_) => o.failed += 1,
+            OutcomeKind::Cancelled => o.cancelled += 1,
+        }
+    }
+}
+
+/// Scattered blocks: a tenth of the cells, in clumps of one to four.
+fn generate(size: u32, rng: &mut Rng) -> NavGrid {
+    let mut grid = NavGrid::new(size, size).expect("valid size");
+    let s = size as i32;
+    let clumps = size * size / 25;
+    for _ in 0..clumps {
+        let (x, y) = (rng.below(size) as i32, rng.below(size) as i32);
+        let (w, h) = (1 + rng.below(2) as i32, 1 + rng.below(2) as i32);
+        for dy in 0..h {
+            for dx in 0..w {
+                let c = Cell::new(x + dx, y + dy);
+                if c.x < s && c.y < s {
+                    grid.set_walkable(c, false).expect("in bounds");
+                }
+            }
+        }
+    }
+    grid
+}
+
+/// The game: its units in its own order, and what it has asked for.
+struct Game {
+    rng: Rng,
+    map: Entity,
+    size: u32,
+    units: Vec<(Key, Entity)>,
+    next_key: u32,
+    /// The game's requests inserted.
+    requests: u64,
+    /// Requests pending when their unit was despawned (they vanish without an outcome).
+    vanished: u64,
+    /// Requests per ticket can only be read from outcomes; these count inserts per frame kind.
+    bad_requests: u64,
+    group_orders: u64,
+    edits: u64,
+}
+
+impl Game {
+    fn random_cell(&mut self) -> Cell {
+        Cell::new(
+            self.rng.below(self.size) as i32,
+            self.rng.below(self.size) as i32,
+        )
+    }
+
+    fn random_unit(&mut self) -> Entity {
+        self.units[self.rng.below(self.units.len() as u32) as usize].1
+    }
+
+    /// A random walkable cell of the map, for a new unit.
+    fn spawn_cell(&mut self, world: &World) -> Cell {
+        let map = world.get::<NavMap>(self.map).expect("the map");
+        loop {
+            let c = self.random_cell();
+            if map.grid().is_walkable(c) {
+                return c;
+            }
+        }
+    }
+
+    fn spawn(&mut self, world: &mut World, order: bool) {
+        let cell = self.spawn_cell(world);
+        let pos = world
+            .get::<NavMap>(self.map)
+            .expect("the map")
+            .cell_to_world(cell);
+        let key = Key(self.next_key);
+        self.next_key += 1;
+        let mut e = world.spawn((
+            key,
+            Transform::from_xyz(pos.x, pos.y, 0.0),
+            Mover {
+                speed: UNIT_SPEED,
+                ..Default::default()
+            },
+        ));
+        if order {
+            let goal = {
+                let c = Cell::new(
+                    self.rng.below(self.size) as i32,
+                    self.rng.below(self.size) as i32,
+                );
+                PathRequest::to_cell(c).with_policy(GoalPolicy::NearestReachable)
+            };
+            e.insert(goal);
+            self.requests += 1;
+        }
+        let id = e.id();
+        self.units.push((key, id));
+    }
+
+    fn order(&mut self, world: &mut World, unit: Entity, request: PathRequest) {
+        world.entity_mut(unit).insert(request);
+        self.requests += 1;
+    }
+
+    /// The game's input of frame `frame`.
+    fn input(&mut self, world: &mut World, frame: usize) {
+        // 1 % of the units get a new order.
+        let orders = (self.units.len() / 100).max(1);
+        for _ in 0..orders {
+            let (unit, goal) = (self.random_unit(), self.random_cell());
+            let request = PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable);
+            self.order(world, unit, request);
+        }
+        if frame.is_multiple_of(300) {
+            self.group_order(world);
+        }
+        if frame.is_multiple_of(10) {
+            self.toggle_cells(world, 3);
+        }
+        if frame.is_multiple_of(500) {
+            for _ in 0..20 {
+                let k = self.rng.below(self.units.len() as u32) as usize;
+                let (_, unit) = self.units.swap_remove(k);
+                if world
+                    .resource::<PendingRequests>()
+                    .origin(unit)
+                    .is_some_and(|o| o.is_user())
+                {
+                    self.vanished += 1;
+                }
+                world.despawn(unit);
+            }
+            for _ in 0..20 {
+                self.spawn(world, true);
+            }
+        }
+        if frame.is_multiple_of(50) {
+            // A request outside the map, and three orders in one frame (two end cancelled).
+            let unit = self.random_unit();
+            let s = self.size as i32;
+            self.order(world, unit, PathRequest::to_cell(Cell::new(-3, s + 7)));
+            self.bad_requests += 1;
+            let unit = self.random_unit();
+            for _ in 0..3 {
+                let goal = self.random_cell();
+                let request = PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable);
+                self.order(world, unit, request);
+            }
+        }
+    }
+
+    /// 200 random units (fewer if there are not that many) ordered to a random point.
+    fn group_order(&mut self, world: &mut World) {
+        let n = self.units.len().min(200);
+        let mut picked: Vec<Entity> = Vec::with_capacity(n);
+        while picked.len() < n {
+            let unit = self.random_unit();
+            if !picked.contains(&unit) {
+                picked.push(unit);
+            }
+        }
+        let units: Vec<(Entity, Vec2)> = picked
+            .iter()
+            .map(|&e| {
+                let t = world.get::<Transform>(e).expect("a unit");
+                (e, t.translation.truncate())
+            })
+            .collect();
+        let target = {
+            let c = self.random_cell();
+            world
+                .get::<NavMap>(self.map)
+                .expect("the map")
+                .cell_to_world(c)
+        };
+        let requests = {
+            let map = world.get::<NavMap>(self.map).expect("the map");
+            group_order(map, target, &units)
+        };
+        for (unit, request) in requests {
+            self.order(world, unit, request);
+        }
+        self.group_orders += 1;
+    }
+
+    /// `count` random cells toggled (blocked or opened), each at least two cells (Chebyshev)
+    /// from every unit's cell.
+    fn toggle_cells(&mut self, world: &mut World, count: usize) {
+        let positions: Vec<Vec2> = world
+            .query_filtered::<&Transform, With<Mover>>()
+            .iter(world)
+            .map(|t| t.translation.truncate())
+            .collect();
+        let occupied: std::collections::HashSet<Cell> = {
+            let map = world.get::<NavMap>(self.map).expect("the map");
+            positions
+                .iter()
+                .filter_map(|&p| map.world_to_cell(p))
+                .collect()
+        };
+        let near_unit = |c: Cell| {
+            (-1..=1).any(|dy| (-1..=1).any(|dx| occupied.contains(&(c + Cell::new(dx, dy)))))
+        };
+        let mut done = 0;
+        for _ in 0..count * 20 {
+            if done == count {
+                break;
+            }
+            let c = self.random_cell();
+            if near_unit(c) {
+                continue;
+            }
+            let mut map = world.get_mut::<NavMap>(self.map).expect("the map");
+            let open = map.grid().is_walkable(c);
+            map.set_walkable(c, !open).expect("in bounds");
+            if std::env::var_os("SOAK_VERBOSE").is_some() {
+                eprintln!("toggle {c:?} to {}", if open { "blocked" } else { "open" });
+            }
+            done += 1;
+            self.edits += 1;
+        }
+    }
+}
+
+/// The process's resident memory in bytes (0 where `/proc` is not there).
+fn resident_bytes() -> u64 {
+    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
+        return 0;
+    };
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// Least-squares slope of `y` over `x`.
+fn slope(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(a, b), &(x, y)| (a + x / n, b + y / n));
+    let (num, den) = points.iter().fold((0.0, 0.0), |(a, b), &(x, y)| {
+        (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
+    });
+    if den == 0.0 { 0.0 } else { num / den }
+}
+
+fn main() {
+    let args = match Args::parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    let mut rng = Rng::new(args.seed);
+    let grid = generate(args.size, &mut rng);
+    let settings = TilepathSettings {
+        workers: if args.workers == 0 {
+            WorkerMode::Inline
+        } else {
+            WorkerMode::Async {
+                max_in_flight: args.workers,
+            }
+        },
+        ..Default::default()
+    };
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .insert_resource(settings)
+        .add_plugins(TilepathPlugins::default())
+        .insert_resource(Outcomes {
+            // Orders, group orders, respawns and bad requests, and the plugin's own requests
+            // (which take tickets too), with room to spare.
+            answered: TicketBits::new(
+                (args.frames + args.drain) * (args.units as usize / 100 + 4) * 2,
+            ),
+            duplicates: 0,
+            latency: Histogram::new(100_000),
+            found: 0,
+            failed: 0,
+            cancelled: 0,
+            own: 0,
+        })
+        .add_systems(
+            Update,
+            count_outcomes
+                .after(TilepathSystems::Receive)
+                .before(TilepathSystems::Last),
+        );
+    let map = app
+        .world_mut()
+        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0)))
+        .id();
+    let mut game = Game {
+        rng,
+        map,
+        size: args.size,
+        units: Vec::new(),
+        next_key: 0,
+        requests: 0,
+        vanished: 0,
+        bad_requests: 0,
+        group_orders: 0,
+        edits: 0,
+    };
+    for _ in 0..args.units {
+        game.spawn(app.world_mut(), false);
+    }
+    app.update();
+
+    let period = Duration::from_secs_f64(1.0 / 60.0);
+    let total = args.frames + args.drain;
+    let warm_up = args.frames / 4;
+    let (mut rests, mut rest_ages) = (Histogram::new(100_000), Histogram::new(100_000));
+    // Thread CPU time of the plugin's systems, in microseconds.
+    let mut cpu_us = Histogram::new(100_000);
+    let mut rss: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
+    let mut blocked_overlaps = 0u64;
+    let mut walking_raw = 0u64;
+    let mut queue_max = 0usize;
+    let started = Instant::now();
+    for frame in 1..=total {
+        let t = Instant::now();
+        if frame <= args.frames {
+            game.input(app.world_mut(), frame);
+        }
+        app.update();
+        let world = app.world_mut();
+        let stats = world.resource::<TilepathFrameStats>();
+        rests.add(stats.refining);
+        walking_raw += stats.walking_raw as u64;
+        rest_ages.add(stats.oldest_rest_frames as usize);
+        cpu_us.add(stats.main_thread_cpu.as_micros() as usize);
+        queue_max = queue_max.max(stats.queue_len);
+        {
+            let map = world.get::<NavMap>(game.map).expect("the map").clone();
+            let mut q = world.query::<(
+                Entity,
+                &Transform,
+                &NavAgent,
+                Option<&bevy_tilepath::PathProgress>,
+                Option<&NavPath>,
+                &PathStatus,
+            )>();
+            for (e, tf, agent, progress, path, status) in q.iter(world) {
+                let pos = map.world_to_grid(tf.translation.truncate());
+                let over = overlaps_blocked(map.grid(), pos, agent.radius - TOUCH);
+                blocked_overlaps += u64::from(over);
+                if over && std::env::var_os("SOAK_VERBOSE").is_some() {
+                    let c = map.grid().cell_at(pos);
+                    let near: Vec<Cell> = (-1..=1)
+                        .flat_map(|dy| (-1..=1).map(move |dx| c + Cell::new(dx, dy)))
+                        .filter(|&n| !map.grid().is_walkable(n))
+                        .collect();
+                    eprintln!(
+                        "frame {frame} {e:?} at {pos} blocked near {near:?} {status:?} {:?} waypoint {:?} path origin {:?} waypoints {:?}",
+                        progress.map(|p| p.state),
+                        progress.map(|p| p.waypoint),
+                        path.map(|p| p.origin),
+                        path.map(|p| p
+                            .waypoints
+                            .iter()
+                            .map(|w| map.world_to_grid(*w))
+                            .collect::<Vec<_>>()),
+                    );
+                }
+            }
+        }
+        if frame.is_multiple_of(args.sample) && frame > warm_up && frame <= args.frames {
+            rss.push((frame as f64, resident_bytes() as f64 / 1e6));
+        }
+        if args.workers > 0
+            && let Some(rest) = period.checked_sub(t.elapsed())
+        {
+            std::thread::sleep(rest);
+        }
+    }
+    let elapsed = started.elapsed();
+
+    let world = app.world_mut();
+    // The game's requests still without an outcome (the plugin's own, which units walking on
+    // keep making, are not the game's).
+    let pending = {
+        let book = world.resource::<PendingRequests>();
+        game.units
+            .iter()
+            .filter(|(_, e)| book.origin(*e).is_some_and(|o| o.is_user()))
+            .count()
+    };
+    let checksum = {
+        let mut q = world.query::<(&Key, &Transform)>();
+        let mut units: Vec<(u32, Vec3)> =
+            q.iter(world).map(|(k, t)| (k.0, t.translation)).collect();
+        units.sort_by_key(|u| u.0);
+        units.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, (k, p)| {
+            [*k, p.x.to_bits(), p.y.to_bits()]
+                .iter()
+                .fold(h, |h, v| (h ^ *v as u64).wrapping_mul(0x100_0000_01b3))
+        })
+    };
+    let o = world.resource::<Outcomes>();
+    let answered: u64 = o.answered.0.iter().map(|w| w.count_ones() as u64).sum();
+    let duplicates = o.duplicates;
+    let outcomes = answered + duplicates;
+    let missing = game.requests.saturating_sub(answered + game.vanished);
+    let growth = slope(&rss) * 10_000.0;
+    let rss_last = rss.last().map_or(0.0, |r| r.1);
+    println!(
+        "requests game={} vanished_with_unit={} bad={} group_orders={} edits={} own_outcomes={} found={} failed={} cancelled={}",
+        game.requests,
+        game.vanished,
+        game.bad_requests,
+        game.group_orders,
+        game.edits,
+        o.own,
+        o.found,
+        o.failed,
+        o.cancelled
+    );
+    println!(
+        "frames wall_s={:.1} p99_plugin_cpu_ms={:.3} max_plugin_cpu_ms={:.3} queue_max={queue_max} rss_mb_at_input_end={rss_last:.1}",
+        elapsed.as_secs_f64(),
+        cpu_us.percentile(0.99) as f64 / 1000.0,
+        cpu_us.percentile(1.0) as f64 / 1000.0,
+    );
+    println!(
+        "summary units={} workers={} frames={} requests={} outcomes={outcomes} duplicates={duplicates} missing={missing} pending_after_drain={pending} latency_p50={} latency_p99={} latency_max={} rests_max={} rest_age_p99={} rest_age_max={} walking_raw={walking_raw} blocked_overlaps={blocked_overlaps} rss_growth_mb_per_10k={growth:.2} checksum={checksum:016x}",
+        args.units,
+        args.workers,
+        total,
+        game.requests,
+        o.latency.percentile(0.5),
+        o.latency.percentile(0.99),
+        o.latency.percentile(1.0),
+        rests.percentile(1.0),
+        rest_ages.percentile(0.99),
+        rest_ages.percentile(1.0),
+    );
+    if duplicates > 0 || missing > 0 || pending > 0 {
+        eprintln!("error: requests with more than one outcome, none, or still pending");
+        std::process::exit(1);
+    }
+}
