@@ -12,7 +12,9 @@
 //! With `--per-query`: one line per query, `<row-index> <length> <expansions> <microseconds>`.
 //! Always, as the last line:
 //! `summary map=<name> queries=<n> mismatches=<m> mean_us=<f> p99_us=<f> expansions_per_s=<f>`
-//! (`--smooth` appends `raw_turns=<n> smoothed_turns=<n> smoothed_longer=<n>`).
+//! (`--smooth` appends `raw_turns=<n> smoothed_turns=<n> smoothed_longer=<n>`, and prints a
+//! `smoothing` line comparing whole smoothing with the chunks the plugin smooths urgent rests
+//! in: times, turns and how much longer the chunked paths are in all).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -22,7 +24,7 @@ use std::time::Instant;
 
 use bevy_tilepath::core::movingai::{Scenario, read_map, read_scen};
 use bevy_tilepath::core::{
-    AStar, Heuristic, MoveRules, NavGrid, Path, SearchConfig, SearchStep, count_turns,
+    AStar, Heuristic, MoveRules, NavGrid, Path, SearchConfig, SearchStep, Smoother, count_turns,
     count_turns_f,
 };
 use bevy_tilepath::core::{Cell, RegionMap, find_path_hierarchical, polyline_length, smooth_path};
@@ -111,6 +113,38 @@ struct Smoothing {
     smoothed_turns: usize,
     longer: usize,
     times_us: Vec<f64>,
+    /// The same paths smoothed as the plugin smooths an urgent rest: leading passes of
+    /// [`REST_CHUNK`] cells one after the other.
+    chunked_turns: usize,
+    chunked_times_us: Vec<f64>,
+    /// Summed lengths of the whole and the chunked smoothings.
+    smoothed_length: f64,
+    chunked_length: f64,
+}
+
+/// Cells an urgent rest's chunk covers at least (the plugin's `refine::REST_CHUNK`).
+const REST_CHUNK: usize = 24;
+
+/// `cells` smoothed in chunks: a leading pass over the next [`REST_CHUNK`] cells (and the rest
+/// of the path, looking ahead), then again from its last waypoint, to the end.
+fn smooth_in_chunks(grid: &NavGrid, cells: &[Cell]) -> Vec<bevy::math::Vec2> {
+    let mut out: Vec<bevy::math::Vec2> = Vec::new();
+    let mut from = 0;
+    loop {
+        let part = &cells[from..];
+        let points =
+            Smoother::leading(grid, part, 0.0, REST_CHUNK).finish_in_steps(grid, 64, || {});
+        let last = points.last().copied();
+        out.extend(points.iter().skip(usize::from(!out.is_empty())));
+        // A leading pass's waypoints are cell centers of the path.
+        match part
+            .iter()
+            .rposition(|&c| Some(grid.cell_center(c)) == last)
+        {
+            Some(k) if k + 1 < part.len() && k > 0 => from += k,
+            _ => return out,
+        }
+    }
 }
 
 impl Smoothing {
@@ -125,6 +159,12 @@ impl Smoothing {
         if polyline_length(&smoothed) > p.length * (1.0 + 1e-5) + 1e-5 {
             self.longer += 1;
         }
+        let t2 = Instant::now();
+        let chunked = smooth_in_chunks(grid, &p.cells);
+        self.chunked_times_us.push(t2.elapsed().as_secs_f64() * 1e6);
+        self.chunked_turns += count_turns_f(&chunked);
+        self.smoothed_length += polyline_length(&smoothed) as f64;
+        self.chunked_length += polyline_length(&chunked) as f64;
     }
 }
 
@@ -239,10 +279,16 @@ fn report(
     if args.smooth {
         let st = &mut smoothing.times_us;
         st.sort_by(f64::total_cmp);
+        let ct = &mut smoothing.chunked_times_us;
+        ct.sort_by(f64::total_cmp);
         println!(
-            "smoothing median_us={:.1} max_us={:.1}",
+            "smoothing median_us={:.1} max_us={:.1} chunked_median_us={:.1} chunked_max_us={:.1} chunked_turns={} chunked_longer_pct={:.2}",
             st.get(st.len() / 2).copied().unwrap_or(0.0),
-            st.last().copied().unwrap_or(0.0)
+            st.last().copied().unwrap_or(0.0),
+            ct.get(ct.len() / 2).copied().unwrap_or(0.0),
+            ct.last().copied().unwrap_or(0.0),
+            smoothing.chunked_turns,
+            100.0 * (smoothing.chunked_length / smoothing.smoothed_length.max(1e-9) - 1.0),
         );
         line += &format!(
             " raw_turns={} smoothed_turns={} smoothed_longer={}",

@@ -518,6 +518,7 @@ fn main() {
     let mut walking_raw = 0u64;
     let mut queue_max = 0usize;
     let started = Instant::now();
+    let verbose = std::env::var_os("SOAK_VERBOSE").is_some();
     for frame in 1..=total {
         let t = Instant::now();
         if frame <= args.frames {
@@ -531,6 +532,19 @@ fn main() {
         rest_ages.add(stats.oldest_rest_frames as usize);
         cpu_us.add(stats.main_thread_cpu.as_micros() as usize);
         queue_max = queue_max.max(stats.queue_len);
+        if verbose && frame.is_multiple_of(250) {
+            eprintln!(
+                "frame {frame}: started={} finished={} searching={} queue_len={} oldest_wait={} refining={} plugin_ms={:.2} phases={:?}",
+                stats.started,
+                stats.finished,
+                stats.searching,
+                stats.queue_len,
+                stats.oldest_wait_frames,
+                stats.refining,
+                stats.main_thread.as_secs_f64() * 1000.0,
+                stats.phases
+            );
+        }
         {
             let map = world.get::<NavMap>(game.map).expect("the map").clone();
             let mut q = world.query::<(
@@ -545,7 +559,7 @@ fn main() {
                 let pos = map.world_to_grid(tf.translation.truncate());
                 let over = overlaps_blocked(map.grid(), pos, agent.radius - TOUCH);
                 blocked_overlaps += u64::from(over);
-                if over && std::env::var_os("SOAK_VERBOSE").is_some() {
+                if over && verbose {
                     let c = map.grid().cell_at(pos);
                     let near: Vec<Cell> = (-1..=1)
                         .flat_map(|dy| (-1..=1).map(move |dx| c + Cell::new(dx, dy)))

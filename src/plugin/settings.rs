@@ -114,7 +114,7 @@ pub struct TilepathSettings {
 impl Default for TilepathSettings {
     fn default() -> Self {
         TilepathSettings {
-            searches_per_frame: 16,
+            searches_per_frame: 32,
             max_inline_searches: 2,
             expansion_budget: 50_000,
             time_budget: Duration::from_micros(2000),

@@ -218,7 +218,7 @@ pub(crate) fn receive_results(
 /// One worker report: results to judge, jobs to wait again (a stopped search's, a shared
 /// search's members it did not serve or could not, if their requests are still pending), its
 /// tree to the cache, smoothed rests to patch in.
-fn take_report(
+pub(super) fn take_report(
     queue: &mut PathQueue,
     book: &PendingRequests,
     report: WorkerReport,

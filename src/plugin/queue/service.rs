@@ -17,6 +17,7 @@ use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
 use super::PathQueue;
+use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{Job, Overlay, SearchResult, grow_overlay};
 use super::policy::{aged_priority, take_starts};
@@ -351,14 +352,34 @@ pub(crate) fn service_queue(
     stats.oldest_rest_frames = rests.oldest.min(u32::MAX as u64) as u32;
     stats.walking_raw = rests.walking_raw;
 
-    // Urgent rests first, within their share of the budget: their units are about to walk raw
-    // cell centers.
+    // Urgent rests first, within their share of the budget (inline a quarter; with workers the
+    // main thread runs no searches, and they may take half, the rest left for starting and
+    // receiving searches): their units are about to walk raw cell centers.
+    let share = match settings.workers {
+        WorkerMode::Inline => budget / REST_SHARE,
+        WorkerMode::Async { .. } => budget / 2,
+    };
     let mut urgent = rests.urgent;
-    while urgent > 0 && tally.elapsed() < budget / REST_SHARE {
+    while urgent > 0 && tally.elapsed() < share {
         if refine_step(queue, &maps) {
             urgent -= 1;
         }
     }
+
+    // Worker searches done since the last receive phase free their slots now (they are judged
+    // and delivered in this frame's receive phase).
+    let mut reports = std::mem::take(&mut queue.results);
+    while let Some(report) = queue.workers.try_recv() {
+        take_report(
+            queue,
+            book,
+            report,
+            &mut reports,
+            book.frame,
+            settings.tree_cache,
+        );
+    }
+    queue.results = reports;
 
     // Start searches: as many as there are free slots (inline searches in progress, or worker
     // searches handed off: `HANDOFF_PER_RUNNER` per runner), at most `searches_per_frame` per

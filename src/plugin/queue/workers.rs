@@ -53,10 +53,12 @@ pub(super) struct SharedReport {
     pub(super) overlay: Vec<(Cell, CellOverlay)>,
 }
 
-/// Searches handed off per runner at most (running or waiting for a runner): enough that a
-/// runner never runs out of work between two frames, few enough that a more urgent request
-/// still finds a free place (or stops a less urgent search) within a frame.
-pub(super) const HANDOFF_PER_RUNNER: usize = 8;
+/// Searches handed off per runner at most (running, waiting for a runner, or done and not yet
+/// taken back): enough that a runner never runs out of work between two frames (the busy mix
+/// of `examples/soak` at 2,000 units asks for 20 searches a frame and more), few enough that
+/// the queue's own order (ageing, priorities) still decides most of what runs next. A more
+/// urgent request stops a running search (see [`WorkerChannel::preempt_for`]).
+pub(super) const HANDOFF_PER_RUNNER: usize = 16;
 
 /// The channel worker searches report on, and the searches out.
 pub(super) struct WorkerChannel {
