@@ -10,7 +10,7 @@ use bevy_tilepath::core::{
     Cell, MoveRules, NavGrid, Topology, TurnPlan, cell_at, overlaps_blocked,
 };
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{Claims, MoveState, PathProgress, TilepathFrameStats};
+use bevy_tilepath::{Claims, MoveState, PathProgress, SearchKind, TilepathFrameStats};
 
 #[test]
 fn turn_plans_follow_the_turning_circle_then_a_line() {
@@ -782,4 +782,86 @@ fn a_busy_queue_smooths_a_walking_units_rest_before_it_gets_there_and_drops_repl
     // The walker got past the end of its first leg (about 30 cells of its path).
     let walked = pos(&app, walker).y - 2.5;
     assert!(walked > 30.0, "walked only {walked} tiles");
+}
+
+#[test]
+fn a_wall_edited_in_beside_a_diagonal_step_is_never_clipped() {
+    // A path (2.5, 2.5) -> (4.5, 2.5) -> (5.5, 3.5) -> (8.5, 3.5): its diagonal step passes the
+    // corner of cell (5, 2), which is then blocked while the unit walks its first leg (and the
+    // queue stalls, so its repath waits). The step's line only touches that cell, but a body of
+    // radius 0.3 walking it would overlap it: the unit must stop short, then take its new path.
+    let mut app = app(NavGrid::new(12, 8).unwrap());
+    let map = {
+        let mut q = app.world_mut().query::<(Entity, &NavMap)>();
+        q.single(app.world()).unwrap().0
+    };
+    let waypoints = vec![
+        Vec2::new(2.5, 2.5),
+        Vec2::new(4.5, 2.5),
+        Vec2::new(5.5, 3.5),
+        Vec2::new(8.5, 3.5),
+    ];
+    let cells: Vec<Cell> = [(2, 2), (3, 2), (4, 2), (5, 3), (6, 3), (7, 3), (8, 3)]
+        .into_iter()
+        .map(|(x, y)| Cell::new(x, y))
+        .collect();
+    let goal = Cell::new(8, 3);
+    let path = NavPath {
+        cells: cells.clone(),
+        waypoints: waypoints.clone(),
+        corridor: cells,
+        cost: 0,
+        length: 6.41,
+        goal,
+        map,
+        class: Default::default(),
+        origin: PathOrigin::User,
+        search: SearchKind::Own,
+        ticket: 0,
+        request: PathRequest::to_cell(goal),
+    };
+    app.world_mut()
+        .resource_mut::<TilepathSettings>()
+        .searches_per_frame = 0;
+    let u = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(2.5, 2.5, 0.0),
+            Mover::default(),
+            PathStatus::Found,
+            path,
+        ))
+        .id();
+    app.update();
+    {
+        let mut q = app.world_mut().query::<&mut NavMap>();
+        let mut map = q.single_mut(app.world_mut()).unwrap();
+        map.set_walkable(Cell::new(5, 2), false).unwrap();
+    }
+    let radius = NavAgent::default().radius;
+    let mut arrived = false;
+    for f in 0..900 {
+        if f == 300 {
+            // The queue moves again: the new path goes round the wall.
+            app.world_mut()
+                .resource_mut::<TilepathSettings>()
+                .searches_per_frame = 16;
+        }
+        app.update();
+        let grid = {
+            let mut q = app.world_mut().query::<&NavMap>();
+            q.single(app.world()).unwrap().grid().clone()
+        };
+        assert!(
+            !overlaps_blocked(&grid, pos(&app, u), radius - 1e-3),
+            "frame {f}: in the wall at {}",
+            pos(&app, u)
+        );
+        if state(&app, u) == MoveState::Arrived {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(arrived, "never arrived: at {}", pos(&app, u));
+    assert_eq!(cell_at(pos(&app, u)), goal);
 }

@@ -19,7 +19,7 @@ pub enum WorkerMode {
     /// every 200 us, so on machines with few cores the frame's own threads never wait long for a
     /// core. The rests of found paths are smoothed on the main thread, as inline.
     Async {
-        /// Searches running at once at most (one runner each); eight times as many may be
+        /// Searches running at once at most (one runner each); sixteen times as many may be
         /// handed off and waiting for a runner.
         max_in_flight: usize,
     },
