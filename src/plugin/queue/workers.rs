@@ -5,7 +5,7 @@
 //! search), taking turns with the other runners in slices and giving way to the frame's own
 //! threads now and then; results go back over a `crossbeam-channel`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -102,8 +102,8 @@ struct Task {
     priority: i32,
     /// Set when it is to stop (see [`WorkerChannel::preempt_for`]).
     stop: Arc<AtomicBool>,
-    /// Set when a runner takes it.
-    running: Arc<AtomicBool>,
+    /// Shared with its [`Flight`].
+    state: Arc<AtomicU8>,
     work: Work,
 }
 
@@ -138,9 +138,16 @@ struct Flight {
     priority: i32,
     /// Set to stop it at its next pause point.
     stop: Arc<AtomicBool>,
-    /// Set once a runner has taken it.
-    running: Arc<AtomicBool>,
+    /// Handed off, running or done (see [`HANDED_OFF`]).
+    state: Arc<AtomicU8>,
 }
+
+/// A flight's state: handed off and waiting for a runner, ...
+const HANDED_OFF: u8 = 0;
+/// ... a runner works on it, ...
+const RUNNING: u8 = 1;
+/// ... or done, its report not taken back yet.
+const DONE: u8 = 2;
 
 impl WorkerChannel {
     /// Searches handed off whose result has not been received.
@@ -148,11 +155,11 @@ impl WorkerChannel {
         self.flights.len()
     }
 
-    /// Of those, the ones a runner has taken.
+    /// Of those, the ones a runner works on now.
     pub(super) fn running(&self) -> usize {
         self.flights
             .iter()
-            .filter(|f| f.running.load(Ordering::Relaxed))
+            .filter(|f| f.state.load(Ordering::Relaxed) == RUNNING)
             .count()
     }
 
@@ -160,7 +167,7 @@ impl WorkerChannel {
     pub(super) fn waiting_priority(&self) -> Option<i32> {
         self.flights
             .iter()
-            .filter(|f| !f.running.load(Ordering::Relaxed))
+            .filter(|f| f.state.load(Ordering::Relaxed) == HANDED_OFF)
             .map(|f| f.priority)
             .max()
     }
@@ -177,7 +184,7 @@ impl WorkerChannel {
         if let Some(f) = self
             .flights
             .iter()
-            .filter(|f| f.priority < priority && f.running.load(Ordering::Relaxed))
+            .filter(|f| f.priority < priority && f.state.load(Ordering::Relaxed) == RUNNING)
             .min_by_key(|f| (f.priority, std::cmp::Reverse(f.id)))
         {
             f.stop.store(true, Ordering::Relaxed);
@@ -187,23 +194,23 @@ impl WorkerChannel {
     /// Hands `work` of `priority` to the runners, starting one if fewer than `runners` are
     /// alive.
     fn hand_off(&mut self, priority: i32, work: Work, runners: usize) {
-        let (id, stop, running) = (
+        let (id, stop, state) = (
             self.next_id,
             Arc::new(AtomicBool::new(false)),
-            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicU8::new(HANDED_OFF)),
         );
         self.next_id += 1;
         self.flights.push(Flight {
             id,
             priority,
             stop: stop.clone(),
-            running: running.clone(),
+            state: state.clone(),
         });
         let task = Task {
             id,
             priority,
             stop,
-            running,
+            state,
             work,
         };
         let start_runner = {
@@ -287,7 +294,7 @@ async fn run_tasks(
                 }
             }
         };
-        task.running.store(true, Ordering::Relaxed);
+        task.state.store(RUNNING, Ordering::Relaxed);
         co.stop = Some(task.stop);
         let id = task.id;
         // The receiver lives as long as the plugin's queue; if it is gone the app is shutting
@@ -313,6 +320,9 @@ async fn run_tasks(
                 WorkerReport::Shared(id, report)
             }
         };
+        // Done: no longer running (a search stopped for an urgent one frees its runner now,
+        // whenever its report is taken back).
+        task.state.store(DONE, Ordering::Relaxed);
         let _ = sender.send(report);
         co.pause_point().await;
     }
