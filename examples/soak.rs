@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example soak -- [--units N] [--frames F] [--drain D] [--workers W] \
-//!     [--map-size S] [--seed X] [--sample K]
+//!     [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter]
 //! ```
 //!
 //! The mix of issue 31, as a game's players and AI would make it: on an S x S map (256 by
@@ -35,6 +35,13 @@
 //! - `checksum`: a hash of every unit's position bits, in the runner's own unit order, at the
 //!   end (the same seed and settings give the same figure when the run is deterministic).
 //!
+//! With `--lockstep` the plugin group runs in `FixedUpdate` (one tick a frame) in lockstep mode
+//! ([`TilepathSettings::lockstep`]), each unit keyed by the game's key
+//! ([`LockstepKey`](bevy_tilepath::LockstepKey)); `--checksums N` prints the plugin's
+//! [`NavChecksum`](bevy_tilepath::NavChecksum) every N ticks as `checksum tick=<t> value=<hex>`
+//! (two runs with the same arguments must print the same lines, whatever the machine's load),
+//! and `--jitter` sleeps a random 0-4 ms between ticks (from the wall clock, not the seed).
+//!
 //! The runner exits non-zero if a request has more than one outcome or none.
 
 #[path = "common/mod.rs"]
@@ -46,10 +53,12 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::overlaps_blocked;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PendingRequests, TilepathFrameStats};
+use bevy_tilepath::{
+    Lockstep, LockstepKey, NavChecksum, PendingRequests, TilepathFrameStats, TilepathSchedule,
+};
 use common::Rng;
 
-const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K]";
+const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter]";
 
 /// A body touching a wall may overlap it by float rounding (a segment at exactly the body's
 /// radius from a wall corner, sampled): overlaps up to this many tiles are touching.
@@ -66,6 +75,9 @@ struct Args {
     size: u32,
     seed: u64,
     sample: usize,
+    lockstep: bool,
+    checksums: usize,
+    jitter: bool,
 }
 
 impl Args {
@@ -79,6 +91,9 @@ impl Args {
             size: 256,
             seed: 1,
             sample: 100,
+            lockstep: false,
+            checksums: 0,
+            jitter: false,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -90,6 +105,9 @@ impl Args {
                 Long("map-size") => a.size = common::value(&mut parser, "--map-size")?,
                 Long("seed") => a.seed = common::value(&mut parser, "--seed")?,
                 Long("sample") => a.sample = common::value(&mut parser, "--sample")?,
+                Long("lockstep") => a.lockstep = true,
+                Long("checksums") => a.checksums = common::value(&mut parser, "--checksums")?,
+                Long("jitter") => a.jitter = true,
                 _ => return Err(common::unexpected(arg)),
             }
         }
@@ -266,6 +284,7 @@ impl Game {
         self.next_key += 1;
         let mut e = world.spawn((
             key,
+            LockstepKey(key.0 as u64),
             Transform::from_xyz(pos.x, pos.y, 0.0),
             Mover {
                 speed: UNIT_SPEED,
@@ -458,15 +477,22 @@ fn main() {
                 max_in_flight: args.workers,
             }
         },
+        lockstep: args.lockstep.then(Lockstep::default),
         ..Default::default()
+    };
+    let period = Duration::from_secs_f64(1.0 / 60.0);
+    // Lockstep: the fixed timestep is the frame, so every frame is one tick.
+    let schedule = if args.lockstep {
+        TilepathSchedule::new(FixedUpdate)
+    } else {
+        TilepathSchedule::new(Update)
     };
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            1.0 / 60.0,
-        )))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
+        .insert_resource(Time::<Fixed>::from_duration(period))
         .insert_resource(settings)
-        .add_plugins(TilepathPlugins::default())
+        .add_plugins(TilepathPlugins { schedule })
         .insert_resource(Outcomes {
             // Orders, group orders, respawns and bad requests, and the plugin's own requests
             // (which take tickets too), with room to spare.
@@ -481,7 +507,7 @@ fn main() {
             own: 0,
         })
         .add_systems(
-            Update,
+            schedule.0,
             count_outcomes
                 .after(TilepathSystems::Receive)
                 .before(TilepathSystems::Last),
@@ -507,8 +533,11 @@ fn main() {
     }
     app.update();
 
-    let period = Duration::from_secs_f64(1.0 / 60.0);
     let total = args.frames + args.drain;
+    // Sleeps between ticks from the wall clock, never from the game's seed.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let mut jitter =
+        Rng::new(now.map_or(1, |d| d.as_nanos() as u64) ^ u64::from(std::process::id()));
     let warm_up = args.frames / 4;
     let (mut rests, mut rest_ages) = (Histogram::new(100_000), Histogram::new(100_000));
     // Thread CPU time of the plugin's systems, in microseconds.
@@ -525,7 +554,14 @@ fn main() {
             game.input(app.world_mut(), frame);
         }
         app.update();
+        if args.jitter {
+            std::thread::sleep(Duration::from_micros(jitter.below(4000) as u64));
+        }
         let world = app.world_mut();
+        if args.checksums > 0 && frame.is_multiple_of(args.checksums) {
+            let c = world.resource::<NavChecksum>();
+            println!("checksum tick={} value={:016x}", c.tick, c.value);
+        }
         let stats = world.resource::<TilepathFrameStats>();
         rests.add(stats.refining);
         walking_raw += stats.walking_raw as u64;

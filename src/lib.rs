@@ -36,6 +36,7 @@ pub use plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
 pub use plugin::fog::{FogStats, Sight};
 pub use plugin::group::group_order;
+pub use plugin::lockstep::{LockstepKey, NavChecksum};
 pub use plugin::map::NavMap;
 pub use plugin::movement::{Arrived, Errand, MoveState, MovementPlugin, Mover, PathProgress};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
@@ -44,7 +45,7 @@ pub use plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,
 };
 pub use plugin::schedule::{TilepathSchedule, TilepathSystems};
-pub use plugin::settings::{CrowdSettings, FogSettings, TilepathSettings, WorkerMode};
+pub use plugin::settings::{CrowdSettings, FogSettings, Lockstep, TilepathSettings, WorkerMode};
 
 /// The types most users need.
 pub mod prelude {

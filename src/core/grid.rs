@@ -566,7 +566,7 @@ impl NavGrid {
     /// Picking free cells near a point (spreading a group's goals, stepping aside) walks this
     /// until a cell suits.
     pub fn cells_outward(&self, from: Cell, max_steps: u32) -> impl Iterator<Item = Cell> + '_ {
-        let mut seen = std::collections::HashSet::from([from]);
+        let mut seen = bevy::platform::collections::HashSet::from([from]);
         let mut queue = std::collections::VecDeque::from([(from, 0u32)]);
         let steps = self.connecting_steps();
         std::iter::from_fn(move || {

@@ -17,7 +17,9 @@
 //! until then it is stale ([`RegionMap::is_current`]).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use bevy::platform::collections::HashMap;
 
 use super::grid::{Cell, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};

@@ -10,10 +10,12 @@
 //!   as [`HierarchicalSearch`].
 //! - [`avoid_velocity`]: local avoidance (ORCA) between units and against walls.
 //! - [`movingai`]: the MovingAI benchmark file formats.
+//! - [`fmath`]: transcendental float math with the same bits on every platform (lockstep).
 
 mod avoidance;
 mod classes;
 mod cost;
+pub mod fmath;
 mod goal_tree;
 mod grid;
 mod heuristic;

@@ -84,7 +84,7 @@ mod tests {
         assert!(grid.is_walkable(center));
         let slots = spread_slots(&grid, center, 150);
         assert_eq!(slots.len(), 150);
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = bevy::platform::collections::HashSet::new();
         for s in &slots {
             assert!(grid.is_walkable(*s) && grid.island(*s) == island, "{s:?}");
             assert!(seen.insert(*s));

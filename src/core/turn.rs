@@ -3,6 +3,8 @@
 
 use bevy::math::Vec2;
 
+use super::fmath;
+
 /// An arc on a turning circle then a straight line to the target (Pinter's P, Q construction).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TurnPlan {
@@ -50,17 +52,17 @@ impl TurnPlan {
             if d < radius {
                 continue;
             }
-            let phi = to_target.y.atan2(to_target.x);
-            let alpha = (radius / d).clamp(-1.0, 1.0).acos();
+            let phi = fmath::atan2(to_target.y, to_target.x);
+            let alpha = fmath::acos((radius / d).clamp(-1.0, 1.0));
             let theta = if left { phi - alpha } else { phi + alpha };
             let rel = start - center;
-            let theta0 = rel.y.atan2(rel.x);
+            let theta0 = fmath::atan2(rel.y, rel.x);
             let sweep = if left {
                 wrap_positive(theta - theta0)
             } else {
                 -wrap_positive(theta0 - theta)
             };
-            let tangent = center + Vec2::new(theta.cos(), theta.sin()) * radius;
+            let tangent = center + fmath::unit_at(theta) * radius;
             let plan = TurnPlan {
                 start,
                 center,
@@ -109,8 +111,8 @@ impl TurnPlan {
         let arc = self.arc_length();
         if distance < arc && self.radius > 0.0 {
             let a = self.start_angle + self.sweep.signum() * distance / self.radius;
-            let pos = self.center + Vec2::new(a.cos(), a.sin()) * self.radius;
-            let radial = Vec2::new(a.cos(), a.sin());
+            let radial = fmath::unit_at(a);
+            let pos = self.center + radial * self.radius;
             let heading = if self.sweep >= 0.0 {
                 radial.perp()
             } else {

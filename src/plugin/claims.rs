@@ -3,7 +3,7 @@
 //! spread out, but single file through a pass still works); stopped units occupy their cell,
 //! which nearby searches treat as blocked.
 
-use std::collections::HashMap;
+use bevy::platform::collections::HashMap;
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;

@@ -79,12 +79,22 @@ pub(crate) struct FrameTally {
     pub(crate) shared: u32,
     pub(crate) latency_sum: u64,
     pub(crate) expansions: u64,
+    /// Counted work this frame, in nanoseconds at the nominal costs of [`Cost`]: the budget's
+    /// clock in lockstep mode.
+    pub(crate) work: u64,
+    /// The budget's clock spent this frame by the phases done: wall time, or counted work in
+    /// lockstep mode.
+    pub(crate) spent: Duration,
+    /// The receive phase's share of `spent`, this frame and the last (kept across frames).
+    pub(crate) receive_spent: Duration,
+    pub(crate) last_receive_spent: Duration,
 }
 
 impl FrameTally {
     /// This frame's figures as a snapshot, and a fresh tally.
     fn roll_into(&mut self, stats: &mut TilepathFrameStats) {
         let t = std::mem::take(self);
+        self.last_receive_spent = t.receive_spent;
         stats.main_thread = t.main_thread;
         stats.main_thread_cpu = t.main_thread_cpu;
         stats.phases = t.phases;
@@ -98,31 +108,89 @@ impl FrameTally {
         };
         stats.expansions = t.expansions;
     }
+
+    /// Counts `cost` of work done (the budget's clock in lockstep mode).
+    pub(crate) fn charge(&mut self, cost: Cost) {
+        self.work += cost.nanos();
+    }
+}
+
+/// Counted work: what each unit of the plugin's main-thread work costs on the budget's clock in
+/// lockstep mode ([`TilepathSettings::lockstep`](crate::TilepathSettings::lockstep)), in
+/// nanoseconds. Nominal costs, measured on a 2-core x86-64 machine (see BENCHMARKS.md,
+/// "Lockstep"), so that [`TilepathSettings::time_budget`](crate::TilepathSettings::time_budget)
+/// buys about as much work counted as it does timed there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cost {
+    /// `n` heap pops of a search (or of a shared search's tree).
+    Expansions(u64),
+    /// One line check of smoothing.
+    LineCheck,
+    /// Starting a search: its claims overlay, and a grid snapshot for a worker.
+    Start,
+    /// Validating a request.
+    Validate,
+    /// Judging a found path (its waypoints and corridor) and delivering an outcome.
+    Deliver,
+    /// Taking a worker's report back.
+    Report,
+    /// Any other step of a budgeted loop (so every loop ends within its budget).
+    Step,
+}
+
+impl Cost {
+    /// Nominal nanoseconds.
+    fn nanos(self) -> u64 {
+        match self {
+            Cost::Expansions(n) => n * 70,
+            Cost::LineCheck => 700,
+            Cost::Start => 8_000,
+            Cost::Validate => 500,
+            Cost::Deliver => 2_000,
+            Cost::Report => 500,
+            Cost::Step => 4_000,
+        }
+    }
 }
 
 /// Times one phase of a system: wall and thread CPU time from its creation to its drop are
 /// added to the frame's tally. It derefs to the tally, so the system uses it as its tally.
+/// Budgets read its clock ([`PhaseTimer::elapsed`]): wall time, or in lockstep mode the work
+/// counted ([`Cost`]), which depends on nothing but the work.
 pub(crate) struct PhaseTimer<'w> {
     tally: ResMut<'w, FrameTally>,
     phase: Phase,
     wall: Instant,
     cpu: CpuClock,
+    /// Counted work at the start, in lockstep mode (`None`: the clock is wall time).
+    counted_from: Option<u64>,
 }
 
 impl<'w> PhaseTimer<'w> {
-    /// Starts timing `phase`.
-    pub(crate) fn start(tally: ResMut<'w, FrameTally>, phase: Phase) -> Self {
+    /// Starts timing `phase`; with `counted`, its budget clock is the work counted.
+    pub(crate) fn start(tally: ResMut<'w, FrameTally>, phase: Phase, counted: bool) -> Self {
+        let counted_from = counted.then_some(tally.work);
         PhaseTimer {
             tally,
             phase,
             wall: Instant::now(),
             cpu: CpuClock::now(),
+            counted_from,
         }
     }
 
-    /// Wall time since the phase started.
+    /// The budget's clock since the phase started: wall time, or the work counted since in
+    /// lockstep mode.
     pub(crate) fn elapsed(&self) -> Duration {
-        self.wall.elapsed()
+        match self.counted_from {
+            Some(from) => Duration::from_nanos(self.tally.work - from),
+            None => self.wall.elapsed(),
+        }
+    }
+
+    /// The budget's clock spent this frame: by the phases done, and this one so far.
+    pub(crate) fn spent(&self) -> Duration {
+        self.tally.spent + self.elapsed()
     }
 }
 
@@ -141,9 +209,14 @@ impl DerefMut for PhaseTimer<'_> {
 
 impl Drop for PhaseTimer<'_> {
     fn drop(&mut self) {
+        let spent = self.elapsed();
         let wall = self.wall.elapsed();
         let cpu = self.cpu.elapsed();
         let tally = &mut *self.tally;
+        tally.spent += spent;
+        if self.phase == Phase::Receive {
+            tally.receive_spent += spent;
+        }
         tally.main_thread_cpu += cpu;
         tally.phases[self.phase as usize] += wall;
         tally.main_thread += wall;

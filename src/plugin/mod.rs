@@ -10,6 +10,8 @@
 //!   search.
 //! - [`classes`]: unit classes ([`UnitClass`](classes::UnitClass)) and the class grids maps
 //!   keep for them; [`fog`]: fog of war, what each player's units have seen.
+//! - [`lockstep`]: the stable order units are handled in and the desync checksum of
+//!   lockstep mode.
 //! - [`map`], [`agent`], [`claims`], [`settings`], [`schedule`], [`diagnostics`].
 
 pub mod agent;
@@ -19,6 +21,7 @@ mod cpu_clock;
 pub mod diagnostics;
 pub mod fog;
 pub mod group;
+pub mod lockstep;
 pub mod map;
 pub mod movement;
 pub mod outcomes;

@@ -39,7 +39,10 @@ pub struct TilepathSettings {
     /// Node expansions per frame on the main thread (inline mode).
     pub expansion_budget: u32,
     /// Wall time per frame for the plugin's main-thread work (queue servicing and result
-    /// handling); work left over continues next frame.
+    /// handling); work left over continues next frame. In lockstep mode
+    /// ([`TilepathSettings::lockstep`]) the work is counted instead of timed (heap pops, line
+    /// checks, starts, deliveries at nominal costs), so the budget buys the same work on every
+    /// machine.
     pub time_budget: Duration,
     /// Inline or on worker threads.
     pub workers: WorkerMode,
@@ -109,6 +112,60 @@ pub struct TilepathSettings {
     pub crowd: CrowdSettings,
     /// Fog of war: units of a player plan on what their player has seen.
     pub fog: FogSettings,
+    /// Deterministic lockstep: `Some` makes everything the plugin decides depend only on the
+    /// tick and the inputs (see [`Lockstep`]); `None` (the default) budgets by wall time and
+    /// takes worker results as soon as they come.
+    pub lockstep: Option<Lockstep>,
+}
+
+impl TilepathSettings {
+    /// The default settings in lockstep mode ([`Lockstep::default`]).
+    pub fn lockstep() -> Self {
+        TilepathSettings {
+            lockstep: Some(Lockstep::default()),
+            ..default()
+        }
+    }
+}
+
+/// Deterministic lockstep mode, for multiplayer games that simulate every client from the same
+/// stream of orders, and for replays (run the plugin group in `FixedUpdate`:
+/// [`TilepathPlugins::in_schedule`](crate::TilepathPlugins::in_schedule)). Given the same
+/// inputs in the same ticks, every tick's paths, moves and outcomes are the same on every
+/// machine and every run, whatever the load:
+///
+/// - budgets count work instead of timing it ([`TilepathSettings::time_budget`]);
+/// - a worker search handed off at tick `t` is applied at tick `t + worker_ticks` (the tick
+///   waits for the worker if it is late; it is never applied early) and never preempted;
+///   a region map is used from `region_ticks` after its build starts;
+/// - units are moved, and their requests collected, in the order of their [`LockstepKey`]s
+///   (their entities where they have none), never in archetype storage order; the plugin's
+///   maps use fixed hashers;
+/// - movement uses only IEEE `+ - * /` and `sqrt`, and `libm` for anything transcendental (it
+///   does in every mode);
+/// - [`NavChecksum`](crate::NavChecksum) hashes the navigation state every tick, to send
+///   between clients and compare (desync detection).
+///
+/// Deltas come from Bevy's `Time`: in `FixedUpdate` they are the fixed timestep's, the same on
+/// every machine.
+#[derive(Clone, Debug, PartialEq, Reflect)]
+pub struct Lockstep {
+    /// Ticks between handing a search to a worker and applying its result (at least 1). Too
+    /// few and ticks wait for the workers; too many and every worker path comes that much
+    /// later.
+    pub worker_ticks: u32,
+    /// Ticks between starting a region map's build (when a map or class appears, or after an
+    /// unmarked edit) and using it; searches are flat until then.
+    pub region_ticks: u32,
+}
+
+impl Default for Lockstep {
+    fn default() -> Self {
+        Lockstep {
+            worker_ticks: 2,
+            region_ticks: 30,
+        }
+    }
 }
 
 impl Default for TilepathSettings {
@@ -135,6 +192,7 @@ impl Default for TilepathSettings {
             region_cluster: 16,
             crowd: CrowdSettings::default(),
             fog: FogSettings::default(),
+            lockstep: None,
         }
     }
 }

@@ -23,10 +23,11 @@ pub use state::{Errand, MoveState, PathProgress};
 
 use bevy::prelude::*;
 
-use crate::core::{Body, Cell, NavGrid, cells_around, overlaps_blocked, walkable};
+use crate::core::{Body, Cell, NavGrid, cells_around, fmath, overlaps_blocked, walkable};
 
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
+use super::lockstep::{LockstepKey, lockstep_order};
 use super::map::NavMap;
 use super::outcomes::NavPath;
 use super::request::{
@@ -195,6 +196,17 @@ type Units<'w, 's> = Query<
     ),
 >;
 
+/// One of [`Units`].
+type UnitItem<'a> = (
+    Entity,
+    &'a Mover,
+    &'a NavAgent,
+    Mut<'a, Transform>,
+    Ref<'a, NavPath>,
+    Mut<'a, PathProgress>,
+    &'a PathStatus,
+);
+
 /// Follows paths: advances units, updates claims and occupancy, handles units in the way.
 pub(crate) fn move_units(
     time: Res<Time>,
@@ -207,9 +219,17 @@ pub(crate) fn move_units(
     arrived: MessageWriter<Arrived>,
     mut index: Local<Neighbours>,
     paths: Query<&NavPath>,
+    keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
+    mut order: Local<Vec<Entity>>,
 ) {
+    // In lockstep mode units are indexed and moved in their lockstep order (claims, errands and
+    // repaths go to the first to ask).
+    let lockstep = settings.lockstep.is_some();
+    if lockstep {
+        lockstep_order(keys.iter(), &mut order);
+    }
     if settings.crowd.avoidance {
-        index_units(&mut index, &maps, &units);
+        index_units(&mut index, &maps, &units, lockstep.then_some(&*order));
     }
     let mut ctx = Ctx {
         claims: &mut claims,
@@ -223,55 +243,77 @@ pub(crate) fn move_units(
         scratch: Vec::new(),
         corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
     };
-    for (entity, mover, agent, mut transform, path, mut progress, status) in &mut units {
-        let Ok(map) = maps.get(path.map) else {
-            continue;
-        };
-        let (wall_radius, footprint, fog) = match map.class_grid(path.class) {
-            Some(Ok(c)) => (
-                c.class().wall_radius(agent.radius),
-                c.class().footprint,
-                c.knowledge().is_some(),
-            ),
-            _ => (agent.radius, 0, false),
-        };
-        let grid = map.grid_of(path.class);
-        let unit = Unit {
-            entity,
-            mover,
-            radius: agent.radius,
-            wall_radius,
-            map_entity: path.map,
-            map,
-            grid,
-            footprint,
-            edits_version: if fog {
-                map.grid().version()
-            } else {
-                grid.version()
-            },
-            path: &path,
-            status: *status,
-        };
-        let pos = map.world_to_grid(transform.translation.truncate());
-        let progress = &mut *progress;
-        if path.is_changed() {
-            start_path(&mut ctx, &unit, progress, pos);
+    if lockstep {
+        let mut iter = units.iter_many_mut(&*order);
+        while let Some(item) = iter.fetch_next() {
+            move_one(&mut ctx, &maps, item);
         }
-        let Some((pos, heading)) = step_unit(&mut ctx, &unit, progress, pos, path.is_changed())
-        else {
-            continue;
-        };
-        transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
-        let facing = map.grid_to_world_dir(heading);
-        transform.rotation = Quat::from_rotation_z(facing.y.atan2(facing.x));
+    } else {
+        for item in &mut units {
+            move_one(&mut ctx, &maps, item);
+        }
     }
 }
 
-/// The units as they stand at the frame's start, by cell, with their velocities.
-fn index_units(index: &mut Neighbours, maps: &Query<&NavMap>, units: &Units) {
+/// Moves one unit along its path (see [`move_units`]).
+fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
+    let (entity, mover, agent, mut transform, path, mut progress, status) = item;
+    let Ok(map) = maps.get(path.map) else {
+        return;
+    };
+    let (wall_radius, footprint, fog) = match map.class_grid(path.class) {
+        Some(Ok(c)) => (
+            c.class().wall_radius(agent.radius),
+            c.class().footprint,
+            c.knowledge().is_some(),
+        ),
+        _ => (agent.radius, 0, false),
+    };
+    let grid = map.grid_of(path.class);
+    let unit = Unit {
+        entity,
+        mover,
+        radius: agent.radius,
+        wall_radius,
+        map_entity: path.map,
+        map,
+        grid,
+        footprint,
+        edits_version: if fog {
+            map.grid().version()
+        } else {
+            grid.version()
+        },
+        path: &path,
+        status: *status,
+    };
+    let pos = map.world_to_grid(transform.translation.truncate());
+    let progress = &mut *progress;
+    if path.is_changed() {
+        start_path(ctx, &unit, progress, pos);
+    }
+    let Some((pos, heading)) = step_unit(ctx, &unit, progress, pos, path.is_changed()) else {
+        return;
+    };
+    transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
+    let facing = map.grid_to_world_dir(heading);
+    transform.rotation = fmath::rotation_toward(facing);
+}
+
+/// The units as they stand at the frame's start, by cell, with their velocities (in `order`
+/// where it is given: lockstep mode).
+fn index_units(
+    index: &mut Neighbours,
+    maps: &Query<&NavMap>,
+    units: &Units,
+    order: Option<&[Entity]>,
+) {
     index.clear();
-    for (entity, mover, agent, transform, path, progress, _) in units {
+    let items: Box<dyn Iterator<Item = _>> = match order {
+        Some(order) => Box::new(units.iter_many(order)),
+        None => Box::new(units.iter()),
+    };
+    for (entity, mover, agent, transform, path, progress, _) in items {
         let Some(map) = progress.map else { continue };
         let Ok(nav) = maps.get(map) else { continue };
         let speed = match progress.state {
@@ -676,7 +718,7 @@ fn pushed_off(
     on_curve: Vec2,
     dt: f32,
 ) -> Vec2 {
-    let faded = progress.offset * (-dt / OFFSET_FADE).exp();
+    let faded = progress.offset * fmath::exp(-dt / OFFSET_FADE);
     for offset in [faded, progress.offset] {
         let at = on_curve + offset;
         if !overlaps_blocked(unit.grid, at, unit.wall_radius) {

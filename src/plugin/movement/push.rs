@@ -9,13 +9,14 @@
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
-use crate::core::{Body, NavGrid, overlaps_blocked, wall_radius};
+use crate::core::{Body, NavGrid, fmath, overlaps_blocked, wall_radius};
 
 use super::Mover;
 use super::neighbours::{Member, Neighbours};
 use super::state::{MoveState, PathProgress};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
+use crate::plugin::lockstep::{LockstepKey, lockstep_order};
 use crate::plugin::map::NavMap;
 use crate::plugin::settings::{CrowdSettings, TilepathSettings};
 
@@ -71,6 +72,15 @@ fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
     }
 }
 
+/// One unit [`push_apart`] indexes.
+type PushedItem<'a> = (
+    Entity,
+    &'a NavAgent,
+    Option<&'a ClassId>,
+    Mut<'a, Transform>,
+    Mut<'a, PathProgress>,
+);
+
 /// Pushes overlapping units apart (see the module docs); off with
 /// [`CrowdSettings::pushing`].
 pub(super) fn push_apart(
@@ -90,6 +100,8 @@ pub(super) fn push_apart(
     mut index: Local<Neighbours>,
     mut roles: Local<Vec<Role>>,
     mut pushed_before: Local<EntityHashSet>,
+    keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
+    mut order: Local<Vec<Entity>>,
 ) {
     let crowd = &settings.crowd;
     if !crowd.pushing {
@@ -100,7 +112,7 @@ pub(super) fn push_apart(
     // Only a body that moved since the last frame's pushes (walked, was moved by the game, or
     // was pushed then) can have come to overlap another: the first pass starts from those.
     let mut active = Vec::new();
-    for (entity, agent, class, transform, progress) in &mut units {
+    let mut add = |(entity, agent, class, transform, progress): PushedItem| {
         // A unit that never had a path stands on the map under it.
         let at = transform.translation.truncate();
         let Some((map, nav)) = progress
@@ -108,7 +120,7 @@ pub(super) fn push_apart(
             .and_then(|m| maps.get(m).ok())
             .or_else(|| maps.iter().find(|(_, nav)| nav.world_to_cell(at).is_some()))
         else {
-            continue;
+            return;
         };
         index.add(Member {
             entity,
@@ -126,6 +138,18 @@ pub(super) fn push_apart(
             active.push(roles.len());
         }
         roles.push(role);
+    };
+    if settings.lockstep.is_some() {
+        // In the units' lockstep order: who pushes whom first decides where bodies end.
+        lockstep_order(keys.iter(), &mut order);
+        let mut iter = units.iter_many_mut(&*order);
+        while let Some(item) = iter.fetch_next() {
+            add(item);
+        }
+    } else {
+        for item in &mut units {
+            add(item);
+        }
     }
     index.build(|map| {
         maps.get(map)
@@ -203,7 +227,7 @@ fn push<'g>(
                 }
                 // Bodies on the same spot part along a direction of their own.
                 let away = gap.try_normalize().unwrap_or_else(|| {
-                    Vec2::from_angle(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0)
+                    fmath::unit_at(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0)
                 });
                 // Two units on their way meeting head-on part sideways, each to its right if
                 // neither is to the side yet, so they pass instead of pressing each other back.

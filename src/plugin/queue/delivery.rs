@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
+use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
@@ -136,15 +136,16 @@ pub(crate) fn receive_results(
     mut commands: Commands,
     mut writer: MessageWriter<PathOutcome>,
 ) {
-    let mut tally = PhaseTimer::start(tally, Phase::Receive);
-    let budget = settings.time_budget.saturating_sub(tally.main_thread);
+    let mut tally = PhaseTimer::start(tally, Phase::Receive, settings.lockstep.is_some());
+    let budget = settings.time_budget.saturating_sub(tally.spent());
     let queue = &mut *queue;
     let book = &mut *book;
     let frame = book.frame;
     let mut results = std::mem::take(&mut queue.results);
-    // Worker results: take what the budget allows; the rest waits in the channel.
-    while tally.elapsed() < budget / 2 {
-        let Some(report) = queue.workers.try_recv() else {
+    // Worker results: take what the budget allows; the rest waits in the channel. (In lockstep
+    // mode they are taken when due, at the start of the service phase.)
+    while settings.lockstep.is_none() && tally.elapsed() < budget / 2 {
+        let Some(report) = queue.workers.next_report(None) else {
             break;
         };
         take_report(
@@ -166,6 +167,7 @@ pub(crate) fn receive_results(
             Verdict::Again(job) => queue.waiting.push(job),
             Verdict::Outcome(ready) => queue.ready.push(ready),
         }
+        tally.charge(Cost::Deliver);
         if tally.elapsed() >= budget {
             break;
         }
@@ -204,6 +206,7 @@ pub(crate) fn receive_results(
         book.in_delivery -= 1;
         tally.finished += 1;
         tally.latency_sum += latency as u64;
+        tally.charge(Cost::Report);
         if tally.elapsed() >= budget {
             break;
         }
@@ -231,7 +234,7 @@ pub(super) fn take_report(
         WorkerReport::One(_, r) => results.push(r),
         // Stopped for a more urgent search: it waits again, keeping its age.
         WorkerReport::Stopped(_, job) => queue.waiting.extend(Some(job).filter(pending)),
-        WorkerReport::Served(r) => results.push(r),
+        WorkerReport::Served(_, r) => results.push(r),
         WorkerReport::Shared(_, s) => {
             queue.waiting.extend(s.unserved.into_iter().filter(pending));
             let alone = s.alone.into_iter().filter(pending);

@@ -217,7 +217,7 @@ pub(crate) fn grow_overlay(
     if footprint == 0 || cells.is_empty() {
         return cells;
     }
-    let mut grown: std::collections::HashMap<Cell, CellOverlay> = Default::default();
+    let mut grown: bevy::platform::collections::HashMap<Cell, CellOverlay> = Default::default();
     for (c, o) in cells {
         for n in cells_around(c, footprint) {
             let e = grown.entry(n).or_insert(o);

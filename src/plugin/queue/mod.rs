@@ -105,6 +105,32 @@ impl PathQueue {
         self.ready.len() + self.results.len()
     }
 
+    /// The queue's contents for [`NavChecksum`](crate::NavChecksum): each waiting or running
+    /// job's unit with its ticket and priority (in the queue's order), then the counts of
+    /// searches in flight, smoothing, outcomes waiting and rests, under `Entity::PLACEHOLDER`.
+    pub(crate) fn hash_into(&self, mut word: impl FnMut(Entity, [u64; 2])) {
+        for j in &self.waiting {
+            word(j.entity, [j.ticket, j.priority as u64 ^ (j.enqueued << 32)]);
+        }
+        for i in &self.inline {
+            word(i.job.entity, [i.job.ticket, i.expansions()]);
+        }
+        for s in &self.shared {
+            word(s.map, [s.goal.x as u64, s.goal.y as u64]);
+        }
+        let counts = [
+            self.workers.in_flight(),
+            self.to_smooth.len(),
+            self.results.len() + self.ready.len(),
+            self.refining.len(),
+            self.refined.len(),
+            self.trees.len(),
+        ];
+        for pair in counts.chunks(2) {
+            word(Entity::PLACEHOLDER, [pair[0] as u64, pair[1] as u64]);
+        }
+    }
+
     /// `entity`'s pending request failed with `failure`.
     fn fail(
         &mut self,
@@ -145,6 +171,7 @@ impl Plugin for PathQueuePlugin {
             .init_resource::<FogStats>()
             .init_resource::<FrameTally>()
             .init_resource::<TilepathFrameStats>()
+            .init_resource::<crate::plugin::lockstep::NavChecksum>()
             .add_message::<PathOutcome>()
             .register_type::<TilepathSettings>()
             .register_type::<CrowdSettings>()
@@ -166,6 +193,9 @@ impl Plugin for PathQueuePlugin {
             .register_type::<OutcomeKind>()
             .register_type::<SearchKind>()
             .register_type::<Intent>()
+            .register_type::<crate::plugin::settings::Lockstep>()
+            .register_type::<crate::plugin::lockstep::LockstepKey>()
+            .register_type::<crate::plugin::lockstep::NavChecksum>()
             .add_systems(
                 schedule,
                 (
@@ -183,7 +213,9 @@ impl Plugin for PathQueuePlugin {
                     (delivery::receive_results, refine::apply_refined, roll_frame)
                         .chain()
                         .in_set(TilepathSystems::Receive),
-                    next_frame.in_set(TilepathSystems::Last),
+                    (crate::plugin::lockstep::update_checksum, next_frame)
+                        .chain()
+                        .in_set(TilepathSystems::Last),
                 ),
             );
     }

@@ -7,8 +7,7 @@
 
 use std::sync::Arc;
 
-use std::collections::HashMap;
-
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy::tasks::AsyncComputeTaskPool;
 use crossbeam_channel::Receiver;
@@ -16,6 +15,7 @@ use crossbeam_channel::Receiver;
 use crate::core::{Cell, NavGrid, RegionMap};
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::{GridSnapshot, NavMap};
+use crate::plugin::request::PendingRequests;
 use crate::plugin::settings::TilepathSettings;
 
 use super::PathQueue;
@@ -31,18 +31,34 @@ struct MapRegions {
     cluster: u32,
     ready: Option<Arc<RegionMap>>,
     building: Option<Receiver<RegionMap>>,
+    /// In lockstep mode, the tick from which the one being built is used (waiting for it if it
+    /// is late).
+    due: Option<u64>,
     /// Cells edited since the snapshot being built from.
     changed: Vec<Cell>,
 }
 
 impl MapRegions {
-    /// A region map of `class`'s grid of `map` being built from the grid as it is now.
-    fn build(map: &NavMap, class: ClassId, cluster: u32) -> Self {
+    /// A region map of `class`'s grid of `map` being built from the grid as it is now, used
+    /// from tick `due` in lockstep mode.
+    fn build(map: &NavMap, class: ClassId, cluster: u32, due: Option<u64>) -> Self {
         MapRegions {
             cluster,
             ready: None,
             building: Some(build_in_background(map.snapshot_of(class), cluster)),
+            due,
             changed: Vec::new(),
+        }
+    }
+
+    /// The region map being built, if it is to be used now: at once when it is done, or in
+    /// lockstep mode at its due tick `frame` (waiting for it).
+    fn built(&self, frame: u64) -> Option<RegionMap> {
+        let building = self.building.as_ref()?;
+        match self.due {
+            None => building.try_recv().ok(),
+            Some(due) if frame >= due => building.recv().ok(),
+            Some(_) => None,
         }
     }
 }
@@ -90,8 +106,11 @@ fn build_in_background(grid: GridSnapshot, cluster: u32) -> Receiver<RegionMap> 
 pub(crate) fn keep_regions(
     mut queue: ResMut<PathQueue>,
     settings: Res<TilepathSettings>,
+    book: Res<PendingRequests>,
     maps: Query<(Entity, &NavMap)>,
 ) {
+    let (frame, lockstep) = (book.frame, settings.lockstep.as_ref());
+    let due = lockstep.map(|l| frame + u64::from(l.region_ticks));
     let regions = &mut queue.regions;
     if settings.hierarchical_beyond == 0 {
         regions.maps.clear();
@@ -108,32 +127,39 @@ pub(crate) fn keep_regions(
             continue;
         }
         for class in map.classes_without_fog() {
-            keep_one(regions, map, (entity, class), cluster);
+            keep_one(regions, map, (entity, class), cluster, (frame, due));
         }
     }
 }
 
-/// Keeps the region map of one map's class grid current (see [`keep_regions`]).
-fn keep_one(regions: &mut Regions, map: &NavMap, key: (Entity, ClassId), cluster: u32) {
+/// Keeps the region map of one map's class grid current (see [`keep_regions`]) at tick
+/// `frame`; a build started now is due at `due` (lockstep mode).
+fn keep_one(
+    regions: &mut Regions,
+    map: &NavMap,
+    key: (Entity, ClassId),
+    cluster: u32,
+    (frame, due): (u64, Option<u64>),
+) {
     let grid = map.grid_of(key.1);
     let entry = regions
         .maps
         .entry(key)
-        .or_insert_with(|| MapRegions::build(map, key.1, cluster));
+        .or_insert_with(|| MapRegions::build(map, key.1, cluster, due));
     if entry.cluster != cluster {
-        *entry = MapRegions::build(map, key.1, cluster);
+        *entry = MapRegions::build(map, key.1, cluster, due);
     }
     let changed = map.class_changed_cells(key.1);
-    if let Some(building) = &entry.building {
+    if entry.building.is_some() {
         entry.changed.extend_from_slice(&changed);
-        let Ok(mut built) = building.try_recv() else {
+        let Some(mut built) = entry.built(frame) else {
             return;
         };
         let changed = std::mem::take(&mut entry.changed);
         if !built.is_current(grid) {
             if changed.is_empty() {
                 // Edited without marking the cells: build again.
-                *entry = MapRegions::build(map, key.1, cluster);
+                *entry = MapRegions::build(map, key.1, cluster, due);
                 return;
             }
             built.update(grid, changed);
@@ -145,7 +171,7 @@ fn keep_one(regions: &mut Regions, map: &NavMap, key: (Entity, ClassId), cluster
     {
         if changed.is_empty() {
             // Edited without marking the cells: only a new build knows what changed.
-            *entry = MapRegions::build(map, key.1, cluster);
+            *entry = MapRegions::build(map, key.1, cluster, due);
         } else {
             Arc::make_mut(ready).update(grid, changed.iter().copied());
         }

@@ -4,16 +4,18 @@
 //! goal; the rest keep their paths. How far a unit has got is read from the movement plugin's
 //! [`PathProgress`] where there is one (the whole path counts otherwise).
 
-use std::collections::{HashMap, HashSet};
+use bevy::platform::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 
 use crate::core::{BLOCKED, Cell, cells_around};
 use crate::plugin::classes::ClassId;
+use crate::plugin::lockstep::{LockstepKey, lockstep_order};
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::PathProgress;
 use crate::plugin::outcomes::NavPath;
 use crate::plugin::request::{PathOrigin, PendingRequests, SubmitInternal};
+use crate::plugin::settings::TilepathSettings;
 
 /// Cells within `reach` rings of any of `cells`.
 fn near(cells: &[Cell], reach: u8) -> HashSet<Cell> {
@@ -31,7 +33,14 @@ pub(crate) fn repath_on_change(
     units: Query<(Entity, &NavPath, Option<&PathProgress>)>,
     book: Res<PendingRequests>,
     mut commands: Commands,
+    settings: Res<TilepathSettings>,
+    keys: Query<(Entity, Option<&LockstepKey>), With<NavPath>>,
+    mut order: Local<Vec<Entity>>,
 ) {
+    // In lockstep mode units ask in their lockstep order (their tickets, and so the queue's
+    // order among equals, follow it).
+    let lockstep = settings.lockstep.is_some();
+    order.clear();
     for (map_entity, mut map) in &mut maps {
         let changed = map.take_changed();
         // By class: cells found blocked, and cells found dearer than assumed.
@@ -50,7 +59,15 @@ pub(crate) fn repath_on_change(
         // Cells within `reach` rings of a change, by reach; of a reveal, by class.
         let mut near_changed: HashMap<u8, HashSet<Cell>> = HashMap::new();
         let mut near_revealed: HashMap<ClassId, HashSet<Cell>> = HashMap::new();
-        for (entity, path, progress) in &units {
+        if lockstep && order.is_empty() {
+            lockstep_order(keys.iter(), &mut order);
+        }
+        let items: Box<dyn Iterator<Item = _>> = if lockstep {
+            Box::new(units.iter_many(&*order))
+        } else {
+            Box::new(units.iter())
+        };
+        for (entity, path, progress) in items {
             if path.map != map_entity || book.contains(entity) {
                 continue;
             }

@@ -2,17 +2,18 @@
 //! inline or on workers, and advance inline searches and their smoothing within the frame's
 //! budget.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
-use crate::core::{Cell, CellOverlay};
+use crate::core::{Cell, CellOverlay, RegionMap};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
-use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer, TilepathFrameStats};
+use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
+use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
@@ -58,23 +59,27 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
+    /// Work of the region-map routes of inline searches begun, not charged yet (see
+    /// [`route_work`]).
+    routes: u64,
 }
 
 impl Starter<'_, '_, '_, '_, '_> {
     /// Starts up to `slots` searches (never more than `searches_per_frame` in a frame): highest
     /// aged priority first, FIFO among equals. Inline searches begin here; worker searches are
     /// spawned on the `AsyncComputeTaskPool`.
-    /// Starting stops at `until` (after one start at least): with workers, a start (claims
-    /// overlay, grid snapshot) is main-thread work, and up to `HANDOFF_PER_RUNNER` a runner may
-    /// be due in one frame (measured: 1.6-2.5 ms a frame starting 64 searches among 10,000
-    /// moving units). The jobs not started wait on, keeping their age.
+    /// Starting stops once the phase's clock reaches `until` (after one start at least): with
+    /// workers, a start (claims overlay, grid snapshot) is main-thread work, and up to
+    /// `HANDOFF_PER_RUNNER` a runner may be due in one frame (measured: 1.6-2.5 ms a frame
+    /// starting 64 searches among 10,000 moving units). The jobs not started wait on, keeping
+    /// their age.
     fn start(
         &mut self,
         queue: &mut PathQueue,
         book: &mut PendingRequests,
-        tally: &mut FrameTally,
+        tally: &mut PhaseTimer,
         slots: usize,
-        until: Instant,
+        until: Duration,
     ) {
         let settings = self.settings;
         let (frame, ageing) = (book.frame, settings.ageing_frames);
@@ -95,13 +100,14 @@ impl Starter<'_, '_, '_, '_, '_> {
         let mut starting = std::collections::VecDeque::from(starting);
         let mut first = true;
         while let Some(job) = starting.pop_front() {
-            if !first && Instant::now() >= until {
+            if !first && tally.elapsed() >= until {
                 queue.waiting.push(job);
                 queue.waiting.extend(starting.drain(..));
                 break;
             }
             first = false;
             tally.started += 1;
+            tally.charge(Cost::Start);
             let Some((start, radius)) = self.place(queue, book, &job) else {
                 continue;
             };
@@ -118,6 +124,8 @@ impl Starter<'_, '_, '_, '_, '_> {
                 }
                 _ => self.start_own(queue, book, job, start, radius),
             }
+            // The route through the region map, if the search took one (begun here inline).
+            tally.charge(Cost::Expansions(std::mem::take(&mut self.routes)));
         }
     }
 
@@ -181,7 +189,14 @@ impl Starter<'_, '_, '_, '_, '_> {
                     overlay,
                     &settings.search,
                 ) {
-                    Ok(inline) => queue.inline.push(inline),
+                    Ok(inline) => {
+                        if inline.kind() == SearchKind::Hierarchical
+                            && let Some(r) = &regions
+                        {
+                            self.routes += route_work(r);
+                        }
+                        queue.inline.push(inline)
+                    }
                     Err((job, search, e)) => {
                         queue.fail(book, job.entity, job.ticket, e.into());
                         queue.pool.push(search);
@@ -296,6 +311,14 @@ impl Starter<'_, '_, '_, '_, '_> {
     }
 }
 
+/// The work of a route through `regions`, counted as expansions for lockstep's budget clock
+/// ([`RegionMap::route`](crate::core::RegionMap::route): a search of the start's and the
+/// goal's clusters, and one of the region graph).
+fn route_work(regions: &RegionMap) -> u64 {
+    let cluster = u64::from(regions.cluster_size());
+    2 * cluster * cluster + regions.node_count() as u64
+}
+
 /// `job`'s aged priority at `frame` (see `policy`), as a priority of the workers' hand-off.
 fn aged(job: &Job, frame: u64, ageing: u32) -> i32 {
     aged_priority(job.priority, job.enqueued, frame, ageing).clamp(i32::MIN as i64, i32::MAX as i64)
@@ -345,8 +368,9 @@ pub(crate) fn service_queue(
     rest_units: RestUnits,
     time: Res<Time>,
 ) {
-    let mut tally = PhaseTimer::start(tally, Phase::Service);
-    let budget = service_budget(&settings, &stats, &queue, tally.main_thread);
+    let lockstep = settings.lockstep.as_ref();
+    let mut tally = PhaseTimer::start(tally, Phase::Service, lockstep.is_some());
+    let budget = service_budget(&settings, &tally, &queue);
     let queue = &mut *queue;
     let book = &mut *book;
 
@@ -373,15 +397,22 @@ pub(crate) fn service_queue(
     };
     let mut urgent = rests.urgent;
     while urgent > 0 && tally.elapsed() < share {
+        tally.charge(Cost::LineCheck);
         if refine_step(queue, &maps) {
             urgent -= 1;
         }
     }
 
     // Worker searches done since the last receive phase free their slots now (they are judged
-    // and delivered in this frame's receive phase).
+    // and delivered in this frame's receive phase); in lockstep mode, those due this tick
+    // (waiting for them if they are late) and no others.
     let mut reports = std::mem::take(&mut queue.results);
-    while let Some(report) = queue.workers.try_recv() {
+    let due = lockstep.map(|_| book.frame);
+    queue
+        .workers
+        .set_due(lockstep.map(|l| book.frame + u64::from(l.worker_ticks.max(1))));
+    while let Some(report) = queue.workers.next_report(due) {
+        tally.charge(Cost::Report);
         take_report(
             queue,
             book,
@@ -407,7 +438,9 @@ pub(crate) fn service_queue(
     // running stops that search (it waits again), so the urgent one runs within a frame or two.
     // (Jobs of ended requests left the waiting list above, or never came back to it from a
     // worker.)
-    if let WorkerMode::Async { max_in_flight } = settings.workers {
+    if let WorkerMode::Async { max_in_flight } = settings.workers
+        && lockstep.is_none()
+    {
         let (frame, ageing) = (book.frame, settings.ageing_frames);
         let waiting = queue.waiting.iter().map(|j| aged(j, frame, ageing)).max();
         if let Some(priority) = waiting.max(queue.workers.waiting_priority()) {
@@ -420,9 +453,9 @@ pub(crate) fn service_queue(
         maps: &maps,
         units: &units,
         statuses: &mut statuses,
+        routes: 0,
     };
-    let until = Instant::now() + budget.saturating_sub(tally.elapsed());
-    starter.start(queue, book, &mut tally, slots, until);
+    starter.start(queue, book, &mut tally, slots, budget);
 
     let mut work = Work {
         settings: &settings,
@@ -469,6 +502,7 @@ impl Work<'_, '_, '_> {
                 break;
             }
             if !queue.to_smooth.is_empty() {
+                tally.charge(Cost::LineCheck);
                 smooth_step(queue, book, maps);
                 continue;
             }
@@ -479,13 +513,13 @@ impl Work<'_, '_, '_> {
                 && !queue.waiting.is_empty()
                 && (tally.started as usize) < settings.searches_per_frame
             {
-                let until = Instant::now() + self.budget.saturating_sub(tally.elapsed());
-                starter.start(queue, book, tally, max_inline - running, until);
+                starter.start(queue, book, tally, max_inline - running, self.budget);
                 continue;
             }
             if running == 0 || expansions_left == 0 {
                 // Nothing else to do: smooth the rest of delivered paths.
                 if !queue.refining.is_empty() {
+                    tally.charge(Cost::LineCheck);
                     refine_step(queue, maps);
                     continue;
                 }
@@ -517,24 +551,20 @@ impl Work<'_, '_, '_> {
     }
 }
 
-/// The service phase's share of the frame's budget, `main_thread` being already spent. Room is
-/// left for the receive phase (as long as it took last frame, at most a quarter of the budget),
-/// so the frame as a whole stays within the budget; half the budget while outcomes wait for
-/// delivery (a shared search finds paths faster than a quarter of the budget delivers them).
-fn service_budget(
-    settings: &TilepathSettings,
-    stats: &TilepathFrameStats,
-    queue: &PathQueue,
-    main_thread: Duration,
-) -> Duration {
+/// The service phase's share of the frame's budget, what the collect phase spent being gone.
+/// Room is left for the receive phase (as long as it took last frame, at most a quarter of the
+/// budget), so the frame as a whole stays within the budget; half the budget while outcomes
+/// wait for delivery (a shared search finds paths faster than a quarter of the budget delivers
+/// them).
+fn service_budget(settings: &TilepathSettings, tally: &PhaseTimer, queue: &PathQueue) -> Duration {
     let reserve = if queue.ready_len() > 0 {
         settings.time_budget / 2
     } else {
-        stats.phases[Phase::Receive as usize].min(settings.time_budget / 4)
+        tally.last_receive_spent.min(settings.time_budget / 4)
     };
     settings
         .time_budget
-        .saturating_sub(main_thread)
+        .saturating_sub(tally.spent())
         .saturating_sub(reserve)
 }
 
@@ -566,10 +596,13 @@ fn shared_step(
     let grown = shared.expansions().saturating_sub(before);
     *expansions_left = expansions_left.saturating_sub(grown.max(1));
     tally.expansions += grown;
+    tally.charge(Cost::Expansions(grown));
+    tally.charge(Cost::Step);
     queue.pool.push(search);
     match step {
         SharedStep::Growing => {}
         SharedStep::Served(result, radius) => {
+            tally.charge(Cost::Report);
             if settings.smoothing {
                 let first = settings.smooth_before_delivery;
                 queue
@@ -665,6 +698,8 @@ impl Slicing<'_, '_, '_> {
         let done_exp = job.expansions().saturating_sub(before);
         *self.expansions_left = self.expansions_left.saturating_sub(done_exp.max(1));
         self.tally.expansions += done_exp;
+        self.tally.charge(Cost::Expansions(done_exp));
+        self.tally.charge(Cost::Step);
         let result = match step {
             Slice::Pending => return true,
             Slice::Restarted => return false,

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use crate::core::{Cell, check_nearest, resolve_ends};
 use crate::plugin::classes::ClassId;
-use crate::plugin::diagnostics::{FrameTally, Phase, PhaseTimer};
+use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer};
 use crate::plugin::map::NavMap;
 use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
@@ -91,8 +91,8 @@ pub(crate) fn collect_requests(
     transforms: Query<(&Transform, Option<&ClassId>)>,
     maps: Query<(Entity, &NavMap)>,
 ) {
-    let timer = PhaseTimer::start(tally, Phase::Collect);
-    let budget = settings.time_budget.saturating_sub(timer.main_thread) / 4;
+    let mut timer = PhaseTimer::start(tally, Phase::Collect, settings.lockstep.is_some());
+    let budget = settings.time_budget.saturating_sub(timer.spent()) / 4;
     let frame = book.frame;
     let mut submitted = std::mem::take(&mut book.submitted).into_iter();
     for s in submitted.by_ref() {
@@ -100,6 +100,7 @@ pub(crate) fn collect_requests(
             book.submitted.push(s);
             break;
         }
+        timer.charge(Cost::Validate);
         let Some(request) = book
             .request(s.entity)
             .filter(|_| book.is_current(s.entity, s.ticket))

@@ -35,8 +35,9 @@ pub(super) enum WorkerReport {
     /// its job waits again.
     Stopped(u64, Job),
     /// One member of a shared search served (sent as soon as it is, so a large group's paths
-    /// arrive while the worker serves the rest; it does not end the search in flight).
-    Served(SearchResult),
+    /// arrive while the worker serves the rest; it does not end the search in flight), and the
+    /// flight's id.
+    Served(u64, SearchResult),
     /// A shared search done (or stopped): the members it could not serve, and its tree.
     Shared(u64, SharedReport),
 }
@@ -71,6 +72,11 @@ pub(super) struct WorkerChannel {
     handoff: Arc<Mutex<Handoff>>,
     /// Scratch spaces of worker searches.
     scratch: ScratchPool,
+    /// In lockstep mode, the tick at which searches handed off now are due (see
+    /// [`WorkerChannel::next_report`]); `None`: their results are taken as soon as they come.
+    due: Option<u64>,
+    /// Reports received before their flight is due, in the order they came.
+    early: Vec<WorkerReport>,
 }
 
 impl Default for WorkerChannel {
@@ -83,6 +89,8 @@ impl Default for WorkerChannel {
             next_id: 0,
             handoff: Arc::default(),
             scratch: ScratchPool::default(),
+            due: None,
+            early: Vec::new(),
         }
     }
 }
@@ -140,6 +148,8 @@ struct Flight {
     stop: Arc<AtomicBool>,
     /// Handed off, running or done (see [`HANDED_OFF`]).
     state: Arc<AtomicU8>,
+    /// The tick its report is taken back at, in lockstep mode.
+    due: Option<u64>,
 }
 
 /// A flight's state: handed off and waiting for a runner, ...
@@ -205,6 +215,7 @@ impl WorkerChannel {
             priority,
             stop: stop.clone(),
             state: state.clone(),
+            due: self.due,
         });
         let task = Task {
             id,
@@ -259,16 +270,60 @@ impl WorkerChannel {
         self.hand_off(priority, work, runners);
     }
 
-    /// A finished worker search, if one is waiting.
-    pub(super) fn try_recv(&mut self) -> Option<WorkerReport> {
-        let r = self.receiver.try_recv().ok()?;
-        if let WorkerReport::One(id, _)
-        | WorkerReport::Stopped(id, _)
-        | WorkerReport::Shared(id, _) = &r
-        {
-            self.flights.retain(|f| f.id != *id);
+    /// Searches handed off from now on are due at tick `due` (lockstep mode), or taken back as
+    /// soon as they are done (`None`).
+    pub(super) fn set_due(&mut self, due: Option<u64>) {
+        self.due = due;
+    }
+
+    /// The next report to take back: any that came (`frame` is `None`), or in lockstep mode
+    /// those of the searches due at or before tick `frame`, in the order they were handed off,
+    /// waiting for each one's runner to finish it, and no others (they wait until they are
+    /// due). A flight's reports come in the order its runner sent them.
+    pub(super) fn next_report(&mut self, frame: Option<u64>) -> Option<WorkerReport> {
+        let Some(frame) = frame else {
+            return self.receiver.try_recv().ok().map(|r| self.taken(r));
+        };
+        let id = self
+            .flights
+            .iter()
+            .filter(|f| f.due.is_some_and(|d| d <= frame))
+            .map(|f| f.id)
+            .min()?;
+        if let Some(i) = self.early.iter().position(|r| r.id() == id) {
+            let r = self.early.remove(i);
+            return Some(self.taken(r));
         }
-        Some(r)
+        loop {
+            // A runner never ends without reporting its task; the receiver's sender half lives
+            // in `self`, so this waits for the runner, never forever on a closed channel.
+            let r = self.receiver.recv().ok()?;
+            if r.id() == id {
+                return Some(self.taken(r));
+            }
+            self.early.push(r);
+        }
+    }
+
+    /// `r` taken back: a report that ends its flight lands it.
+    fn taken(&mut self, r: WorkerReport) -> WorkerReport {
+        if !matches!(r, WorkerReport::Served(..)) {
+            let id = r.id();
+            self.flights.retain(|f| f.id != id);
+        }
+        r
+    }
+}
+
+impl WorkerReport {
+    /// The id of the flight it reports on.
+    fn id(&self) -> u64 {
+        match self {
+            WorkerReport::One(id, _)
+            | WorkerReport::Stopped(id, _)
+            | WorkerReport::Served(id, _)
+            | WorkerReport::Shared(id, _) => *id,
+        }
     }
 }
 
@@ -314,7 +369,7 @@ async fn run_tasks(
             } => {
                 let scratch = Scratch::take(&scratch);
                 let report = run_shared(
-                    *shared, &grid, &config, smoothing, &sender, scratch, &mut co,
+                    id, *shared, &grid, &config, smoothing, &sender, scratch, &mut co,
                 )
                 .await;
                 WorkerReport::Shared(id, report)
@@ -517,6 +572,7 @@ async fn smooth_first_leg(
 /// A whole shared search on a worker: the tree grown, every member served, smoothed and sent
 /// at once; asked to stop, the members not yet served go back.
 async fn run_shared(
+    id: u64,
     mut shared: SharedSearch,
     grid: &NavGrid,
     config: &SearchConfig,
@@ -540,7 +596,7 @@ async fn run_shared(
                     (r.smoothed, r.rest) =
                         smooth_first_leg(grid, &p.cells, radius, first, co).await;
                 }
-                let _ = sender.send(WorkerReport::Served(r));
+                let _ = sender.send(WorkerReport::Served(id, r));
             }
             SharedStep::Alone(job) => alone.push(job),
             SharedStep::Idle => break,

@@ -1,0 +1,241 @@
+//! Lockstep's ECS side (see [`Lockstep`](crate::plugin::settings::Lockstep)): the stable order
+//! units are handled in ([`LockstepKey`]) and the per-tick checksum of the navigation state
+//! ([`NavChecksum`]) that clients compare to detect a desync.
+
+use bevy::prelude::*;
+
+use super::movement::{MoveState, PathProgress};
+use super::outcomes::NavPath;
+use super::queue::PathQueue;
+use super::request::{PathStatus, PendingRequests};
+use super::settings::TilepathSettings;
+
+/// A unit's key in lockstep mode: units are moved, pushed and repathed in the order of their
+/// keys, so every client handles them in the same order even where their entities differ (give
+/// each unit the same key on every client, e.g. the id your netcode gives it). Units without a
+/// key come after those with one, in the order of their entities (the same on every client that
+/// spawns and despawns in the same order). Outside lockstep mode it is not read.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Reflect)]
+#[reflect(Component)]
+pub struct LockstepKey(pub u64);
+
+/// The order lockstep mode handles units in: by key, then by entity index and generation.
+fn sort_key(entity: Entity, key: Option<&LockstepKey>) -> (bool, u64) {
+    match key {
+        Some(k) => (false, k.0),
+        None => (
+            true,
+            (u64::from(entity.index_u32()) << 32) | u64::from(entity.generation().to_bits()),
+        ),
+    }
+}
+
+/// `units` in lockstep order (see [`LockstepKey`]), into `out`.
+pub(crate) fn lockstep_order<'a>(
+    units: impl Iterator<Item = (Entity, Option<&'a LockstepKey>)>,
+    out: &mut Vec<Entity>,
+) {
+    let mut keyed: Vec<((bool, u64), Entity)> = units.map(|(e, k)| (sort_key(e, k), e)).collect();
+    keyed.sort_unstable_by_key(|&(k, _)| k);
+    out.clear();
+    out.extend(keyed.into_iter().map(|(_, e)| e));
+}
+
+/// A hash of the navigation state after each tick in lockstep mode: every unit's position,
+/// heading, move state and path, its request's status, and the queue's contents. Send it
+/// between clients (or write it into a replay) and compare: the first tick two clients'
+/// checksums differ is the tick they desynced. Cheap: one pass over the units a tick. It
+/// identifies units by their [`LockstepKey`] (their entity without one), so it matches between
+/// clients whose entities differ only where every unit has a key. Left at its default outside
+/// lockstep mode.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_tilepath::prelude::*;
+/// use bevy_tilepath::NavChecksum;
+///
+/// /// What a client sends its peers every tick, and checks theirs against.
+/// fn send_checksum(checksum: Res<NavChecksum>) {
+///     let (tick, value) = (checksum.tick, checksum.value);
+///     // net.send(Message::Checksum { tick, value }); a peer whose value differs for the same
+///     // tick has desynced.
+///     let _ = (tick, value);
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, TilepathPlugins::in_schedule(FixedUpdate)))
+///     .insert_resource(TilepathSettings::lockstep())
+///     .add_systems(FixedUpdate, send_checksum.after(TilepathSystems::Last));
+/// app.update();
+/// ```
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Resource)]
+pub struct NavChecksum {
+    /// The tick hashed (the plugin's frame count: ticks of its schedule since it started).
+    pub tick: u64,
+    /// The hash.
+    pub value: u64,
+}
+
+/// A 64-bit hash built from words (not `std`'s `Hasher`, whose output may change between Rust
+/// releases: clients on different builds must agree).
+#[derive(Clone, Copy)]
+struct Fold(u64);
+
+impl Fold {
+    fn new(seed: u64) -> Self {
+        Fold(seed ^ 0x243F_6A88_85A3_08D3)
+    }
+
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.0 = (self.0 ^ v)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(31);
+        self
+    }
+
+    fn f32(&mut self, v: f32) -> &mut Self {
+        self.u64(v.to_bits() as u64)
+    }
+
+    fn vec2(&mut self, v: Vec2) -> &mut Self {
+        self.f32(v.x).f32(v.y)
+    }
+
+    /// The finished hash (splitmix64's finaliser).
+    fn finish(self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// A move state as words.
+fn move_state(h: &mut Fold, state: MoveState) {
+    match state {
+        MoveState::Idle => h.u64(0),
+        MoveState::Moving => h.u64(1),
+        MoveState::Waiting {
+            seconds,
+            through_from,
+        } => h
+            .u64(2)
+            .f32(seconds)
+            .vec2(through_from.unwrap_or(Vec2::NAN)),
+        MoveState::WalkingThrough { from } => h.u64(3).vec2(from),
+        MoveState::Arrived => h.u64(4),
+    };
+}
+
+/// A path status as a word.
+fn status_word(status: &PathStatus) -> u64 {
+    match status {
+        PathStatus::Idle => 0,
+        PathStatus::Queued => 1,
+        PathStatus::Searching => 2,
+        PathStatus::Found => 3,
+        PathStatus::Failed(f) => 16 + *f as u64,
+        PathStatus::Cancelled => 4,
+    }
+}
+
+/// The units the checksum hashes.
+type Hashed<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        Option<&'static LockstepKey>,
+        &'static Transform,
+        &'static PathStatus,
+        Option<&'static PathProgress>,
+        Option<&'static NavPath>,
+    ),
+>;
+
+/// End of a tick in lockstep mode: hashes the navigation state into [`NavChecksum`]. Units are
+/// hashed one by one and summed, so the sum does not depend on the order they are visited in.
+pub(crate) fn update_checksum(
+    settings: Res<TilepathSettings>,
+    book: Res<PendingRequests>,
+    queue: Res<PathQueue>,
+    units: Hashed,
+    keys: Query<Option<&LockstepKey>>,
+    mut checksum: ResMut<NavChecksum>,
+) {
+    if settings.lockstep.is_none() {
+        return;
+    }
+    let id = |e: Entity| {
+        let k = keys.get(e).ok().flatten();
+        let (keyless, v) = sort_key(e, k);
+        v ^ ((keyless as u64) << 63)
+    };
+    let mut sum = 0u64;
+    for (entity, key, transform, status, progress, path) in &units {
+        let (keyless, k) = sort_key(entity, key);
+        let mut h = Fold::new(k ^ ((keyless as u64) << 63));
+        h.vec2(transform.translation.truncate())
+            .u64(status_word(status));
+        if let Some(p) = progress {
+            h.vec2(p.heading)
+                .u64(p.waypoint as u64)
+                .u64(p.cell_index as u64)
+                .f32(p.speed_factor);
+            move_state(&mut h, p.state);
+        }
+        if let Some(path) = path {
+            h.u64(path.ticket)
+                .u64(path.cost)
+                .u64(path.waypoints.len() as u64);
+            for w in &path.waypoints {
+                h.vec2(*w);
+            }
+        }
+        sum = sum.wrapping_add(h.finish());
+    }
+    let mut h = Fold::new(sum);
+    h.u64(book.frame);
+    queue.hash_into(|e, [a, b]| {
+        h.u64(id(e)).u64(a).u64(b);
+    });
+    *checksum = NavChecksum {
+        tick: book.frame,
+        value: h.finish(),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_units_come_first_in_key_order_then_the_rest_by_entity() {
+        let e = |i: u32| Entity::from_raw_u32(i).unwrap();
+        let (k1, k2) = (LockstepKey(7), LockstepKey(3));
+        let units = [
+            (e(1), None),
+            (e(5), Some(&k1)),
+            (e(0), None),
+            (e(9), Some(&k2)),
+        ];
+        let mut out = Vec::new();
+        lockstep_order(units.into_iter(), &mut out);
+        assert_eq!(out, vec![e(9), e(5), e(0), e(1)]);
+    }
+
+    #[test]
+    fn the_fold_hash_is_fixed() {
+        // Clients on different builds must agree: the function is ours, and pinned here.
+        let mut h = Fold::new(1);
+        h.u64(2).f32(0.5).vec2(Vec2::new(-1.0, 3.25));
+        assert_eq!(h.finish(), 0x73ca_e8a9_024d_10b4);
+        let mut g = Fold::new(1);
+        g.u64(2).f32(0.5).vec2(Vec2::new(-1.0, 3.25));
+        assert_eq!(h.finish(), g.finish());
+        let mut other = Fold::new(1);
+        other.u64(2).f32(0.5).vec2(Vec2::new(-1.0, 3.5));
+        assert_ne!(h.finish(), other.finish());
+    }
+}
