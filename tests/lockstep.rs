@@ -1,0 +1,239 @@
+//! Lockstep mode: two apps given the same inputs at the same ticks hash to the same
+//! [`NavChecksum`] at every tick (inline and with workers, with their entities numbered
+//! differently, one of them sleeping at random between ticks); a desync injected into one is
+//! seen at the first tick it happens.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{LockstepKey, NavChecksum};
+
+/// One tick of game time.
+const TICK: Duration = Duration::from_micros(16_667);
+
+/// A 96 x 96 map with walls, gates and a marsh.
+fn map() -> NavGrid {
+    let mut g = NavGrid::new(96, 96).unwrap();
+    for y in 0..96 {
+        if y % 24 != 12 {
+            g.set_walkable(Cell::new(32, y), false).unwrap();
+            g.set_walkable(Cell::new(64, y), false).unwrap();
+        }
+    }
+    for x in 40..56 {
+        for y in 40..56 {
+            g.set_terrain(Cell::new(x, y), 3).unwrap();
+        }
+    }
+    g
+}
+
+/// What the game does at a tick: orders (unit key, goal cell), group orders, cells toggled.
+#[derive(Clone, Debug, PartialEq)]
+enum Input {
+    Order(u64, Cell),
+    Group(Vec<u64>, Cell),
+    Toggle(Cell),
+    Despawn(u64),
+}
+
+/// A fixed pseudo-random stream of inputs over `ticks` ticks for `units` units (the recording).
+fn inputs(units: u64, ticks: u64) -> Vec<(u64, Input)> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let mut out = Vec::new();
+    for tick in 1..ticks {
+        if tick % 3 == 0 {
+            let cell = Cell::new(next(96) as i32, next(96) as i32);
+            out.push((tick, Input::Order(next(units), cell)));
+        }
+        if tick % 90 == 45 {
+            let group: Vec<u64> = (0..units).filter(|k| k % 3 == tick % 3).collect();
+            let cell = Cell::new(next(96) as i32, next(96) as i32);
+            out.push((tick, Input::Group(group, cell)));
+        }
+        if tick % 20 == 10 {
+            // Gate cells and cells of the open field: walls go up and come down.
+            let cell = Cell::new([32, 64, 10, 80][next(4) as usize], 12 + 24 * next(4) as i32);
+            out.push((tick, Input::Toggle(cell)));
+        }
+        if tick == ticks / 2 {
+            out.push((tick, Input::Despawn(units - 1)));
+        }
+    }
+    out
+}
+
+/// A lockstep app with `units` keyed units; with `shuffled`, unrelated entities are spawned
+/// first and the units in another order, so its units' entities and their storage order differ
+/// from another app's.
+fn app(units: u64, workers: usize, shuffled: bool) -> (App, Entity, Vec<Entity>) {
+    let settings = TilepathSettings {
+        workers: match workers {
+            0 => WorkerMode::Inline,
+            n => WorkerMode::Async { max_in_flight: n },
+        },
+        ..TilepathSettings::lockstep()
+    };
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(TICK))
+        .insert_resource(Time::<Fixed>::from_duration(TICK))
+        .insert_resource(settings)
+        .add_plugins(TilepathPlugins::in_schedule(FixedUpdate));
+    if shuffled {
+        for _ in 0..7 {
+            app.world_mut().spawn_empty();
+        }
+    }
+    let map = app
+        .world_mut()
+        .spawn(NavMap::new(map(), Vec2::ZERO, Vec2::ONE))
+        .id();
+    // Odd keys first, then even ones, when shuffled.
+    let mut order: Vec<u64> = (0..units).collect();
+    if shuffled {
+        order.sort_by_key(|k| (k % 2 == 0, *k));
+    }
+    let mut ids = vec![Entity::PLACEHOLDER; units as usize];
+    for k in order {
+        ids[k as usize] = {
+            let (x, y) = (2.0 + (k % 12) as f32 * 2.0, 2.0 + (k / 12) as f32 * 2.0);
+            app.world_mut()
+                .spawn((
+                    LockstepKey(k),
+                    Transform::from_xyz(x + 0.5, y + 0.5, 0.0),
+                    Mover {
+                        turning_radius: if k % 4 == 0 { 1.0 } else { 0.0 },
+                        ..default()
+                    },
+                ))
+                .id()
+        };
+    }
+    (app, map, ids)
+}
+
+/// Applies `input` to the app's world (units named by key).
+fn apply(world: &mut World, map: Entity, units: &[Entity], input: &Input) {
+    match input {
+        Input::Order(k, cell) => {
+            if let Ok(mut e) = world.get_entity_mut(units[*k as usize]) {
+                e.insert(PathRequest::to_cell(*cell).with_policy(GoalPolicy::NearestReachable));
+            }
+        }
+        Input::Group(keys, cell) => {
+            let members: Vec<(Entity, Vec2)> = keys
+                .iter()
+                .filter_map(|k| {
+                    let e = units[*k as usize];
+                    Some((e, world.get::<Transform>(e)?.translation.truncate()))
+                })
+                .collect();
+            let nav = world.get::<NavMap>(map).unwrap();
+            let target = nav.cell_to_world(*cell);
+            for (e, request) in group_order(nav, target, &members) {
+                world.entity_mut(e).insert(request);
+            }
+        }
+        Input::Toggle(cell) => {
+            let mut nav = world.get_mut::<NavMap>(map).unwrap();
+            let open = nav.grid().is_walkable(*cell);
+            nav.set_walkable(*cell, !open).unwrap();
+        }
+        Input::Despawn(k) => {
+            world.despawn(units[*k as usize]);
+        }
+    }
+}
+
+/// Runs `ticks` ticks of `recording` and returns the checksum after each; `disturb` is called
+/// after each tick (sleeps, injected desyncs).
+fn run(
+    (mut app, map, units): (App, Entity, Vec<Entity>),
+    recording: &[(u64, Input)],
+    ticks: u64,
+    mut disturb: impl FnMut(u64, &mut World),
+) -> Vec<NavChecksum> {
+    let mut sums = Vec::new();
+    let mut next = 0;
+    for tick in 0..ticks {
+        while next < recording.len() && recording[next].0 == tick {
+            apply(app.world_mut(), map, &units, &recording[next].1);
+            next += 1;
+        }
+        app.update();
+        disturb(tick, app.world_mut());
+        sums.push(*app.world().resource::<NavChecksum>());
+    }
+    sums
+}
+
+/// The first tick at which two runs' checksums differ.
+fn first_difference(a: &[NavChecksum], b: &[NavChecksum]) -> Option<u64> {
+    a.iter().zip(b).find(|(x, y)| x != y).map(|(x, _)| x.tick)
+}
+
+#[test]
+fn the_same_inputs_give_the_same_checksum_every_tick_inline() {
+    let recording = inputs(36, 600);
+    let a = run(app(36, 0, false), &recording, 600, |_, _| {});
+    let b = run(app(36, 0, true), &recording, 600, |_, _| {});
+    // Ticks advance (one a frame after the first, whose delta is zero) and the state moves: the
+    // checksum is not a constant.
+    assert!(a[1..].windows(2).all(|w| w[1].tick == w[0].tick + 1));
+    let distinct: std::collections::HashSet<u64> = a.iter().map(|c| c.value).collect();
+    assert!(
+        distinct.len() > 500,
+        "{} distinct checksums",
+        distinct.len()
+    );
+    assert_eq!(first_difference(&a, &b), None);
+}
+
+#[test]
+fn the_same_inputs_give_the_same_checksum_every_tick_with_workers_late_or_not() {
+    let recording = inputs(36, 400);
+    let a = run(app(36, 2, false), &recording, 400, |_, _| {});
+    // The other app sleeps a little between some ticks: its workers are ahead of its ticks there,
+    // and behind elsewhere.
+    let b = run(app(36, 2, true), &recording, 400, |tick, _| {
+        if tick % 7 == 0 {
+            std::thread::sleep(Duration::from_micros(300 * (tick % 5)));
+        }
+    });
+    assert_eq!(first_difference(&a, &b), None);
+    // Workers were used: paths came from them.
+    let inline = run(app(36, 0, false), &recording, 400, |_, _| {});
+    assert_ne!(
+        first_difference(&a, &inline),
+        None,
+        "worker results come a fixed number of ticks later than inline ones"
+    );
+}
+
+#[test]
+fn a_desync_is_seen_at_the_tick_it_happens() {
+    let recording = inputs(24, 300);
+    let a = run(app(24, 0, false), &recording, 300, |_, _| {});
+    let b = run(app(24, 0, false), &recording, 300, |tick, world| {
+        if tick == 149 {
+            // One client alone gives a unit an order before the next tick (a lost or doubled
+            // packet).
+            let mut q = world.query::<(Entity, &LockstepKey)>();
+            let unit = q.iter(world).find(|(_, k)| k.0 == 5).unwrap().0;
+            world
+                .entity_mut(unit)
+                .insert(PathRequest::to_cell(Cell::new(90, 90)));
+        }
+    });
+    assert_eq!(first_difference(&a, &b), Some(a[150].tick));
+    assert_eq!(a[150].tick, a[149].tick + 1);
+}
