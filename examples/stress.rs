@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
-//!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X]
+//!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
+//!     [--lockstep]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
@@ -34,7 +35,10 @@
 //! the median is within 1.5 x the lone time plus the crowd's time through the gaps (a capacity
 //! only as real as the `move` line's speeds: a crowd that jumps through a gap passes faster
 //! than it walks).
-//! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off.
+//! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off. `--lockstep` runs
+//! the plugin group in `FixedUpdate` (a tick a frame) in lockstep mode
+//! ([`TilepathSettings::lockstep`]): budgets count work instead of timing it, worker results
+//! come a fixed number of ticks after they are handed off.
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
 //! unit-frames in which a unit's body overlaps a blocked cell.
@@ -207,7 +211,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep]";
 
 /// The command line.
 struct Args {
@@ -226,6 +230,7 @@ struct Args {
     edits: usize,
     calibrate: bool,
     verbose: bool,
+    lockstep: bool,
     /// `--avoidance`: local avoidance on (off by default).
     avoidance: bool,
     /// `--no-pushing`: units do not push each other.
@@ -252,6 +257,7 @@ impl Args {
             edits: 0,
             calibrate: false,
             verbose: false,
+            lockstep: false,
             avoidance: false,
             pushing: true,
             gates: false,
@@ -284,6 +290,7 @@ impl Args {
                 Long("no-pushing") => a.pushing = false,
                 Long("gates") => a.gates = true,
                 Long("verbose") => a.verbose = true,
+                Long("lockstep") => a.lockstep = true,
                 other => return Err(common::unexpected(other)),
             }
         }
@@ -533,19 +540,26 @@ fn build_app(args: &Args) -> App {
             pushing: args.pushing,
             ..Default::default()
         },
+        lockstep: args.lockstep.then(bevy_tilepath::Lockstep::default),
         ..Default::default()
+    };
+    let period = Duration::from_secs_f64(1.0 / 60.0);
+    // Lockstep: a tick of the fixed timestep every frame.
+    let schedule = if args.lockstep {
+        bevy_tilepath::TilepathSchedule::new(FixedUpdate)
+    } else {
+        bevy_tilepath::TilepathSchedule::new(Update)
     };
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            1.0 / 60.0,
-        )))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
+        .insert_resource(Time::<Fixed>::from_duration(period))
         .insert_resource(settings)
-        .add_plugins(TilepathPlugins::default())
+        .add_plugins(TilepathPlugins { schedule })
         .init_resource::<Tally>()
         .init_resource::<MoveTimer>()
         .add_systems(
-            Update,
+            schedule.0,
             (
                 (tally, move_start)
                     .after(TilepathSystems::Receive)

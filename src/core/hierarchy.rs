@@ -268,7 +268,7 @@ impl RegionMap {
             let cluster = self.cluster;
             let origin = nodes[a as usize] / cluster;
             self.edges[a as usize].retain(|&(n, _)| nodes[n as usize] / cluster != origin);
-            let costs = self.costs_in_cluster(grid, self.nodes[a as usize], None, false);
+            let costs = self.costs_in_cluster(grid, self.nodes[a as usize], None, false, &mut 0);
             for &b in &members {
                 if a != b
                     && let Some(&cost) = costs.get(&self.nodes[b as usize])
@@ -332,6 +332,7 @@ impl RegionMap {
         from: Cell,
         extra: Option<Cell>,
         reverse: bool,
+        pops: &mut u64,
     ) -> HashMap<Cell, u64> {
         let c = self.cluster;
         let origin = Cell::new(from.x / c * c, from.y / c * c);
@@ -352,6 +353,7 @@ impl RegionMap {
         let mut wanted = target.iter().filter(|&&t| t).count();
         let mut out = HashMap::new();
         while let Some(Reverse((d, x, y))) = heap.pop() {
+            *pops += 1;
             let cell = Cell::new(x, y);
             if d > dist[local(cell)] {
                 continue;
@@ -390,6 +392,17 @@ impl RegionMap {
     /// route (the goal may still be reachable through a way the clusters' borders miss, such as
     /// a diagonal squeeze at a cluster corner: search the whole grid then).
     pub fn route(&self, grid: &NavGrid, start: Cell, goal: Cell) -> Option<Vec<Cell>> {
+        self.route_counted(grid, start, goal, &mut 0)
+    }
+
+    /// [`RegionMap::route`], adding the heap pops of its three searches to `pops`.
+    fn route_counted(
+        &self,
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        pops: &mut u64,
+    ) -> Option<Vec<Cell>> {
         let n = self.nodes.len();
         let (s, g) = (n as u32, n as u32 + 1);
         let cell_of = |id: u32| match id {
@@ -399,7 +412,7 @@ impl RegionMap {
         };
         // Temporary edges: start to its cluster's transitions (and straight to the goal when they
         // share a cluster), the goal's cluster's transitions to the goal.
-        let from_start = self.costs_in_cluster(grid, start, Some(goal), false);
+        let from_start = self.costs_in_cluster(grid, start, Some(goal), false, pops);
         let mut start_edges: Vec<(u32, u64)> = self.per_cluster[self.cluster_of(start)]
             .iter()
             .filter_map(|&m| from_start.get(&self.nodes[m as usize]).map(|&d| (m, d)))
@@ -407,7 +420,7 @@ impl RegionMap {
         if let Some(&d) = from_start.get(&goal) {
             start_edges.push((g, d));
         }
-        let to_goal = self.costs_in_cluster(grid, goal, None, true);
+        let to_goal = self.costs_in_cluster(grid, goal, None, true, pops);
         let into_goal: HashMap<u32, u64> = self.per_cluster[self.cluster_of(goal)]
             .iter()
             .filter_map(|&m| to_goal.get(&self.nodes[m as usize]).map(|&d| (m, d)))
@@ -425,6 +438,7 @@ impl RegionMap {
         best[s as usize] = (0, s);
         heap.push(Reverse((h(start), 0u64, s)));
         while let Some(Reverse((_, d, id))) = heap.pop() {
+            *pops += 1;
             if d > best[id as usize].0 {
                 continue;
             }
@@ -564,6 +578,8 @@ pub struct HierarchicalSearch {
     expansions: u64,
     /// Expansions of the search in progress before this step.
     leg_expansions: u64,
+    /// Heap pops of the route it follows.
+    route_pops: u64,
     reach: usize,
     config: SearchConfig,
     overlay: Vec<(Cell, CellOverlay)>,
@@ -610,7 +626,8 @@ impl HierarchicalSearch {
         {
             return Ok(None);
         }
-        let Some(route) = regions.route(grid, start, goal) else {
+        let mut pops = 0;
+        let Some(route) = regions.route_counted(grid, start, goal, &mut pops) else {
             return Ok(None);
         };
         Ok(Some(HierarchicalSearch {
@@ -629,6 +646,7 @@ impl HierarchicalSearch {
             },
             expansions: 0,
             leg_expansions: 0,
+            route_pops: pops,
             reach: regions.cluster as usize / 2,
             // The ends are resolved: every leg ends on a walkable cell of the start's island.
             config: SearchConfig {
@@ -647,6 +665,12 @@ impl HierarchicalSearch {
                 }),
             version: grid.version(),
         }))
+    }
+
+    /// Heap pops of the route through the region map found when it began (not counted in
+    /// [`HierarchicalSearch::expansions`], which counts the grid searches of its legs).
+    pub fn route_pops(&self) -> u64 {
+        self.route_pops
     }
 
     /// Expansions of every search made so far.

@@ -76,6 +76,8 @@ pub struct Smoother {
     /// (0: none yet).
     low: usize,
     high: usize,
+    /// Cells looked at so far: along the lines checked, and in the scans of the path.
+    work: u64,
 }
 
 impl Smoother {
@@ -99,6 +101,7 @@ impl Smoother {
             lead: None,
             low: 0,
             high: 0,
+            work: 0,
         }
     }
 
@@ -117,6 +120,13 @@ impl Smoother {
             lead: Some(min_cells.max(1)),
             ..whole
         }
+    }
+
+    /// Cells looked at so far (along the lines checked, and scanning the path): a measure of
+    /// the work done that depends on nothing but the grid and the path (lockstep budgets count
+    /// it).
+    pub fn work(&self) -> u64 {
+        self.work
     }
 
     /// Number of cells being smoothed.
@@ -142,13 +152,14 @@ impl Smoother {
         }
     }
 
-    fn visible(&self, grid: &NavGrid, from: usize, to: usize) -> bool {
+    fn visible(&mut self, grid: &NavGrid, from: usize, to: usize) -> bool {
         let terrain = |c: Cell| grid.terrain(c).unwrap_or(0);
         let limit = (from..=to)
             .map(|k| terrain(self.cell(k)))
             .max()
             .unwrap_or(0);
         let (a, b) = (self.center(from), self.center(to));
+        self.work += (to - from) as u64 + line_cells(a, b);
         clear(grid, a, b, self.radius, limit)
     }
 
@@ -234,6 +245,7 @@ impl Smoother {
                     }
                     if next == last {
                         self.phase = Phase::Merge;
+                        self.work += self.cells.len() as u64;
                         self.at = 1;
                         self.max_terrain = self
                             .cells
@@ -274,6 +286,7 @@ impl Smoother {
                         Some(&(_, x)) => {
                             *tried += 1;
                             let (p, n) = (self.out[self.at - 1], self.out[self.at + 2]);
+                            self.work += line_cells(p, x) + line_cells(x, n);
                             let ok = |a, b| clear(grid, a, b, self.radius, self.max_terrain);
                             if ok(p, x) && ok(x, n) {
                                 self.out[self.at] = x;
@@ -291,6 +304,12 @@ impl Smoother {
         }
         None
     }
+}
+
+/// About how many cells a line from `a` to `b` crosses (its Manhattan length, and one).
+fn line_cells(a: Vec2, b: Vec2) -> u64 {
+    let d = (b - a).abs();
+    (d.x + d.y) as u64 + 1
 }
 
 /// Whether a unit of `radius` can walk straight from `a` to `b` without crossing terrain dearer

@@ -122,10 +122,18 @@ impl FrameTally {
 /// buys about as much work counted as it does timed there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cost {
-    /// `n` heap pops of a search (or of a shared search's tree).
+    /// `n` heap pops of a search.
     Expansions(u64),
-    /// One line check of smoothing.
+    /// `n` heap pops of a shared search's tree (dearer: each settles a node of a whole-map
+    /// tree).
+    Tree(u64),
+    /// `n` heap pops of a route through a region map (its searches of two clusters and of the
+    /// region graph: dearer pops).
+    Route(u64),
+    /// One step of smoothing (a line check or two)...
     LineCheck,
+    /// ... and the `n` cells it looked at.
+    Cells(u64),
     /// Starting a search: its claims overlay, and a grid snapshot for a worker.
     Start,
     /// Validating a request.
@@ -143,7 +151,10 @@ impl Cost {
     fn nanos(self) -> u64 {
         match self {
             Cost::Expansions(n) => n * 70,
-            Cost::LineCheck => 700,
+            Cost::Route(n) => n * 300,
+            Cost::Tree(n) => n * 160,
+            Cost::LineCheck => 300,
+            Cost::Cells(n) => n * 25,
             Cost::Start => 8_000,
             Cost::Validate => 500,
             Cost::Deliver => 2_000,

@@ -85,6 +85,11 @@ impl InlineJob {
                 .map_or_else(|| self.search.expansions(), |h| h.expansions())
     }
 
+    /// Heap pops of its route through the region map, if it took one.
+    pub(super) fn route_pops(&self) -> u64 {
+        self.hierarchical.as_ref().map_or(0, |h| h.route_pops())
+    }
+
     /// Which search it is.
     pub(super) fn kind(&self) -> SearchKind {
         match self.hierarchical {
@@ -162,6 +167,11 @@ impl Smoothing {
     /// One line check; the first leg's waypoints once it is smoothed.
     pub(super) fn step(&mut self, grid: &NavGrid) -> Option<Vec<Vec2>> {
         self.smoother.step(grid, 1)
+    }
+
+    /// Cells looked at so far ([`Smoother::work`]).
+    pub(super) fn work(&self) -> u64 {
+        self.smoother.work()
     }
 
     /// The result with the first leg's `points` and the rest's cell centers.

@@ -139,6 +139,11 @@ impl Refining {
     /// next [`REST_CHUNK`] cells (a few line checks each; the whole rest's two passes and merges
     /// cost some twenty times as many, about a millisecond for a rest of 100 cells on a map
     /// with scattered blocks), the rest after it queued again; other rests are smoothed whole.
+    /// Cells looked at so far ([`Smoother::work`]).
+    pub(super) fn work(&self) -> u64 {
+        self.smoother.as_ref().map_or(0, Smoother::work)
+    }
+
     pub(super) fn step(&mut self, grid: &NavGrid, units: u32) -> Option<Refined> {
         let radius = self.rest.radius;
         let smoother = self.smoother.get_or_insert_with(|| {

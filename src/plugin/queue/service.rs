@@ -7,13 +7,12 @@ use std::time::Duration;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
-use crate::core::{Cell, CellOverlay, RegionMap};
+use crate::core::{Cell, CellOverlay};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
-use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
@@ -59,8 +58,7 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
-    /// Work of the region-map routes of inline searches begun, not charged yet (see
-    /// [`route_work`]).
+    /// Heap pops of the region-map route of the inline search begun last, not charged yet.
     routes: u64,
 }
 
@@ -125,7 +123,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                 _ => self.start_own(queue, book, job, start, radius),
             }
             // The route through the region map, if the search took one (begun here inline).
-            tally.charge(Cost::Expansions(std::mem::take(&mut self.routes)));
+            tally.charge(Cost::Route(std::mem::take(&mut self.routes)));
         }
     }
 
@@ -190,11 +188,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                     &settings.search,
                 ) {
                     Ok(inline) => {
-                        if inline.kind() == SearchKind::Hierarchical
-                            && let Some(r) = &regions
-                        {
-                            self.routes += route_work(r);
-                        }
+                        self.routes += inline.route_pops();
                         queue.inline.push(inline)
                     }
                     Err((job, search, e)) => {
@@ -311,14 +305,6 @@ impl Starter<'_, '_, '_, '_, '_> {
     }
 }
 
-/// The work of a route through `regions`, counted as expansions for lockstep's budget clock
-/// ([`RegionMap::route`](crate::core::RegionMap::route): a search of the start's and the
-/// goal's clusters, and one of the region graph).
-fn route_work(regions: &RegionMap) -> u64 {
-    let cluster = u64::from(regions.cluster_size());
-    2 * cluster * cluster + regions.node_count() as u64
-}
-
 /// `job`'s aged priority at `frame` (see `policy`), as a priority of the workers' hand-off.
 fn aged(job: &Job, frame: u64, ageing: u32) -> i32 {
     aged_priority(job.priority, job.enqueued, frame, ageing).clamp(i32::MIN as i64, i32::MAX as i64)
@@ -397,8 +383,7 @@ pub(crate) fn service_queue(
     };
     let mut urgent = rests.urgent;
     while urgent > 0 && tally.elapsed() < share {
-        tally.charge(Cost::LineCheck);
-        if refine_step(queue, &maps) {
+        if refine_step(queue, &maps, &mut tally) {
             urgent -= 1;
         }
     }
@@ -430,6 +415,9 @@ pub(crate) fn service_queue(
     let max_inline = settings.max_inline_searches.max(1);
     let slots = match settings.workers {
         WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
+        // (In lockstep mode a search holds its slot until it is due, done or not: more slots
+        // would hand the runners more than they do in `worker_ticks` ticks, and ticks would wait
+        // for them.)
         WorkerMode::Async { max_in_flight } => {
             (max_in_flight.max(1) * HANDOFF_PER_RUNNER).saturating_sub(queue.workers.in_flight())
         }
@@ -502,8 +490,7 @@ impl Work<'_, '_, '_> {
                 break;
             }
             if !queue.to_smooth.is_empty() {
-                tally.charge(Cost::LineCheck);
-                smooth_step(queue, book, maps);
+                smooth_step(queue, book, maps, tally);
                 continue;
             }
             // A slot freed up: start the next waiting search, within this frame's start limit.
@@ -519,8 +506,7 @@ impl Work<'_, '_, '_> {
             if running == 0 || expansions_left == 0 {
                 // Nothing else to do: smooth the rest of delivered paths.
                 if !queue.refining.is_empty() {
-                    tally.charge(Cost::LineCheck);
-                    refine_step(queue, maps);
+                    refine_step(queue, maps, tally);
                     continue;
                 }
                 break;
@@ -596,13 +582,16 @@ fn shared_step(
     let grown = shared.expansions().saturating_sub(before);
     *expansions_left = expansions_left.saturating_sub(grown.max(1));
     tally.expansions += grown;
-    tally.charge(Cost::Expansions(grown));
+    tally.charge(Cost::Tree(grown));
     tally.charge(Cost::Step);
     queue.pool.push(search);
     match step {
         SharedStep::Growing => {}
         SharedStep::Served(result, radius) => {
+            // Its path read off the tree, cell by cell.
+            let cells = result.result.as_ref().map_or(0, |p| p.cells.len());
             tally.charge(Cost::Report);
+            tally.charge(Cost::Cells(cells as u64));
             if settings.smoothing {
                 let first = settings.smooth_before_delivery;
                 queue
@@ -628,7 +617,13 @@ fn shared_step(
 }
 
 /// One line check of the inline smoothing last begun; a smoothed path becomes a result.
-fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&'static NavMap>) {
+fn smooth_step(
+    queue: &mut PathQueue,
+    book: &mut PendingRequests,
+    maps: &Query<&'static NavMap>,
+    tally: &mut FrameTally,
+) {
+    tally.charge(Cost::LineCheck);
     let Some(next) = queue.to_smooth.last_mut() else {
         return;
     };
@@ -638,7 +633,10 @@ fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&
         return;
     };
     let grid = map.grid_of(next.result.job.class);
-    if let Some(points) = next.step(grid) {
+    let before = next.work();
+    let points = next.step(grid);
+    tally.charge(Cost::Cells(next.work() - before));
+    if let Some(points) = points {
         let done = queue.to_smooth.pop().expect("checked").finish(grid, points);
         queue.results.push(done);
     }
@@ -647,7 +645,12 @@ fn smooth_step(queue: &mut PathQueue, book: &mut PendingRequests, maps: &Query<&
 /// One line check of the last rest of a delivered path (the most urgent at the frame's start:
 /// see `refine::triage`); a smoothed rest goes to be patched in. Returns whether that rest left
 /// the queue.
-fn refine_step(queue: &mut PathQueue, maps: &Query<&'static NavMap>) -> bool {
+fn refine_step(
+    queue: &mut PathQueue,
+    maps: &Query<&'static NavMap>,
+    tally: &mut FrameTally,
+) -> bool {
+    tally.charge(Cost::LineCheck);
     let Some(next) = queue.refining.last_mut() else {
         return true;
     };
@@ -657,7 +660,10 @@ fn refine_step(queue: &mut PathQueue, maps: &Query<&'static NavMap>) -> bool {
         }
         return true;
     };
-    let Some(done) = next.step(map.grid_of(next.class), 1) else {
+    let before = next.work();
+    let done = next.step(map.grid_of(next.class), 1);
+    tally.charge(Cost::Cells(next.work() - before));
+    let Some(done) = done else {
         return false;
     };
     queue.refining.pop();
