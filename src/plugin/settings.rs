@@ -138,9 +138,10 @@ impl TilepathSettings {
 /// - a worker search handed off at tick `t` is applied at tick `t + worker_ticks` (the tick
 ///   waits for the worker if it is late; it is never applied early) and never preempted;
 ///   a region map is used from `region_ticks` after its build starts;
-/// - units are moved, and their requests collected, in the order of their [`LockstepKey`]s
-///   (their entities where they have none), never in archetype storage order; the plugin's
-///   maps use fixed hashers;
+/// - units are moved, pushed and repathed in the order of their
+///   [`LockstepKey`](crate::LockstepKey)s (their entities where they have none), never in
+///   archetype storage order; requests are queued in the order the game made them; the
+///   plugin's maps use fixed hashers;
 /// - movement uses only IEEE `+ - * /` and `sqrt`, and `libm` for anything transcendental (it
 ///   does in every mode);
 /// - [`NavChecksum`](crate::NavChecksum) hashes the navigation state every tick, to send
