@@ -120,12 +120,31 @@ impl Plugin for MovementPlugin {
             .register_type::<MoveState>()
             .register_type::<Errand>()
             .register_type::<Arrived>()
+            .init_resource::<MoverOrder>()
             .add_systems(
                 schedule,
-                (release_departed, move_units, push::push_apart)
+                (release_departed, order_movers, move_units, push::push_apart)
                     .chain()
                     .in_set(TilepathSystems::Move),
             );
+    }
+}
+
+/// In lockstep mode, the movers in their lockstep order, sorted once a tick for the movement
+/// systems (claims, errands, repaths and pushes go to the first to ask); empty otherwise.
+#[derive(Resource, Default)]
+pub(crate) struct MoverOrder(pub(crate) Vec<Entity>);
+
+/// Sorts the movers into [`MoverOrder`] (lockstep mode only).
+fn order_movers(
+    settings: Res<TilepathSettings>,
+    keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
+    mut order: ResMut<MoverOrder>,
+) {
+    if settings.lockstep.is_some() {
+        lockstep_order(keys.iter(), &mut order.0);
+    } else {
+        order.0.clear();
     }
 }
 
@@ -219,17 +238,12 @@ pub(crate) fn move_units(
     arrived: MessageWriter<Arrived>,
     mut index: Local<Neighbours>,
     paths: Query<&NavPath>,
-    keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
-    mut order: Local<Vec<Entity>>,
+    order: Res<MoverOrder>,
 ) {
-    // In lockstep mode units are indexed and moved in their lockstep order (claims, errands and
-    // repaths go to the first to ask).
+    // In lockstep mode units are indexed and moved in their lockstep order.
     let lockstep = settings.lockstep.is_some();
-    if lockstep {
-        lockstep_order(keys.iter(), &mut order);
-    }
     if settings.crowd.avoidance {
-        index_units(&mut index, &maps, &units, lockstep.then_some(&*order));
+        index_units(&mut index, &maps, &units, lockstep.then_some(&order.0));
     }
     let mut ctx = Ctx {
         claims: &mut claims,
@@ -244,7 +258,7 @@ pub(crate) fn move_units(
         corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
     };
     if lockstep {
-        let mut iter = units.iter_many_mut(&*order);
+        let mut iter = units.iter_many_mut(&order.0);
         while let Some(item) = iter.fetch_next() {
             move_one(&mut ctx, &maps, item);
         }

@@ -11,12 +11,11 @@ use bevy::prelude::*;
 
 use crate::core::{Body, NavGrid, fmath, overlaps_blocked, wall_radius};
 
-use super::Mover;
 use super::neighbours::{Member, Neighbours};
 use super::state::{MoveState, PathProgress};
+use super::{Mover, MoverOrder};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
-use crate::plugin::lockstep::{LockstepKey, lockstep_order};
 use crate::plugin::map::NavMap;
 use crate::plugin::settings::{CrowdSettings, TilepathSettings};
 
@@ -100,8 +99,7 @@ pub(super) fn push_apart(
     mut index: Local<Neighbours>,
     mut roles: Local<Vec<Role>>,
     mut pushed_before: Local<EntityHashSet>,
-    keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
-    mut order: Local<Vec<Entity>>,
+    order: Res<MoverOrder>,
 ) {
     let crowd = &settings.crowd;
     if !crowd.pushing {
@@ -141,8 +139,7 @@ pub(super) fn push_apart(
     };
     if settings.lockstep.is_some() {
         // In the units' lockstep order: who pushes whom first decides where bodies end.
-        lockstep_order(keys.iter(), &mut order);
-        let mut iter = units.iter_many_mut(&*order);
+        let mut iter = units.iter_many_mut(&order.0);
         while let Some(item) = iter.fetch_next() {
             add(item);
         }
