@@ -279,15 +279,21 @@ impl WorkerChannel {
     /// The next report to take back: any that came (`frame` is `None`), or in lockstep mode
     /// those of the searches due at or before tick `frame`, in the order they were handed off,
     /// waiting for each one's runner to finish it, and no others (they wait until they are
-    /// due). A flight's reports come in the order its runner sent them.
+    /// due). A flight's reports come in the order its runner sent them. (A game switching modes
+    /// loses nothing: reports held for lockstep are taken first once it is off, and searches
+    /// handed off before it was on are due at once.)
     pub(super) fn next_report(&mut self, frame: Option<u64>) -> Option<WorkerReport> {
         let Some(frame) = frame else {
+            if !self.early.is_empty() {
+                let r = self.early.remove(0);
+                return Some(self.taken(r));
+            }
             return self.receiver.try_recv().ok().map(|r| self.taken(r));
         };
         let id = self
             .flights
             .iter()
-            .filter(|f| f.due.is_some_and(|d| d <= frame))
+            .filter(|f| f.due.is_none_or(|d| d <= frame))
             .map(|f| f.id)
             .min()?;
         if let Some(i) = self.early.iter().position(|r| r.id() == id) {
