@@ -106,8 +106,10 @@ impl PathQueue {
     }
 
     /// The queue's contents for [`NavChecksum`](crate::NavChecksum): each waiting or running
-    /// job's unit with its ticket and priority (in the queue's order), then the counts of
-    /// searches in flight, smoothing, outcomes waiting and rests, under `Entity::PLACEHOLDER`.
+    /// job's unit with its ticket and priority (in the queue's order), each shared search's goal
+    /// and class, then the counts of searches in flight, smoothing, outcomes waiting and rests;
+    /// what is not a unit's goes under `Entity::PLACEHOLDER` (a map's entity number may differ
+    /// between clients whose simulations agree).
     pub(crate) fn hash_into(&self, mut word: impl FnMut(Entity, [u64; 2])) {
         for j in &self.waiting {
             word(j.entity, [j.ticket, j.priority as u64 ^ (j.enqueued << 32)]);
@@ -116,7 +118,8 @@ impl PathQueue {
             word(i.job.entity, [i.job.ticket, i.expansions()]);
         }
         for s in &self.shared {
-            word(s.map, [s.goal.x as u64, s.goal.y as u64]);
+            let at = (s.goal.x as u32 as u64) << 32 | s.goal.y as u32 as u64;
+            word(Entity::PLACEHOLDER, [at, u64::from(s.class.0)]);
         }
         let counts = [
             self.workers.in_flight(),
