@@ -1,5 +1,6 @@
 //! The headless run: the same map (through the tilemap integration) and armies without a
-//! window, scripted orders, and a summary line; the process fails if a unit did not arrive.
+//! window, scripted orders (or a replay's), and a summary line; the process fails if a unit did not
+//! arrive (a replay: if it desynced).
 //! The summary counts the crowd too: `unit_overlaps` (unit-frames in which a unit's body
 //! overlaps another's by more than a fifth of the sum of their radii), `walk_through_frames`
 //! (unit-frames spent walking through other units), the fastest any unit moved from one frame to
@@ -25,10 +26,14 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid, overlaps_blocked};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{FogStats, NavAgent, NavClasses, PathProgress, SearchKind};
+use bevy_tilepath::{
+    FogStats, Lockstep, LockstepKey, NavAgent, NavClasses, PathProgress, SearchKind,
+    TilepathSchedule,
+};
 
 use crate::DemoConfig;
 use crate::common::{CrowdFrame, CrowdWatch, Rng, percentile};
+use crate::inputs::{Input, Inputs, apply_inputs, checksums};
 use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_tilemap};
 use crate::orders::{order_group, retry_failed};
 use crate::units::{Kind, Team, muster};
@@ -37,21 +42,30 @@ use crate::units::{Kind, Team, muster};
 const ORDER_EVERY: usize = 90;
 const GROUP: usize = 50;
 
-pub fn run(config: DemoConfig) -> ExitCode {
+pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
     let terrain = generate_map(config.seed);
     let map = DemoMap::new(config.map, &terrain);
     let frames = config.frames;
     let mut rng = Rng::new(config.seed ^ 0xABCD);
-    let mut app = build_app(config.clone());
+    let replaying = inputs.replaying();
+    let mut app = build_app(config.clone(), inputs);
+    app.insert_resource(map.clone());
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, app.world());
     spawn_tilemap(&mut commands, config.map, &terrain, None);
     queue.apply(app.world_mut());
     let units = spawn_units(&mut app, &map, &config, &mut rng);
-    app.update();
+    // Until the plugin has built its map (in lockstep mode the first frame runs no tick: fixed
+    // time starts counting then).
+    let mut built = app.world_mut().query::<&NavMap>();
+    for _ in 0..3 {
+        app.update();
+        if built.iter(app.world()).next().is_some() {
+            break;
+        }
+    }
     // The script plans group orders on its own copy of the map (it never changes here), which
     // must be the map the plugin built from the tilemap.
-    let mut built = app.world_mut().query::<&NavMap>();
     let built = built.single(app.world()).expect("one navigation map");
     assert_eq!(built.placement(), map.nav.placement());
     assert_eq!(built.grid().rules(), map.grid().rules());
@@ -85,21 +99,21 @@ pub fn run(config: DemoConfig) -> ExitCode {
         .ok()
         .and_then(|v| PlayerOrder::parse(&v));
     let mut replayed = Vec::new();
+    // Sleeps between frames from the wall clock, never from the seed.
+    let mut jitter = config.jitter.then(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        Rng::new(now.map_or(1, |d| d.as_nanos() as u64) ^ u64::from(std::process::id()))
+    });
     for frame in 0..frames {
-        if frame % ORDER_EVERY == 0 && frame < final_order_frame || frame == final_order_frame {
+        let scripted =
+            frame % ORDER_EVERY == 0 && frame < final_order_frame || frame == final_order_frame;
+        if scripted && !replaying {
             let teams: &[Team] = if replay.is_some() {
                 &[Team::Red]
             } else {
                 &[Team::Blue, Team::Red]
             };
-            give_orders(
-                &mut app,
-                &map,
-                &mut rng,
-                frame,
-                frame == final_order_frame,
-                teams,
-            );
+            give_orders(&mut app, &mut rng, frame, frame == final_order_frame, teams);
         }
         if let Some(order) = replay.as_ref().filter(|o| o.frame == frame) {
             replayed = order.give(&mut app, &map);
@@ -107,6 +121,9 @@ pub fn run(config: DemoConfig) -> ExitCode {
         let t = Instant::now();
         app.update();
         frame_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        if let Some(jitter) = &mut jitter {
+            std::thread::sleep(Duration::from_micros(jitter.below(4000) as u64));
+        }
         if let Some(trace) = &trace {
             print_trace(&mut app, &map, trace, frame);
         }
@@ -123,6 +140,17 @@ pub fn run(config: DemoConfig) -> ExitCode {
     if let Some(order) = &replay {
         order.report(&mut app, &map, &replayed);
     }
+    let desync = if replaying {
+        let inputs = app.world().resource::<Inputs>();
+        println!(
+            "replay checksums_matched={} desync_tick={}",
+            inputs.matched,
+            inputs.desync.map_or("none".to_string(), |t| t.to_string())
+        );
+        inputs.desync.is_some()
+    } else {
+        false
+    };
     let (arrived, stuck) = count_arrivals(&mut app, &map, true, debug);
     let goal_cells = goal_distances(&mut app, &map);
     if std::env::var_os("RTS_MAP").is_some() {
@@ -161,23 +189,31 @@ pub fn run(config: DemoConfig) -> ExitCode {
         percentile(&goal_cells, 0.9),
         goal_cells.iter().copied().fold(0.0, f64::max),
     );
-    if stuck > 0 {
+    // A replay fails only on a desync: it may end mid-game, with units still on their way.
+    if desync || stuck > 0 && !replaying {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
 }
 
-/// The app: no window, 60 Hz frames, inline searches bounded by expansions, not wall time, so
-/// the run is deterministic.
-fn build_app(config: DemoConfig) -> App {
-    let mut app = App::new();
-    app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            1.0 / 60.0,
-        )))
-        .insert_resource(TilepathSettings {
-            workers: WorkerMode::Inline,
+/// The app: no window, 60 Hz frames. Without `--lockstep`, searches inline (unless
+/// `--workers`) bounded by expansions, not wall time, so the run is deterministic on one
+/// machine. With it, the plugins run in lockstep mode at their default settings, one tick a
+/// frame in `FixedUpdate`.
+fn build_app(config: DemoConfig, inputs: Inputs) -> App {
+    let frame = Duration::from_secs_f64(1.0 / 60.0);
+    let settings = if config.lockstep {
+        TilepathSettings {
+            lockstep: Some(Lockstep::default()),
+            workers: config.worker_mode(),
+            crowd: config.crowd(),
+            fog: config.fog(),
+            ..Default::default()
+        }
+    } else {
+        TilepathSettings {
+            workers: config.worker_mode(),
             searches_per_frame: 16,
             max_inline_searches: 4,
             expansion_budget: 100_000,
@@ -189,13 +225,28 @@ fn build_app(config: DemoConfig) -> App {
             crowd: config.crowd(),
             fog: config.fog(),
             ..Default::default()
-        })
+        }
+    };
+    let sim = config.sim_schedule();
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(frame))
+        // In lockstep mode the tick is the frame: one tick every update.
+        .insert_resource(Time::<Fixed>::from_duration(frame))
+        .insert_resource(settings)
+        .insert_resource(inputs)
         .insert_resource(config)
-        .add_plugins(TilepathPlugins::default())
+        .add_plugins(TilepathPlugins {
+            schedule: TilepathSchedule(sim),
+        })
         .init_resource::<OutcomeTally>()
         .add_systems(
-            Update,
-            (retry_failed, tally_outcomes).after(TilepathSystems::Receive),
+            sim,
+            (
+                apply_inputs.before(TilepathSystems::First),
+                (retry_failed, tally_outcomes).after(TilepathSystems::Receive),
+                checksums.after(TilepathSystems::Last),
+            ),
         );
     app
 }
@@ -242,30 +293,15 @@ fn count_kind(app: &mut App, kind: Kind) -> usize {
 
 /// The script: every [`ORDER_EVERY`] frames the next group of each army goes somewhere random;
 /// at the final order everyone goes to a rally point on the other side.
-fn give_orders(
-    app: &mut App,
-    map: &DemoMap,
-    rng: &mut Rng,
-    frame: usize,
-    last: bool,
-    teams: &[Team],
-) {
+fn give_orders(app: &mut App, rng: &mut Rng, frame: usize, last: bool, teams: &[Team]) {
     let world = app.world_mut();
-    let mut q = world.query::<(Entity, &Team, &Transform)>();
-    let mut all: Vec<(Entity, Team, Vec2)> = q
-        .iter(world)
-        .map(|(e, t, tf)| (e, *t, map.to_grid(tf.translation.truncate())))
-        .collect();
-    // Groups in spawn order, whatever order the ECS stores the units in.
-    all.sort_by_key(|u| u.0.index_u32());
-    let mut queue = CommandQueue::default();
-    let mut commands = Commands::new(&mut queue, world);
+    let mut q = world.query::<(&LockstepKey, &Team)>();
+    let mut all: Vec<(u64, Team)> = q.iter(world).map(|(k, t)| (k.0, *t)).collect();
+    // Groups in muster order, whatever order the ECS stores the units in.
+    all.sort_unstable_by_key(|u| u.0);
+    let mut inputs = world.resource_mut::<Inputs>();
     for &team in teams {
-        let members: Vec<(Entity, Vec2)> = all
-            .iter()
-            .filter(|u| u.1 == team)
-            .map(|u| (u.0, u.2))
-            .collect();
+        let members: Vec<u64> = all.iter().filter(|u| u.1 == team).map(|u| u.0).collect();
         if last {
             let blue = team == Team::Blue;
             let (x, y) = if blue {
@@ -273,20 +309,27 @@ fn give_orders(
             } else {
                 (MAP_W / 6, MAP_H / 2 - 8)
             };
-            order_group(&mut commands, &map.nav, &members, map.cell(x, y), 0);
+            inputs.give(Input::Order {
+                units: members,
+                tile: UVec2::new(x, y),
+                priority: 0,
+            });
         } else {
             let k = (frame / ORDER_EVERY) % 8;
-            let group: Vec<(Entity, Vec2)> = members
+            let group: Vec<u64> = members
                 .iter()
                 .skip(k * GROUP)
                 .take(GROUP)
                 .copied()
                 .collect();
-            let target = map.cell(rng.below(MAP_W), rng.below(MAP_H));
-            order_group(&mut commands, &map.nav, &group, target, 0);
+            let tile = UVec2::new(rng.below(MAP_W), rng.below(MAP_H));
+            inputs.give(Input::Order {
+                units: group,
+                tile,
+                priority: 0,
+            });
         }
     }
-    queue.apply(world);
 }
 
 /// A hash of every unit's position, whatever order the ECS keeps them in (`RTS_HASH=1` prints

@@ -23,6 +23,24 @@
 //! `--turning-radius R` gives units a turning radius of R tiles (default 0.5; 0 turns in place).
 //! `--avoidance` turns local avoidance (ORCA) on, `--no-pushing` turns pushing off (see
 //! [`CrowdSettings`](bevy_tilepath::CrowdSettings)).
+//! `--workers N` runs searches on N worker runners (0: inline; the window's default is 4, the
+//! headless run's 0).
+//!
+//! **Lockstep and replays.** `--lockstep` runs the plugins in `FixedUpdate` at 60 ticks a second
+//! in lockstep mode ([`TilepathSettings::lockstep`](bevy_tilepath::TilepathSettings)): what
+//! happens then depends only on the ticks and the inputs, never on the machine or its load.
+//! `--record FILE` (implies `--lockstep`) writes every order, wall and fog toggle with its tick,
+//! and the plugin's checksum every 60 ticks (or `--checksums N`); `--replay FILE` plays those
+//! inputs back, windowed or `--headless`, with the options the recording was made with, checks
+//! every recorded checksum and says at which tick a replay first differs (the headless run then
+//! fails). `--checksums N` prints the checksum every N ticks; `--jitter` (headless) sleeps a
+//! random 0-4 ms between frames. See `inputs.rs`.
+//!
+//! ```text
+//! cargo run --release --features demo --example rts -- --record game.replay    # play, recorded
+//! cargo run --release --features demo --example rts -- --headless --frames 20000 --replay game.replay
+//! ```
+//!
 //! Unknown options are an error. Headless debugging: see `headless.rs`.
 //!
 //! Controls: drag with the left mouse button to select blue units, right-click to order them,
@@ -32,6 +50,7 @@
 //!
 //! - `map.rs`: the generated map, its tilemap, where units start.
 //! - `orders.rs`: group orders spread around a point; retries.
+//! - `inputs.rs`: orders, walls and fog applied at ticks; recording and replaying them.
 //! - `units.rs`: the armies: infantry, and tanks under `--mixed`.
 //! - `headless.rs`: the scripted run without a window and its summary line.
 //! - `ui.rs`: the windowed game.
@@ -39,6 +58,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod headless;
+mod inputs;
 mod map;
 mod orders;
 mod ui;
@@ -73,6 +93,21 @@ pub struct DemoConfig {
     pub mixed: bool,
     /// `--fog`: fog of war on from the start (each army plans on what it has seen).
     pub fog: bool,
+    /// `--workers N`: searches on N worker runners (0: inline on the main thread); by default
+    /// inline headless and 4 in the window.
+    pub workers: Option<usize>,
+    /// `--lockstep`: the plugins in `FixedUpdate` (60 ticks a second) in lockstep mode, every
+    /// unit keyed by its place in the muster (implied by `--record`, `--replay`, `--checksums`).
+    pub lockstep: bool,
+    /// `--record FILE`: write the inputs with their ticks, and the checksums, to a replay.
+    pub record: Option<String>,
+    /// `--replay FILE`: play a recorded replay's inputs back, checking its checksums.
+    pub replay: Option<String>,
+    /// `--checksums N`: print the plugin's checksum every N ticks (60 when recording).
+    pub checksums: usize,
+    /// `--jitter` (headless): sleep a random 0-4 ms between frames (from the wall clock), to
+    /// show a lockstep run does not depend on timing.
+    pub jitter: bool,
 }
 
 impl DemoConfig {
@@ -83,6 +118,55 @@ impl DemoConfig {
             // Unseen ground is taken for grass, the map's plain ground.
             assumed: map::Terrain::Grass.cost(),
             ..Default::default()
+        }
+    }
+
+    /// The plugin's worker mode for this run.
+    pub fn worker_mode(&self) -> bevy_tilepath::WorkerMode {
+        let workers = self.workers.unwrap_or(if self.headless { 0 } else { 4 });
+        match workers {
+            0 => bevy_tilepath::WorkerMode::Inline,
+            n => bevy_tilepath::WorkerMode::Async { max_in_flight: n },
+        }
+    }
+
+    /// The options the simulation depends on, as command-line words (a replay's header).
+    pub fn sim_args(&self) -> Vec<String> {
+        let mut args = vec![
+            format!("--seed {}", self.seed),
+            format!("--units {}", self.units),
+            format!("--map {}", self.map.name()),
+            format!("--turning-radius {}", self.turning_radius),
+            format!("--workers {}", self.worker_mode_count()),
+        ];
+        for (on, flag) in [
+            (self.mixed, "--mixed"),
+            (self.fog, "--fog"),
+            (self.avoidance, "--avoidance"),
+            (!self.pushing, "--no-pushing"),
+        ] {
+            if on {
+                args.push(flag.to_string());
+            }
+        }
+        args
+    }
+
+    /// Worker runners (0: inline).
+    fn worker_mode_count(&self) -> usize {
+        match self.worker_mode() {
+            bevy_tilepath::WorkerMode::Inline => 0,
+            bevy_tilepath::WorkerMode::Async { max_in_flight } => max_in_flight,
+        }
+    }
+
+    /// The schedule the simulation runs in: `FixedUpdate` in lockstep mode, `Update` otherwise.
+    pub fn sim_schedule(&self) -> bevy::ecs::schedule::InternedScheduleLabel {
+        use bevy::ecs::schedule::ScheduleLabel;
+        if self.lockstep {
+            FixedUpdate.intern()
+        } else {
+            Update.intern()
         }
     }
 
@@ -110,16 +194,43 @@ impl Default for DemoConfig {
             map: map::MapKind::Square,
             mixed: false,
             fog: false,
+            workers: None,
+            lockstep: false,
+            record: None,
+            replay: None,
+            checksums: 0,
+            jitter: false,
         }
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--fog] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--fog] [--workers N] [--lockstep] [--record FILE] [--replay FILE] [--checksums N] [--jitter] [--screenshot FILE.png]";
 
-fn parse_args() -> Result<DemoConfig, String> {
-    use lexopt::prelude::*;
+/// The command line; a replay's own options (its first line) replace the simulation's.
+fn parse_args() -> Result<(DemoConfig, Option<inputs::Replay>), String> {
     let mut config = DemoConfig::default();
-    let mut parser = lexopt::Parser::from_env();
+    parse_into(&mut config, lexopt::Parser::from_env())?;
+    let Some(path) = config.replay.clone() else {
+        return Ok((config, None));
+    };
+    if config.record.is_some() {
+        return Err("--record and --replay: one or the other".into());
+    }
+    let replay = inputs::Replay::read(&path)?;
+    parse_into(&mut config, lexopt::Parser::from_args(replay.args.iter()))
+        .map_err(|e| format!("--replay {path}: its options: {e}"))?;
+    if config.replay.as_deref() != Some(path.as_str()) || config.record.is_some() {
+        return Err(format!(
+            "--replay {path}: its options name a replay or a recording"
+        ));
+    }
+    eprintln!("replaying {path}: {}", replay.args.join(" "));
+    Ok((config, Some(replay)))
+}
+
+/// Reads options into `config`.
+fn parse_into(config: &mut DemoConfig, mut parser: lexopt::Parser) -> Result<(), String> {
+    use lexopt::prelude::*;
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Long("headless") => config.headless = true,
@@ -144,6 +255,12 @@ fn parse_args() -> Result<DemoConfig, String> {
             }
             Long("mixed") => config.mixed = true,
             Long("fog") => config.fog = true,
+            Long("workers") => config.workers = Some(common::value(&mut parser, "--workers")?),
+            Long("lockstep") => config.lockstep = true,
+            Long("record") => config.record = Some(common::value(&mut parser, "--record")?),
+            Long("replay") => config.replay = Some(common::value(&mut parser, "--replay")?),
+            Long("checksums") => config.checksums = common::value(&mut parser, "--checksums")?,
+            Long("jitter") => config.jitter = true,
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }
@@ -151,11 +268,14 @@ fn parse_args() -> Result<DemoConfig, String> {
     if config.mixed && config.map == map::MapKind::Hex {
         return Err("--mixed: tanks wider than a tile need square or diamond tiles".into());
     }
-    Ok(config)
+    config.lockstep |= config.record.is_some() || config.replay.is_some() || config.checksums > 0;
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    let config = match parse_args() {
+    let inputs = parse_args()
+        .and_then(|(config, replay)| Ok((inputs::Inputs::new(&config, replay)?, config)));
+    let (inputs, config) = match inputs {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}\n{USAGE}");
@@ -163,9 +283,9 @@ fn main() -> ExitCode {
         }
     };
     if config.headless {
-        headless::run(config)
+        headless::run(config, inputs)
     } else {
-        ui::run(config);
+        ui::run(config, inputs);
         ExitCode::SUCCESS
     }
 }

@@ -291,7 +291,8 @@ pub fn generate_map(seed: u64) -> Vec<Terrain> {
     t
 }
 
-/// The largest island (units start only there).
+/// The largest island (units start only there; of two as large, the higher numbered, whatever
+/// the hash map's order).
 pub fn main_island(grid: &NavGrid) -> Option<u32> {
     let mut sizes = std::collections::HashMap::new();
     for c in grid.cells() {
@@ -299,7 +300,10 @@ pub fn main_island(grid: &NavGrid) -> Option<u32> {
             *sizes.entry(i).or_insert(0) += 1;
         }
     }
-    sizes.into_iter().max_by_key(|&(_, n)| n).map(|(i, _)| i)
+    sizes
+        .into_iter()
+        .max_by_key(|&(i, n)| (n, i))
+        .map(|(i, _)| i)
 }
 
 /// Spawns `terrain` as a bevy_ecs_tilemap tilemap centered on the origin, each tile with its

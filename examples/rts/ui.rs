@@ -6,16 +6,16 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::window::PrimaryWindow;
 use bevy_ecs_tilemap::prelude::*;
-use bevy_tilepath::core::BLOCKED;
 use bevy_tilepath::debug::DebugSelected;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::tilemap::{NavTile, world_to_tile};
-use bevy_tilepath::{PathProgress, TilepathDiagnostics};
+use bevy_tilepath::tilemap::world_to_tile;
+use bevy_tilepath::{Lockstep, LockstepKey, PathProgress, TilepathDiagnostics, TilepathSchedule};
 
 use crate::DemoConfig;
 use crate::common::Rng;
-use crate::map::{DemoMap, MAP_H, MAP_W, TILE, Terrain, generate_map, spawn_tilemap};
-use crate::orders::{PLAYER_PRIORITY, order_group, retry_failed};
+use crate::inputs::{Input, Inputs, apply_inputs, checksums};
+use crate::map::{DemoMap, MAP_H, MAP_W, TILE, generate_map, spawn_tilemap};
+use crate::orders::{PLAYER_PRIORITY, retry_failed};
 use crate::units::{Kind, Team, muster};
 
 /// The player's input state and the red script's.
@@ -59,7 +59,16 @@ fn track_player_order(mut order: ResMut<PlayerOrder>, mut outcomes: MessageReade
 #[derive(Component)]
 struct Hud;
 
-pub fn run(config: DemoConfig) {
+pub fn run(config: DemoConfig, inputs: Inputs) {
+    let sim = config.sim_schedule();
+    let settings = TilepathSettings {
+        workers: config.worker_mode(),
+        searches_per_frame: 32,
+        lockstep: config.lockstep.then(Lockstep::default),
+        crowd: config.crowd(),
+        fog: config.fog(),
+        ..Default::default()
+    };
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -80,16 +89,15 @@ pub fn run(config: DemoConfig) {
     .add_plugins((
         FrameTimeDiagnosticsPlugin::default(),
         TilemapPlugin,
-        TilepathPlugins::default(),
+        TilepathPlugins {
+            schedule: TilepathSchedule(sim),
+        },
     ))
     .insert_resource(ClearColor(Color::srgb(0.08, 0.09, 0.1)))
-    .insert_resource(TilepathSettings {
-        workers: WorkerMode::Async { max_in_flight: 4 },
-        searches_per_frame: 32,
-        crowd: config.crowd(),
-        fog: config.fog(),
-        ..Default::default()
-    })
+    // In lockstep mode the simulation ticks 60 times a second, however fast frames are drawn.
+    .insert_resource(Time::<Fixed>::from_hz(60.0))
+    .insert_resource(settings)
+    .insert_resource(inputs)
     .insert_resource(Game {
         drag_start: None,
         red_timer: Timer::from_seconds(3.0, TimerMode::Repeating),
@@ -98,6 +106,7 @@ pub fn run(config: DemoConfig) {
     .insert_resource(config)
     .init_resource::<PlayerOrder>()
     .add_systems(Startup, setup)
+    // The window and the red script give inputs; the simulation applies them at its next tick.
     .add_systems(
         Update,
         (
@@ -108,9 +117,16 @@ pub fn run(config: DemoConfig) {
                 red_script,
                 screenshot_script,
             )
-                .before(TilepathSystems::First),
-            (retry_failed, track_player_order).after(TilepathSystems::Receive),
+                .before(apply_inputs),
             (draw_selection, update_hud, draw_fog, hide_in_fog).after(TilepathSystems::Move),
+        ),
+    )
+    .add_systems(
+        sim,
+        (
+            apply_inputs.before(TilepathSystems::First),
+            (retry_failed, track_player_order).after(TilepathSystems::Receive),
+            checksums.after(TilepathSystems::Last),
         ),
     )
     .run();
@@ -191,9 +207,11 @@ fn select_and_order(
     mouse: Res<ButtonInput<MouseButton>>,
     windows: Query<&Window, With<PrimaryWindow>>,
     cameras: Query<(&Camera, &GlobalTransform)>,
-    units: Query<(Entity, &Team, &Transform, Has<Selected>)>,
+    units: Query<(Entity, &Team, &Transform, Has<Selected>, &LockstepKey)>,
     maps: Query<&NavMap>,
+    demo_map: Res<DemoMap>,
     mut order: ResMut<PlayerOrder>,
+    mut inputs: ResMut<Inputs>,
 ) {
     let Some(cursor) = cursor_world(&windows, &cameras) else {
         return;
@@ -205,7 +223,7 @@ fn select_and_order(
         && let Some(start) = game.drag_start.take()
     {
         let (lo, hi) = (start.min(cursor) - 4.0, start.max(cursor) + 4.0);
-        for (e, team, tf, selected) in &units {
+        for (e, team, tf, selected, _) in &units {
             let p = tf.translation.truncate();
             let inside = *team == Team::Blue && p.cmpge(lo).all() && p.cmple(hi).all();
             match (inside, selected) {
@@ -220,23 +238,30 @@ fn select_and_order(
         }
     }
     if mouse.just_pressed(MouseButton::Right)
+        && !inputs.replaying()
         && let Ok(map) = maps.single()
-        && let Some(target) = map.world_to_cell(cursor)
+        && let Some(tile) = map.world_to_cell(cursor).and_then(|c| demo_map.tile(c))
     {
-        let group: Vec<(Entity, Vec2)> = units
+        let mut group: Vec<(u64, Entity)> = units
             .iter()
             .filter(|u| u.3)
-            .map(|(e, _, tf, _)| (e, map.world_to_grid(tf.translation.truncate())))
+            .map(|(e, _, _, _, key)| (key.0, e))
             .collect();
-        order_group(&mut commands, map, &group, target, PLAYER_PRIORITY);
+        group.sort_unstable_by_key(|u| u.0);
+        inputs.give(Input::Order {
+            units: group.iter().map(|u| u.0).collect(),
+            tile: UVec2::new(tile.x, tile.y),
+            priority: PLAYER_PRIORITY,
+        });
         *order = PlayerOrder {
             units: group.len(),
-            waiting: group.iter().map(|g| g.0).collect(),
+            waiting: group.iter().map(|g| g.1).collect(),
             ..default()
         };
     }
 }
 
+/// `W` toggles the tile under the cursor between wall and grass (at the next tick).
 fn toggle_wall(
     keys: Res<ButtonInput<KeyCode>>,
     windows: Query<&Window, With<PrimaryWindow>>,
@@ -244,13 +269,12 @@ fn toggle_wall(
     maps: Query<(
         &Transform,
         &TilemapSize,
-        &TileStorage,
         &TilemapGridSize,
         &TilemapTileSize,
         &TilemapType,
         &TilemapAnchor,
     )>,
-    mut tiles: Query<(&mut NavTile, &mut TileTextureIndex)>,
+    mut inputs: ResMut<Inputs>,
 ) {
     if !keys.just_pressed(KeyCode::KeyW) {
         return;
@@ -258,30 +282,17 @@ fn toggle_wall(
     let Some(cursor) = cursor_world(&windows, &cameras) else {
         return;
     };
-    for (tf, size, storage, grid, tile, ty, anchor) in &maps {
-        if let Some(pos) = world_to_tile(cursor, tf, size, grid, tile, ty, anchor)
-            && let Some(e) = storage.get(&pos)
-            && let Ok((mut nav, mut tex)) = tiles.get_mut(e)
-        {
-            let wall = nav.0 != BLOCKED;
-            *nav = if wall {
-                NavTile(BLOCKED)
-            } else {
-                NavTile(Terrain::Grass.cost())
-            };
-            tex.0 = if wall {
-                Terrain::Wall.texture()
-            } else {
-                Terrain::Grass.texture()
-            };
+    for (tf, size, grid, tile, ty, anchor) in &maps {
+        if let Some(pos) = world_to_tile(cursor, tf, size, grid, tile, ty, anchor) {
+            inputs.give(Input::Wall(UVec2::new(pos.x, pos.y)));
         }
     }
 }
 
-/// `F` turns fog of war on and off.
-fn toggle_fog(keys: Res<ButtonInput<KeyCode>>, mut settings: ResMut<TilepathSettings>) {
+/// `F` turns fog of war on and off (at the next tick).
+fn toggle_fog(keys: Res<ButtonInput<KeyCode>>, mut inputs: ResMut<Inputs>) {
     if keys.just_pressed(KeyCode::KeyF) {
-        settings.fog.enabled = !settings.fog.enabled;
+        inputs.give(Input::Fog);
     }
 }
 
@@ -342,32 +353,32 @@ fn hide_in_fog(
     }
 }
 
-/// Red's orders: every few seconds a group of red units heads somewhere random.
+/// Red's orders: every few seconds a group of red units heads somewhere random (not while a
+/// replay gives the orders).
 fn red_script(
-    mut commands: Commands,
     time: Res<Time>,
     mut game: ResMut<Game>,
-    units: Query<(Entity, &Team, &Transform)>,
-    maps: Query<&NavMap>,
-    demo_map: Res<DemoMap>,
+    units: Query<(&Team, &LockstepKey)>,
+    mut inputs: ResMut<Inputs>,
 ) {
-    if !game.red_timer.tick(time.delta()).just_finished() {
+    if !game.red_timer.tick(time.delta()).just_finished() || inputs.replaying() {
         return;
     }
-    let Ok(map) = maps.single() else {
-        return;
-    };
     let mut rng = Rng::new(game.rng_state);
     game.rng_state = rng.next_u64();
-    let reds: Vec<(Entity, Vec2)> = units
+    let mut reds: Vec<u64> = units
         .iter()
-        .filter(|u| *u.1 == Team::Red)
-        .map(|(e, _, tf)| (e, map.world_to_grid(tf.translation.truncate())))
+        .filter(|u| *u.0 == Team::Red)
+        .map(|(_, key)| key.0)
         .collect();
+    reds.sort_unstable();
     let k = rng.below(6) as usize;
-    let group: Vec<(Entity, Vec2)> = reds.iter().skip(k * 50).take(50).copied().collect();
-    let target = demo_map.cell(rng.below(MAP_W), rng.below(MAP_H));
-    order_group(&mut commands, map, &group, target, 0);
+    let group: Vec<u64> = reds.iter().skip(k * 50).take(50).copied().collect();
+    inputs.give(Input::Order {
+        units: group,
+        tile: UVec2::new(rng.below(MAP_W), rng.below(MAP_H)),
+        priority: 0,
+    });
 }
 
 /// `--screenshot`: select all blue units, order them across the river, save a screenshot a few
@@ -377,9 +388,8 @@ fn screenshot_script(
     config: Res<DemoConfig>,
     time: Res<Time>,
     mut step: Local<u32>,
-    units: Query<(Entity, &Team, &Transform)>,
-    maps: Query<&NavMap>,
-    demo_map: Res<DemoMap>,
+    units: Query<(Entity, &Team, &LockstepKey)>,
+    mut inputs: ResMut<Inputs>,
     mut exit: MessageWriter<AppExit>,
 ) {
     let Some(path) = config.screenshot.clone() else {
@@ -388,26 +398,22 @@ fn screenshot_script(
     let t = time.elapsed_secs();
     match *step {
         0 if t > 0.5 => {
-            let Ok(map) = maps.single() else {
-                return;
-            };
-            let blues: Vec<(Entity, Vec2)> = units
+            let mut blues: Vec<(u64, Entity)> = units
                 .iter()
                 .filter(|u| *u.1 == Team::Blue)
-                .map(|(e, _, tf)| (e, map.world_to_grid(tf.translation.truncate())))
+                .map(|(e, _, key)| (key.0, e))
                 .collect();
-            for (i, (e, _)) in blues.iter().enumerate() {
+            blues.sort_unstable_by_key(|u| u.0);
+            for (i, (_, e)) in blues.iter().enumerate() {
                 if i % 3 == 0 {
                     commands.entity(*e).insert((Selected, DebugSelected));
                 }
             }
-            order_group(
-                &mut commands,
-                map,
-                &blues,
-                demo_map.cell(MAP_W * 3 / 4, MAP_H / 2),
-                PLAYER_PRIORITY,
-            );
+            inputs.give(Input::Order {
+                units: blues.iter().map(|u| u.0).collect(),
+                tile: UVec2::new(MAP_W * 3 / 4, MAP_H / 2),
+                priority: PLAYER_PRIORITY,
+            });
             *step = 1;
         }
         1 if t > 4.0 => {

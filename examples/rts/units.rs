@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use bevy_tilepath::core::{Cell, ClassGrid, MoveClass, NavGrid, TerrainCosts};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{NavAgent, PlayerId, UnitClass};
+use bevy_tilepath::{LockstepKey, NavAgent, PlayerId, UnitClass};
 
 use crate::DemoConfig;
 use crate::common::Rng;
@@ -104,15 +104,22 @@ impl Kind {
 
 /// A unit to spawn.
 pub struct Recruit {
+    /// Its place in the muster: its [`LockstepKey`], the name orders and replays give it.
+    pub key: u64,
     pub team: Team,
     pub kind: Kind,
     pub cell: Cell,
 }
 
 impl Recruit {
-    /// Its army, kind, class, body and player (its place and looks are the caller's).
+    /// Its key, army, kind, class, body and player (its place and looks are the caller's).
     pub fn bundle(&self, config: &DemoConfig) -> impl Bundle {
-        (self.team, self.team.player(), self.kind.bundle(config))
+        (
+            LockstepKey(self.key),
+            self.team,
+            self.team.player(),
+            self.kind.bundle(config),
+        )
     }
 }
 
@@ -134,6 +141,7 @@ pub fn muster(map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> Vec<Recruit>
             for cell in spawn_positions(map, grid.grid(), tanks, left, &taken, rng) {
                 taken.insert(cell);
                 out.push(Recruit {
+                    key: out.len() as u64,
                     team,
                     kind: Kind::Tank,
                     cell,
@@ -144,6 +152,7 @@ pub fn muster(map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> Vec<Recruit>
         for cell in spawn_positions(map, map.grid(), infantry, left, &taken, rng) {
             taken.insert(cell);
             out.push(Recruit {
+                key: out.len() as u64,
                 team,
                 kind: Kind::Infantry,
                 cell,

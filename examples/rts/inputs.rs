@@ -1,0 +1,406 @@
+//! The simulation's inputs: the player's and the red script's orders, walls toggled and fog of
+//! war turned on or off. The window and the scripts only collect them ([`Inputs::give`]);
+//! [`apply_inputs`] applies them at the start of the next tick of the simulation's schedule
+//! (`FixedUpdate` in lockstep mode, `Update` otherwise), naming units by their [`LockstepKey`].
+//! That is what makes replays possible: `--record FILE` writes every input with its tick, and
+//! the plugin's [`NavChecksum`] every few ticks; `--replay FILE` feeds the inputs back at the
+//! same ticks instead of the player's and the script's, and checks each recorded checksum as its
+//! tick passes. In lockstep mode the simulation depends only on its ticks and inputs, so a replay
+//! recorded in the window reproduces headless, on another machine, under any load.
+//!
+//! A replay is a text file:
+//!
+//! ```text
+//! rts-replay 1 --seed 1 --units 600 --map square --turning-radius 0.5 --workers 4
+//! 31 order 10 82,35 12,13,14
+//! 95 wall 40,20
+//! 120 checksum 3a0c5e7d11f2b904
+//! 300 fog
+//! ```
+//!
+//! The first line holds the options the simulation depends on (the replay runs with them,
+//! whatever the command line says); then one input or checksum a line, in tick order: `order
+//! PRIORITY X,Y KEY,KEY,...` sends the units with those keys to tile (X, Y), `wall X,Y` toggles
+//! that tile between wall and grass, `fog` toggles fog of war.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+
+use bevy::ecs::world::CommandQueue;
+use bevy::prelude::*;
+use bevy_ecs_tilemap::prelude::*;
+use bevy_tilepath::core::BLOCKED;
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::tilemap::NavTile;
+use bevy_tilepath::{LockstepKey, NavChecksum};
+
+use crate::DemoConfig;
+use crate::map::{DemoMap, Terrain};
+use crate::orders::order_group;
+
+/// One input to the simulation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// The units with these keys sent to a tile, at a priority.
+    Order {
+        units: Vec<u64>,
+        tile: UVec2,
+        priority: i32,
+    },
+    /// A tile toggled between wall and grass.
+    Wall(UVec2),
+    /// Fog of war turned on or off.
+    Fog,
+}
+
+impl Input {
+    /// The input as a replay line's words after the tick.
+    fn to_line(&self) -> String {
+        match self {
+            Input::Order {
+                units,
+                tile,
+                priority,
+            } => {
+                let keys: Vec<String> = units.iter().map(u64::to_string).collect();
+                format!("order {priority} {},{} {}", tile.x, tile.y, keys.join(","))
+            }
+            Input::Wall(tile) => format!("wall {},{}", tile.x, tile.y),
+            Input::Fog => "fog".to_string(),
+        }
+    }
+}
+
+/// A replay line.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    Input(u64, Input),
+    Checksum(u64, u64),
+}
+
+fn parse_tile(s: &str) -> Option<UVec2> {
+    let (x, y) = s.split_once(',')?;
+    Some(UVec2::new(x.parse().ok()?, y.parse().ok()?))
+}
+
+fn parse_line(line: &str) -> Option<Line> {
+    let mut words = line.split_whitespace();
+    let tick: u64 = words.next()?.parse().ok()?;
+    let line = match words.next()? {
+        "order" => {
+            let priority = words.next()?.parse().ok()?;
+            let tile = parse_tile(words.next()?)?;
+            let units = match words.next() {
+                Some(keys) => keys
+                    .split(',')
+                    .map(|k| k.parse().ok())
+                    .collect::<Option<_>>()?,
+                None => Vec::new(),
+            };
+            Line::Input(
+                tick,
+                Input::Order {
+                    units,
+                    tile,
+                    priority,
+                },
+            )
+        }
+        "wall" => Line::Input(tick, Input::Wall(parse_tile(words.next()?)?)),
+        "fog" => Line::Input(tick, Input::Fog),
+        "checksum" => Line::Checksum(tick, u64::from_str_radix(words.next()?, 16).ok()?),
+        _ => return None,
+    };
+    words.next().is_none().then_some(line)
+}
+
+/// The first line of a replay: its format and the options the simulation depends on.
+const HEADER: &str = "rts-replay 1";
+
+/// A replay read from a file: the options it was recorded with, and its lines.
+pub struct Replay {
+    /// The recorded run's simulation options, as command-line words.
+    pub args: Vec<String>,
+    inputs: VecDeque<(u64, Input)>,
+    checksums: VecDeque<(u64, u64)>,
+}
+
+impl Replay {
+    /// Reads a replay, or says what is wrong with it.
+    pub fn read(path: &str) -> Result<Replay, String> {
+        let file = File::open(path).map_err(|e| format!("--replay {path}: {e}"))?;
+        let mut lines = BufReader::new(file).lines();
+        let header = lines
+            .next()
+            .transpose()
+            .map_err(|e| format!("--replay {path}: {e}"))?
+            .unwrap_or_default();
+        let Some(args) = header.strip_prefix(HEADER) else {
+            return Err(format!(
+                "--replay {path}: not a replay (no \"{HEADER}\" line)"
+            ));
+        };
+        let mut replay = Replay {
+            args: args.split_whitespace().map(String::from).collect(),
+            inputs: VecDeque::new(),
+            checksums: VecDeque::new(),
+        };
+        let mut last = 0;
+        for (n, line) in lines.enumerate() {
+            let line = line.map_err(|e| format!("--replay {path}: {e}"))?;
+            let bad = || format!("--replay {path}: line {}: cannot read {line:?}", n + 2);
+            let parsed = parse_line(&line).ok_or_else(bad)?;
+            let tick = match &parsed {
+                Line::Input(t, _) | Line::Checksum(t, _) => *t,
+            };
+            if tick < last {
+                return Err(format!("{}: ticks out of order", bad()));
+            }
+            last = tick;
+            match parsed {
+                Line::Input(t, input) => replay.inputs.push_back((t, input)),
+                Line::Checksum(t, c) => replay.checksums.push_back((t, c)),
+            }
+        }
+        Ok(replay)
+    }
+}
+
+/// Where the inputs come from and go.
+enum Tape {
+    /// Given live, not recorded.
+    Live,
+    /// Given live and written to a file.
+    Record(BufWriter<File>),
+    /// Read from a replay (live inputs are dropped).
+    Replay(Replay),
+}
+
+/// The inputs waiting for the next tick, the tick count and the tape.
+#[derive(Resource)]
+pub struct Inputs {
+    pending: Vec<Input>,
+    /// Ticks of the simulation's schedule so far.
+    tick: u64,
+    tape: Tape,
+    /// Checksums every this many ticks (printed and, when recording, written); 0: never.
+    checksum_every: u64,
+    /// Recorded checksums that matched so far, and the first tick one did not.
+    pub matched: usize,
+    pub desync: Option<u64>,
+}
+
+impl Inputs {
+    /// From the command line: recording, replaying or neither (a replay's file is read by the
+    /// caller, which takes its options first).
+    pub fn new(config: &DemoConfig, replay: Option<Replay>) -> Result<Inputs, String> {
+        let tape = match (&config.record, replay) {
+            (_, Some(replay)) => Tape::Replay(replay),
+            (Some(path), None) => {
+                let file = File::create(path).map_err(|e| format!("--record {path}: {e}"))?;
+                let mut out = BufWriter::new(file);
+                writeln!(out, "{HEADER} {}", config.sim_args().join(" "))
+                    .and_then(|_| out.flush())
+                    .map_err(|e| format!("--record {path}: {e}"))?;
+                Tape::Record(out)
+            }
+            (None, None) => Tape::Live,
+        };
+        let checksum_every = match config.checksums {
+            0 if config.record.is_some() => 60,
+            n => n as u64,
+        };
+        Ok(Inputs {
+            pending: Vec::new(),
+            tick: 0,
+            tape,
+            checksum_every,
+            matched: 0,
+            desync: None,
+        })
+    }
+
+    /// Gives an input: applied at the start of the next tick (dropped when replaying).
+    pub fn give(&mut self, input: Input) {
+        self.pending.push(input);
+    }
+
+    /// Replaying a file.
+    pub fn replaying(&self) -> bool {
+        matches!(self.tape, Tape::Replay(_))
+    }
+
+    /// Writes a line to the recording, if any (a recording that cannot be written is a lost
+    /// replay, not a reason to stop the game: said once).
+    fn record(&mut self, line: impl FnOnce() -> String) {
+        if let Tape::Record(out) = &mut self.tape
+            && let Err(e) = writeln!(out, "{}", line()).and_then(|_| out.flush())
+        {
+            eprintln!("--record: {e}; recording stopped");
+            self.tape = Tape::Live;
+        }
+    }
+
+    /// The inputs due at this tick: live ones (recorded) or the replay's.
+    fn take_due(&mut self) -> Vec<Input> {
+        let tick = self.tick;
+        let live = std::mem::take(&mut self.pending);
+        let due = match &mut self.tape {
+            Tape::Replay(replay) => {
+                let mut due = Vec::new();
+                while replay.inputs.front().is_some_and(|(t, _)| *t <= tick) {
+                    due.extend(replay.inputs.pop_front().map(|(_, i)| i));
+                }
+                due
+            }
+            _ => live,
+        };
+        for input in &due {
+            self.record(|| format!("{tick} {}", input.to_line()));
+        }
+        due
+    }
+}
+
+/// Applies the inputs due at this tick, before the plugin's work (an exclusive system: orders
+/// read the units where they stand at the start of the tick).
+pub fn apply_inputs(world: &mut World) {
+    let due = world.resource_mut::<Inputs>().take_due();
+    for input in due {
+        match input {
+            Input::Order {
+                units,
+                tile,
+                priority,
+            } => order(world, &units, tile, priority),
+            Input::Wall(tile) => toggle_wall(world, tile),
+            Input::Fog => {
+                let mut settings = world.resource_mut::<TilepathSettings>();
+                settings.fog.enabled = !settings.fog.enabled;
+            }
+        }
+    }
+}
+
+/// Sends the units with `keys` (in that order; keys of units gone are skipped) to `tile`.
+fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32) {
+    let target = world.resource::<DemoMap>().cell(tile.x, tile.y);
+    let mut q = world.query::<(Entity, &LockstepKey, &Transform)>();
+    let mut by_key: Vec<(u64, Entity, Vec2)> = q
+        .iter(world)
+        .map(|(e, k, tf)| (k.0, e, tf.translation.truncate()))
+        .collect();
+    by_key.sort_unstable_by_key(|u| u.0);
+    let mut maps = world.query::<&NavMap>();
+    let Ok(map) = maps.single(world) else {
+        return;
+    };
+    let units: Vec<(Entity, Vec2)> = keys
+        .iter()
+        .filter_map(|k| {
+            let i = by_key.binary_search_by_key(k, |u| u.0).ok()?;
+            Some((by_key[i].1, map.world_to_grid(by_key[i].2)))
+        })
+        .collect();
+    let mut queue = CommandQueue::default();
+    let mut commands = Commands::new(&mut queue, world);
+    order_group(&mut commands, map, &units, target, priority);
+    queue.apply(world);
+}
+
+/// Toggles a tile between wall and grass (its look too, where it is drawn).
+fn toggle_wall(world: &mut World, tile: UVec2) {
+    let pos = TilePos {
+        x: tile.x,
+        y: tile.y,
+    };
+    let mut maps = world.query::<&TileStorage>();
+    let Some(e) = maps.iter(world).find_map(|s| s.checked_get(&pos)) else {
+        return;
+    };
+    let mut tiles = world.query::<(&mut NavTile, Option<&mut TileTextureIndex>)>();
+    let Ok((mut nav, texture)) = tiles.get_mut(world, e) else {
+        return;
+    };
+    let wall = nav.0 != BLOCKED;
+    let terrain = if wall { Terrain::Wall } else { Terrain::Grass };
+    *nav = NavTile(terrain.cost());
+    if let Some(mut texture) = texture {
+        texture.0 = terrain.texture();
+    }
+}
+
+/// After the plugin's work: prints the checksum every `--checksums N` ticks, writes it into a
+/// recording, checks it against a replay's, and counts the tick.
+pub fn checksums(mut inputs: ResMut<Inputs>, checksum: Res<NavChecksum>) {
+    let tick = inputs.tick;
+    inputs.tick += 1;
+    let every = inputs.checksum_every;
+    if every > 0 && tick.is_multiple_of(every) {
+        println!("checksum tick={tick} value={:016x}", checksum.value);
+        inputs.record(|| format!("{tick} checksum {:016x}", checksum.value));
+    }
+    let inputs = &mut *inputs;
+    if let Tape::Replay(replay) = &mut inputs.tape {
+        while let Some(&(t, recorded)) = replay.checksums.front() {
+            if t > tick {
+                break;
+            }
+            replay.checksums.pop_front();
+            if t < tick {
+                continue;
+            }
+            if recorded == checksum.value {
+                inputs.matched += 1;
+            } else if inputs.desync.is_none() {
+                eprintln!(
+                    "replay: desync at tick {tick}: checksum {:016x}, recorded {recorded:016x}",
+                    checksum.value
+                );
+                inputs.desync = Some(tick);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_read_back_as_written() {
+        let inputs = [
+            Input::Order {
+                units: vec![3, 17, 4],
+                tile: UVec2::new(82, 35),
+                priority: 10,
+            },
+            Input::Order {
+                units: vec![],
+                tile: UVec2::new(0, 1),
+                priority: -2,
+            },
+            Input::Wall(UVec2::new(40, 20)),
+            Input::Fog,
+        ];
+        for (tick, input) in inputs.into_iter().enumerate() {
+            let line = format!("{tick} {}", input.to_line());
+            assert_eq!(parse_line(&line), Some(Line::Input(tick as u64, input)));
+        }
+        assert_eq!(
+            parse_line("120 checksum 3a0c5e7d11f2b904"),
+            Some(Line::Checksum(120, 0x3a0c_5e7d_11f2_b904))
+        );
+        for bad in [
+            "",
+            "x fog",
+            "1 fog extra",
+            "1 wall 3",
+            "1 order a 1,2 3",
+            "1 jump",
+        ] {
+            assert_eq!(parse_line(bad), None, "{bad:?}");
+        }
+    }
+}
