@@ -248,6 +248,9 @@ fn select_and_order(
             .map(|(e, _, _, _, key)| (key.0, e))
             .collect();
         group.sort_unstable_by_key(|u| u.0);
+        if group.is_empty() {
+            return;
+        }
         inputs.give(Input::Order {
             units: group.iter().map(|u| u.0).collect(),
             tile: UVec2::new(tile.x, tile.y),
