@@ -138,8 +138,9 @@ pub(crate) enum Cost {
     Start,
     /// Validating a request.
     Validate,
-    /// Judging a found path (its waypoints and corridor) and delivering an outcome.
-    Deliver,
+    /// Judging a result and delivering its outcome, a path of `n` cells (its waypoints and
+    /// corridor built, the rest queued for smoothing: dearer the longer it is).
+    Deliver(u64),
     /// Taking a worker's report back.
     Report,
     /// Any other step of a budgeted loop (so every loop ends within its budget).
@@ -157,7 +158,7 @@ impl Cost {
             Cost::Cells(n) => n * 25,
             Cost::Start => 8_000,
             Cost::Validate => 500,
-            Cost::Deliver => 2_000,
+            Cost::Deliver(n) => 2_000 + n * 20,
             Cost::Report => 500,
             Cost::Step => 4_000,
         }

@@ -161,13 +161,14 @@ pub(crate) fn receive_results(
     // frame); the rest waits for the next frame.
     let mut results = results.into_iter();
     for r in results.by_ref() {
+        let cells = r.result.as_ref().map_or(0, |p| p.cells.len() as u64);
         let map = maps.get(r.job.map).ok();
         match judge(r, book, map, frame) {
             Verdict::Stale => {}
             Verdict::Again(job) => queue.waiting.push(job),
             Verdict::Outcome(ready) => queue.ready.push(ready),
         }
-        tally.charge(Cost::Deliver);
+        tally.charge(Cost::Deliver(cells));
         if tally.elapsed() >= budget {
             break;
         }
