@@ -35,7 +35,7 @@ use crate::DemoConfig;
 use crate::common::{CrowdFrame, CrowdWatch, Rng, percentile};
 use crate::inputs::{Input, Inputs, apply_inputs, checksums};
 use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_tilemap};
-use crate::orders::{order_group, retry_failed};
+use crate::orders::{PLAYER_PRIORITY, retry_failed};
 use crate::units::{Kind, Team, muster};
 
 /// Frames between the scripted group orders, and units per group.
@@ -491,29 +491,32 @@ impl PlayerOrder {
         })
     }
 
-    /// Orders the blue units in the box; returns them.
+    /// Orders the blue units in the box as the player (applied at the next tick, as the
+    /// window's orders are); returns them.
     fn give(&self, app: &mut App, map: &DemoMap) -> Vec<Entity> {
         let world = app.world_mut();
-        let mut q = world.query::<(Entity, &Team, &Transform)>();
-        let mut units: Vec<(Entity, Vec2)> = q
+        let mut q = world.query::<(Entity, &LockstepKey, &Team, &Transform)>();
+        let mut units: Vec<(u64, Entity)> = q
             .iter(world)
-            .filter(|(_, t, _)| **t == Team::Blue)
-            .map(|(e, _, tf)| (e, map.to_grid(tf.translation.truncate())))
-            .filter(|(_, g)| {
-                map.tile(map.grid().cell_at(*g)).is_some_and(|t| {
-                    (self.from.0..=self.to.0).contains(&t.x)
-                        && (self.from.1..=self.to.1).contains(&t.y)
-                })
+            .filter(|(_, _, t, tf)| {
+                let cell = map.grid().cell_at(map.to_grid(tf.translation.truncate()));
+                **t == Team::Blue
+                    && map.tile(cell).is_some_and(|t| {
+                        (self.from.0..=self.to.0).contains(&t.x)
+                            && (self.from.1..=self.to.1).contains(&t.y)
+                    })
             })
+            .map(|(e, k, _, _)| (k.0, e))
             .collect();
-        units.sort_by_key(|u| u.0.index_u32());
-        let mut queue = CommandQueue::default();
-        let mut commands = Commands::new(&mut queue, world);
+        units.sort_unstable_by_key(|u| u.0);
+        world.resource_mut::<Inputs>().give(Input::Order {
+            units: units.iter().map(|u| u.0).collect(),
+            tile: UVec2::new(self.target.0, self.target.1),
+            priority: PLAYER_PRIORITY,
+        });
         let target = map.cell(self.target.0, self.target.1);
-        order_group(&mut commands, &map.nav, &units, target, 10);
-        queue.apply(world);
         eprintln!("replayed order: {} units to {target}", units.len());
-        units.into_iter().map(|u| u.0).collect()
+        units.into_iter().map(|u| u.1).collect()
     }
 
     /// The ordered units that stand more than 12 tiles from the target.

@@ -121,10 +121,14 @@ impl DemoConfig {
         }
     }
 
+    /// Worker runners for this run (0: inline): `--workers`, or 0 headless and 4 in the window.
+    fn worker_count(&self) -> usize {
+        self.workers.unwrap_or(if self.headless { 0 } else { 4 })
+    }
+
     /// The plugin's worker mode for this run.
     pub fn worker_mode(&self) -> bevy_tilepath::WorkerMode {
-        let workers = self.workers.unwrap_or(if self.headless { 0 } else { 4 });
-        match workers {
+        match self.worker_count() {
             0 => bevy_tilepath::WorkerMode::Inline,
             n => bevy_tilepath::WorkerMode::Async { max_in_flight: n },
         }
@@ -137,7 +141,7 @@ impl DemoConfig {
             format!("--units {}", self.units),
             format!("--map {}", self.map.name()),
             format!("--turning-radius {}", self.turning_radius),
-            format!("--workers {}", self.worker_mode_count()),
+            format!("--workers {}", self.worker_count()),
         ];
         for (on, flag) in [
             (self.mixed, "--mixed"),
@@ -150,14 +154,6 @@ impl DemoConfig {
             }
         }
         args
-    }
-
-    /// Worker runners (0: inline).
-    fn worker_mode_count(&self) -> usize {
-        match self.worker_mode() {
-            bevy_tilepath::WorkerMode::Inline => 0,
-            bevy_tilepath::WorkerMode::Async { max_in_flight } => max_in_flight,
-        }
     }
 
     /// The schedule the simulation runs in: `FixedUpdate` in lockstep mode, `Update` otherwise.
