@@ -16,6 +16,7 @@ use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::path::{Path, PathError};
 use super::search::{CellOverlay, HeapEntry, KeyPacking, NodeRecord, OVERLAY_BLOCKED, OpenList};
 use super::search::{EIGHT, FOUR, HEX};
+use super::zeroed::{grow_zeroed, zeroed_vec};
 
 /// How far a [`GoalTree`] has come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +147,7 @@ impl GoalTree {
         let generation = self.generation;
         let mut overlay_max = 0;
         if !overlay.is_empty() {
-            self.overlay.resize(self.nodes.len(), (0, 0));
+            grow_zeroed(&mut self.overlay, self.nodes.len());
         }
         for &(cell, o) in overlay {
             if let Ok(i) = grid.index(cell)
@@ -201,10 +202,8 @@ impl GoalTree {
 
     fn next_generation(&mut self, len: usize) {
         if self.nodes.len() != len {
-            self.nodes.clear();
-            self.nodes.resize(len, NodeRecord::default());
-            self.starts.clear();
-            self.starts.resize(len, 0);
+            self.nodes = zeroed_vec(len);
+            self.starts = zeroed_vec(len);
             self.overlay.clear();
             self.generation = 0;
         }
@@ -218,8 +217,8 @@ impl GoalTree {
         self.open.clear();
     }
 
-    /// Grows the tree's arrays to `grid`'s size now (and touches them), so the first tree on it
-    /// does not pay for the allocation.
+    /// Grows the tree's arrays to `grid`'s size now, so the first tree on it does not pay for
+    /// the allocation (its pages are mapped in as the tree reaches them: see `zeroed`).
     pub fn reserve_for(&mut self, grid: &NavGrid) {
         let len = grid.terrain_raw().len();
         if self.nodes.len() != len {

@@ -29,6 +29,7 @@ mod search;
 mod slots;
 mod smooth;
 mod turn;
+mod zeroed;
 
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
 pub(crate) use classes::wall_radius;

@@ -10,6 +10,7 @@ use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
 use super::heuristic::{Heuristic, weight_fixed};
 use super::hex;
 use super::path::{Path, PathError};
+use super::zeroed::{Zeroed, grow_zeroed};
 
 /// What to do when the goal is blocked or on another island than the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
@@ -81,6 +82,9 @@ pub(super) struct NodeRecord {
     /// `2 * generation` = open this search, `2 * generation + 1` = closed; older = untouched.
     pub(super) stamp: u32,
 }
+
+// SAFETY: integers only.
+unsafe impl Zeroed for NodeRecord {}
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct HeapEntry {
@@ -296,6 +300,8 @@ impl AStar {
 
     fn next_generation(&mut self, len: usize) {
         if self.nodes.len() != len {
+            // Written, not zeroed by the allocator: the pages are touched here, where
+            // `reserve_for` is called, not in a budgeted search.
             self.nodes.clear();
             self.nodes.resize(len, NodeRecord::default());
             // Goal marks and overlays grow only when a search uses them.
@@ -399,7 +405,7 @@ impl AStar {
         self.overlay_list.clear();
         self.overlay_list.extend_from_slice(overlay);
         self.next_generation(grid.terrain_raw().len());
-        self.goal_marks.resize(self.nodes.len(), 0);
+        grow_zeroed(&mut self.goal_marks, self.nodes.len());
         let mark = self.generation;
         let mut any = None;
         for &g in goals {
@@ -437,7 +443,7 @@ impl AStar {
         let generation = self.generation;
         let mut overlay_max = 0;
         if !self.overlay_list.is_empty() {
-            self.overlay.resize(self.nodes.len(), (0, 0));
+            grow_zeroed(&mut self.overlay, self.nodes.len());
         }
         for &(cell, o) in &self.overlay_list {
             if let Ok(i) = grid.index(cell)
