@@ -31,7 +31,9 @@
 //!   rounding aside, touches them);
 //! - `rss_growth_mb_per_10k`: the process's resident memory, sampled every K frames (100), its
 //!   least-squares slope after warm-up (the first quarter of the input frames) until the input
-//!   stops, in MB per 10,000 frames;
+//!   stops, in MB per 10,000 frames (the `frames` line gives the same slope of the bytes live
+//!   on the heap, `heap_growth_mb_per_10k`, counted by the runner's allocator: memory the
+//!   program holds, apart from pages the allocator keeps);
 //! - `checksum`: a hash of every unit's position bits, in the runner's own unit order, at the
 //!   end (the same seed and settings give the same figure when the run is deterministic).
 //!
@@ -47,6 +49,9 @@
 #[path = "common/mod.rs"]
 mod common;
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
@@ -431,6 +436,53 @@ impl Game {
     }
 }
 
+/// The global allocator, counting the bytes live on the heap: beside the resident memory, it
+/// tells growth the program holds (a leak) from pages the allocator keeps (fragmentation).
+struct Counting;
+
+/// Bytes allocated and not yet freed.
+static LIVE_HEAP: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call goes to `System` with the caller's arguments; the counter is only added to.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE_HEAP.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE_HEAP.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded as is.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE_HEAP.fetch_sub(layout.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE_HEAP.fetch_sub(layout.size(), Relaxed);
+            LIVE_HEAP.fetch_add(new_size, Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
 /// The process's resident memory in bytes (0 where `/proc` is not there).
 fn resident_bytes() -> u64 {
     let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
@@ -543,6 +595,7 @@ fn main() {
     // Thread CPU time of the plugin's systems, in microseconds.
     let mut cpu_us = Histogram::new(100_000);
     let mut rss: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
+    let mut heap: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut blocked_overlaps = 0u64;
     let mut walking_raw = 0u64;
     let mut queue_max = 0usize;
@@ -617,6 +670,7 @@ fn main() {
         }
         if frame.is_multiple_of(args.sample) && frame > warm_up && frame <= args.frames {
             rss.push((frame as f64, resident_bytes() as f64 / 1e6));
+            heap.push((frame as f64, LIVE_HEAP.load(Relaxed) as f64 / 1e6));
         }
         if args.workers > 0
             && let Some(rest) = period.checked_sub(t.elapsed())
@@ -654,6 +708,8 @@ fn main() {
     let missing = game.requests.saturating_sub(answered + game.vanished);
     let growth = slope(&rss) * 10_000.0;
     let rss_last = rss.last().map_or(0.0, |r| r.1);
+    let heap_growth = slope(&heap) * 10_000.0;
+    let heap_last = heap.last().map_or(0.0, |r| r.1);
     println!(
         "requests game={} vanished_with_unit={} bad={} group_orders={} edits={} own_outcomes={} found={} failed={} cancelled={}",
         game.requests,
@@ -667,7 +723,7 @@ fn main() {
         o.cancelled
     );
     println!(
-        "frames wall_s={:.1} p99_plugin_cpu_ms={:.3} max_plugin_cpu_ms={:.3} queue_max={queue_max} rss_mb_at_input_end={rss_last:.1}",
+        "frames wall_s={:.1} p99_plugin_cpu_ms={:.3} max_plugin_cpu_ms={:.3} queue_max={queue_max} rss_mb_at_input_end={rss_last:.1} heap_mb_at_input_end={heap_last:.1} heap_growth_mb_per_10k={heap_growth:.2}",
         elapsed.as_secs_f64(),
         cpu_us.percentile(0.99) as f64 / 1000.0,
         cpu_us.percentile(1.0) as f64 / 1000.0,

@@ -650,6 +650,10 @@ struct Frames {
     phases: Vec<[Duration; 3]>,
     /// Their thread CPU time.
     cpu_ms: Vec<f64>,
+    /// Of their wall time, the time spent waiting for late worker results (lockstep mode).
+    wait_ms: Vec<f64>,
+    /// Their work counted at the plugin's nominal costs (the budget's clock in lockstep mode).
+    counted_ms: Vec<f64>,
     /// The calibration spin per frame (with `--calibrate`).
     calibration_ms: Vec<f64>,
     /// Frames until every request had its outcome.
@@ -670,6 +674,8 @@ fn run(
         wall_ms: Vec::new(),
         phases: Vec::new(),
         cpu_ms: Vec::new(),
+        wait_ms: Vec::new(),
+        counted_ms: Vec::new(),
         calibration_ms: Vec::new(),
         to_drain: 0,
         crowd: CrowdFrame::default(),
@@ -699,6 +705,8 @@ fn run(
         f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
         f.phases.push(stats.phases);
         f.cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
+        f.wait_ms.push(stats.worker_wait.as_secs_f64() * 1000.0);
+        f.counted_ms.push(stats.counted.as_secs_f64() * 1000.0);
         if args.calibrate {
             let t = Instant::now();
             spin(spin_for_budget);
@@ -752,6 +760,18 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     // Frames until drained only: later frames have no pathfinding work.
     let drain = &f.wall_ms[..f.to_drain.max(1).min(f.wall_ms.len())];
     if args.verbose {
+        for (i, w) in f.wait_ms.iter().enumerate().filter(|(_, w)| **w > 0.0) {
+            eprintln!("frame {}: waited {w:.3} ms for workers", i + 1);
+        }
+        let budget_ms = args.budget_us as f64 / 1000.0;
+        for (i, &cpu) in f.cpu_ms.iter().enumerate().filter(|(_, c)| **c > budget_ms) {
+            eprintln!(
+                "frame {}: cpu {cpu:.3} ms, counted {:.3} ms (collect, service, receive: {:?})",
+                i + 1,
+                f.counted_ms[i],
+                f.phases[i]
+            );
+        }
         let (worst, ms) = drain
             .iter()
             .enumerate()
@@ -762,10 +782,13 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
         );
     }
     let cpu = &f.cpu_ms[..drain.len()];
+    let wait = &f.wait_ms[..drain.len()];
     println!(
-        "cpu max_frame_cpu_ms={:.3} p99_frame_cpu_ms={:.3} (thread CPU time of the same systems: wall time minus preemption)",
+        "cpu max_frame_cpu_ms={:.3} p99_frame_cpu_ms={:.3} (thread CPU time of the same systems: wall time minus preemption) worker_wait_frames={} max_worker_wait_ms={:.3}",
         max(cpu),
-        percentile(cpu, 0.99)
+        percentile(cpu, 0.99),
+        wait.iter().filter(|&&w| w > 0.0).count(),
+        max(wait),
     );
     let budget_ms = args.budget_us as f64 / 1000.0;
     if args.calibrate {

@@ -237,3 +237,30 @@ fn a_desync_is_seen_at_the_tick_it_happens() {
     assert_eq!(first_difference(&a, &b), Some(a[150].tick));
     assert_eq!(a[150].tick, a[149].tick + 1);
 }
+
+#[test]
+fn with_workers_a_tick_hands_off_as_many_searches_as_a_wall_clock_frame() {
+    // A search holds its runner's slot until its result is due, `worker_ticks` (2) ticks later:
+    // a runner has twice the slots in lockstep mode, so the first due tick brings as many paths
+    // as a frame starts (`searches_per_frame`, 32), not half of them.
+    let (mut app, _, units) = app(100, 1, false);
+    for (k, &e) in units.iter().enumerate() {
+        let goal = Cell::new(80 + (k % 12) as i32, 10 + 8 * (k / 12) as i32);
+        app.world_mut()
+            .entity_mut(e)
+            .insert(PathRequest::to_cell(goal));
+    }
+    let mut paths = 0;
+    for _ in 0..20 {
+        app.update();
+        paths = app
+            .world_mut()
+            .query::<&NavPath>()
+            .iter(app.world())
+            .count();
+        if paths > 0 {
+            break;
+        }
+    }
+    assert_eq!(paths, 32, "paths of the first due tick");
+}

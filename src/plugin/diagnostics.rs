@@ -54,6 +54,16 @@ pub struct TilepathFrameStats {
     /// [`TilepathFrameStats::queue_len`], how far the queue is behind. A warning is logged when
     /// requests come faster than they are served for a sustained stretch.
     pub oldest_wait_frames: u32,
+    /// The frame's work counted at nominal costs (the budget's clock in lockstep mode, where
+    /// the frame stops starting work once it reaches
+    /// [`TilepathSettings::time_budget`](crate::TilepathSettings::time_budget)); counted in
+    /// every mode, to compare with [`TilepathFrameStats::main_thread_cpu`].
+    pub counted: Duration,
+    /// Wall time the frame waited for worker searches whose results were due and not done yet
+    /// (lockstep mode only; always zero outside it). Often above zero: the workers are handed
+    /// more than they finish in [`Lockstep::worker_ticks`](crate::Lockstep::worker_ticks) ticks
+    /// on this machine: raise it.
+    pub worker_wait: Duration,
     /// Cells expanded by the most recent inline searches with their maps, at most eight (debug
     /// overlay; kept
     /// only with [`TilepathSettings::record_expanded`](crate::TilepathSettings::record_expanded)).
@@ -88,6 +98,8 @@ pub(crate) struct FrameTally {
     /// The receive phase's share of `spent`, this frame and the last (kept across frames).
     pub(crate) receive_spent: Duration,
     pub(crate) last_receive_spent: Duration,
+    /// Wall time spent waiting for late worker reports (lockstep mode).
+    pub(crate) worker_wait: Duration,
 }
 
 impl FrameTally {
@@ -107,6 +119,8 @@ impl FrameTally {
             0.0
         };
         stats.expansions = t.expansions;
+        stats.worker_wait = t.worker_wait;
+        stats.counted = Duration::from_nanos(t.work);
     }
 
     /// Counts `cost` of work done (the budget's clock in lockstep mode).

@@ -26,27 +26,34 @@ use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
 use super::workers::{HANDOFF_PER_RUNNER, WorkerSearch};
 
-/// Grows the inline searches' scratch space to a new map's size as soon as the map appears, so
-/// the first frames with requests do not pay for it (measured: about 20 ms for two 512 x 512
-/// scratches, mostly first-touch page faults).
+/// Grows the searches' scratch space to a new map's size as soon as the map appears, so the
+/// first frames with requests do not pay for it (measured: about 20 ms for two 512 x 512
+/// scratches, mostly first-touch page faults): the inline searches' here, the worker searches'
+/// on a worker (in lockstep mode the first results were 15-30 ms late without it, and their
+/// tick waited for them; 3-4 ms with it).
 pub(crate) fn prepare_scratch(
     mut queue: ResMut<PathQueue>,
     settings: Res<TilepathSettings>,
     maps: Query<&NavMap, Added<NavMap>>,
 ) {
-    if settings.workers != WorkerMode::Inline {
-        return;
-    }
     for map in &maps {
-        let want = settings.max_inline_searches.max(1);
-        while queue.pool.len() < want {
-            queue.pool.push(Box::default());
-        }
-        for search in &mut queue.pool {
-            search.reserve_for(map.grid());
-        }
-        if settings.share_searches {
-            queue.trees.reserve_for(map.grid());
+        match settings.workers {
+            WorkerMode::Inline => {
+                let want = settings.max_inline_searches.max(1);
+                while queue.pool.len() < want {
+                    queue.pool.push(Box::default());
+                }
+                for search in &mut queue.pool {
+                    search.reserve_for(map.grid());
+                }
+                if settings.share_searches {
+                    queue.trees.reserve_for(map.grid());
+                }
+            }
+            WorkerMode::Async { max_in_flight } => {
+                let grid = map.snapshot_of(ClassId::default());
+                queue.workers.warm(grid, max_in_flight.max(1));
+            }
         }
     }
 }
@@ -408,6 +415,7 @@ pub(crate) fn service_queue(
         );
     }
     queue.results = reports;
+    tally.worker_wait += queue.workers.take_waited();
 
     // Start searches: as many as there are free slots (inline searches in progress, or worker
     // searches handed off: `HANDOFF_PER_RUNNER` per runner), at most `searches_per_frame` per
@@ -415,11 +423,12 @@ pub(crate) fn service_queue(
     let max_inline = settings.max_inline_searches.max(1);
     let slots = match settings.workers {
         WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
-        // (In lockstep mode a search holds its slot until it is due, done or not: more slots
-        // would hand the runners more than they do in `worker_ticks` ticks, and ticks would wait
-        // for them.)
+        // (In lockstep mode a search holds its slot until it is due, done or not: a runner has
+        // `worker_ticks` times the slots, so it is handed as many searches a tick.)
         WorkerMode::Async { max_in_flight } => {
-            (max_in_flight.max(1) * HANDOFF_PER_RUNNER).saturating_sub(queue.workers.in_flight())
+            let ticks = lockstep.map_or(1, |l| l.worker_ticks.max(1) as usize);
+            (max_in_flight.max(1) * HANDOFF_PER_RUNNER * ticks)
+                .saturating_sub(queue.workers.in_flight())
         }
     };
     // With every runner busy, a more urgent request (waiting here, or handed off) than a search

@@ -77,6 +77,8 @@ pub(super) struct WorkerChannel {
     due: Option<u64>,
     /// Reports received before their flight is due, in the order they came.
     early: Vec<WorkerReport>,
+    /// Wall time spent waiting for due reports since [`WorkerChannel::take_waited`].
+    waited: Duration,
 }
 
 impl Default for WorkerChannel {
@@ -91,6 +93,7 @@ impl Default for WorkerChannel {
             scratch: ScratchPool::default(),
             due: None,
             early: Vec::new(),
+            waited: Duration::ZERO,
         }
     }
 }
@@ -245,6 +248,29 @@ impl WorkerChannel {
         }
     }
 
+    /// Gets `count` scratch spaces ready for searches of `grid` on a worker, touched there (see
+    /// `prepare_scratch`).
+    pub(super) fn warm(&mut self, grid: GridSnapshot, count: usize) {
+        let pool = self.scratch.clone();
+        let work = async move {
+            let mut ready: Vec<Box<AStar>> = pool
+                .lock()
+                .map(|mut p| std::mem::take(&mut *p))
+                .unwrap_or_default();
+            ready.resize_with(ready.len().max(count), Box::default);
+            for search in &mut ready {
+                search.reserve_for(&grid);
+            }
+            if let Ok(mut p) = pool.lock() {
+                p.extend(ready);
+            }
+        };
+        match AsyncComputeTaskPool::try_get() {
+            Some(tasks) => tasks.spawn(work).detach(),
+            None => bevy::tasks::block_on(work),
+        }
+    }
+
     /// Hands `job` to the runners with `priority` (its aged priority); its result comes back
     /// through [`Self::try_recv`].
     pub(super) fn spawn(&mut self, job: Job, search: WorkerSearch, priority: i32, runners: usize) {
@@ -303,12 +329,25 @@ impl WorkerChannel {
         loop {
             // A runner never ends without reporting its task; the receiver's sender half lives
             // in `self`, so this waits for the runner, never forever on a closed channel.
-            let r = self.receiver.recv().ok()?;
+            let r = match self.receiver.try_recv() {
+                Ok(r) => r,
+                Err(_) => {
+                    let t = Instant::now();
+                    let r = self.receiver.recv().ok();
+                    self.waited += t.elapsed();
+                    r?
+                }
+            };
             if r.id() == id {
                 return Some(self.taken(r));
             }
             self.early.push(r);
         }
+    }
+
+    /// Wall time spent waiting for reports due (lockstep mode) since the last call.
+    pub(super) fn take_waited(&mut self) -> Duration {
+        std::mem::take(&mut self.waited)
     }
 
     /// `r` taken back: a report that ends its flight lands it.
