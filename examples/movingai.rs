@@ -2,7 +2,7 @@
 //! the lengths against the optimal ones.
 //!
 //! ```text
-//! cargo run --release --example movingai -- <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth] [--hierarchical N]
+//! cargo run --release --example movingai -- <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps] [--smooth] [--hierarchical N]
 //! ```
 //!
 //! With `--hierarchical N`: every query also runs through a [`RegionMap`] of N x N clusters; a
@@ -50,7 +50,7 @@ struct Args {
     cluster: Option<u32>,
 }
 
-const USAGE: &str = "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted] [--smooth] [--hierarchical N]";
+const USAGE: &str = "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps] [--smooth] [--hierarchical N]";
 
 fn parse_args() -> Result<Args, String> {
     use lexopt::prelude::*;
@@ -80,9 +80,13 @@ fn parse_args() -> Result<Args, String> {
             weight: 1.5,
             ..Default::default()
         },
+        "jps" => SearchConfig {
+            jump_points: true,
+            ..Default::default()
+        },
         other => {
             return Err(format!(
-                "unknown mode {other:?} (astar, dijkstra, weighted)"
+                "unknown mode {other:?} (astar, dijkstra, weighted, jps)"
             ));
         }
     };

@@ -139,6 +139,13 @@ proptest! {
                     prop_assert_eq!(sum, c);
                     prop_assert_eq!(p.cells[0], start);
                     prop_assert_eq!(*p.cells.last().unwrap(), goal);
+                    // Jump point search finds a path of the same cost (on the grids it runs on;
+                    // A* on the others).
+                    let jps = SearchConfig { jump_points: true, ..cfg };
+                    let j = find_path(&grid, start, goal, &jps).unwrap();
+                    prop_assert_eq!(j.cost, c, "jump points, heuristic {:?}", h);
+                    let sum: u64 = j.cells.windows(2).map(|s| grid.step_cost(s[0], s[1]).unwrap()).sum();
+                    prop_assert_eq!(sum, c);
                 }
                 (Err(PathError::GoalBlocked(_)), None) => prop_assert!(!grid.is_walkable(goal)),
                 (Err(PathError::Unreachable), None) => prop_assert!(!grid.connected(start, goal)),
@@ -843,4 +850,92 @@ fn hex_cells_and_world_geometry() {
     );
     grid.set_walkable(c + Cell::new(1, -1), true).unwrap();
     assert!(grid.connected(c, Cell::new(0, 0)));
+}
+
+/// Larger eight-way grids without corner cutting, mostly plain ground: walls, some dearer and
+/// cheaper terrain, a few penalties.
+fn open_grid_strategy() -> impl Strategy<Value = NavGrid> {
+    (8u32..40, 8u32..40, any::<bool>()).prop_flat_map(|(w, h, varied)| {
+        let n = (w * h) as usize;
+        let terrain = if varied {
+            prop_oneof![12 => Just(1u8), 3 => Just(0u8), 1 => 2u8..5, 1 => Just(20u8)].boxed()
+        } else {
+            prop_oneof![5 => Just(1u8), 1 => Just(0u8)].boxed()
+        };
+        (
+            proptest::collection::vec(terrain, n),
+            proptest::collection::vec(prop_oneof![30 => Just(0u32), 1 => 1u32..200_000], n),
+        )
+            .prop_map(move |(terrain, penalties)| {
+                let rules = MoveRules {
+                    topology: Topology::Eight,
+                    corner_rule: CornerRule::NoCutting,
+                    costs: CostModel::EXACT,
+                };
+                let mut g = NavGrid::from_terrain(w, h, rules, &terrain).unwrap();
+                if varied {
+                    for (i, &p) in penalties.iter().enumerate() {
+                        let c = Cell::new(i as i32 % w as i32, i as i32 / w as i32);
+                        g.set_penalty(c, p).unwrap();
+                    }
+                }
+                g
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// Jump point search costs what A* costs, with and without an overlay of other units'
+    /// claims (penalties) and stopped units (blocks), and its cells are a legal path.
+    #[test]
+    fn jump_point_search_costs_what_astar_costs(
+        grid in open_grid_strategy(),
+        ends in (0i32..40, 0i32..40, 0i32..40, 0i32..40),
+        overlay in proptest::collection::vec((0i32..40, 0i32..40, 0u32..300_000), 0..12),
+    ) {
+        let (w, h) = (grid.width() as i32, grid.height() as i32);
+        let start = Cell::new(ends.0 % w, ends.1 % h);
+        let goal = Cell::new(ends.2 % w, ends.3 % h);
+        let overlay: Vec<(Cell, CellOverlay)> = overlay
+            .iter()
+            .map(|&(x, y, p)| {
+                let o = if p < 50_000 { CellOverlay::Blocked } else { CellOverlay::Penalty(p) };
+                (Cell::new(x % w, y % h), o)
+            })
+            .collect();
+        for overlay in [&[][..], &overlay[..]] {
+            let mut astar = AStar::new();
+            let mut jps = AStar::new();
+            let plain = SearchConfig::default();
+            let jumping = SearchConfig { jump_points: true, ..plain };
+            let a = astar.begin_with_overlay(&grid, start, goal, &plain, overlay);
+            let j = jps.begin_with_overlay(&grid, start, goal, &jumping, overlay);
+            prop_assert_eq!(a.is_ok(), j.is_ok());
+            if a.is_err() {
+                continue;
+            }
+            let finish = |s: &mut AStar| loop {
+                // Small slices: resuming mid-search changes nothing.
+                match s.step(&grid, 3) {
+                    SearchStep::Pending => continue,
+                    SearchStep::Found(p) => break Ok(p),
+                    SearchStep::Failed(e) => break Err(e),
+                }
+            };
+            match (finish(&mut astar), finish(&mut jps)) {
+                (Ok(a), Ok(j)) => {
+                    prop_assert_eq!(a.cost, j.cost);
+                    prop_assert_eq!(j.cells[0], start);
+                    prop_assert_eq!(*j.cells.last().unwrap(), goal);
+                    for s in j.cells.windows(2) {
+                        prop_assert!(grid.step_cost(s[0], s[1]).is_some(), "illegal step {:?}", s);
+                    }
+                }
+                (Err(a), Err(j)) => prop_assert_eq!(a, j),
+                (a, j) => prop_assert!(false, "A* {:?} against jump points {:?}", a, j),
+            }
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! Every query of the arena, den312d and arena2 MovingAI scenarios must come out at its optimal
-//! length (maps: Sturtevant, "Benchmarks for Grid-Based Pathfinding", 2012; see
+//! length, with A* and with jump point search (maps: Sturtevant, "Benchmarks for Grid-Based Pathfinding", 2012; see
 //! `assets/movingai/README.md`).
 
 use bevy_tilepath::core::movingai::{Scenario, parse_map, parse_scen, read_map, read_scen};
@@ -15,10 +15,20 @@ fn load(map: &str) -> (NavGrid, Vec<Scenario>) {
 }
 
 fn check(map: &str, min_queries: usize) {
+    check_with(map, min_queries, SearchConfig::default());
+    // Jump point search too.
+    let jumps = SearchConfig {
+        jump_points: true,
+        ..SearchConfig::default()
+    };
+    check_with(map, min_queries, jumps);
+}
+
+fn check_with(map: &str, min_queries: usize, config: SearchConfig) {
     let (grid, scens) = load(map);
     assert!(scens.len() >= min_queries);
     for (row, s) in scens.iter().enumerate() {
-        let path = find_path(&grid, s.start, s.goal, &SearchConfig::default())
+        let path = find_path(&grid, s.start, s.goal, &config)
             .unwrap_or_else(|e| panic!("{map} row {row}: {e}"));
         assert!(
             s.matches(path.length),

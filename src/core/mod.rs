@@ -22,6 +22,7 @@ mod heuristic;
 mod hex;
 mod hierarchy;
 mod islands;
+mod jps;
 mod line;
 pub mod movingai;
 mod path;

@@ -39,6 +39,10 @@ pub struct SearchConfig {
     /// costs are no longer plain distances). Judged against the parent link, as those articles
     /// do, so paths are not guaranteed optimal under this cost. 0 (the default) turns it off.
     pub turn_penalty: u32,
+    /// Jump point search instead of plain A* on eight-way grids without corner cutting (see
+    /// [`AStar`]): the same path costs, far fewer cells put on the open list. Other grids,
+    /// nearest-of-several searches and searches with a turn penalty run A* as before.
+    pub jump_points: bool,
 }
 
 impl Default for SearchConfig {
@@ -49,6 +53,7 @@ impl Default for SearchConfig {
             goal_policy: GoalPolicy::Fail,
             max_expansions: None,
             turn_penalty: 0,
+            jump_points: false,
         }
     }
 }
@@ -218,23 +223,23 @@ impl OpenList {
 
 /// State of the search in progress.
 #[derive(Clone, Debug)]
-struct Active {
-    start: usize,
+pub(super) struct Active {
+    pub(super) start: usize,
     /// Goal index for single-goal searches.
-    goal: usize,
-    goal_x: u32,
-    goal_y: u32,
-    requested_goal: Cell,
-    multi_goal: bool,
-    heuristic: Heuristic,
-    weight: u64,
-    min_terrain: u64,
-    costs: CostModel,
-    max_expansions: u64,
-    expansions: u64,
-    grid_version: u64,
-    config: SearchConfig,
-    packing: KeyPacking,
+    pub(super) goal: usize,
+    pub(super) goal_x: u32,
+    pub(super) goal_y: u32,
+    pub(super) requested_goal: Cell,
+    pub(super) multi_goal: bool,
+    pub(super) heuristic: Heuristic,
+    pub(super) weight: u64,
+    pub(super) min_terrain: u64,
+    pub(super) costs: CostModel,
+    pub(super) max_expansions: u64,
+    pub(super) expansions: u64,
+    pub(super) grid_version: u64,
+    pub(super) config: SearchConfig,
+    pub(super) packing: KeyPacking,
 }
 
 /// A reusable, resumable A* search.
@@ -263,18 +268,18 @@ struct Active {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct AStar {
-    nodes: Vec<NodeRecord>,
-    open: OpenList,
+    pub(super) nodes: Vec<NodeRecord>,
+    pub(super) open: OpenList,
     /// Per-cell goal marks (multi-goal searches) stamped with the generation.
-    goal_marks: Vec<u32>,
+    pub(super) goal_marks: Vec<u32>,
     /// Per-cell overlay: `(generation, extra)`.
-    overlay: Vec<(u32, u32)>,
-    generation: u32,
-    active: Option<Active>,
+    pub(super) overlay: Vec<(u32, u32)>,
+    pub(super) generation: u32,
+    pub(super) active: Option<Active>,
     /// The goals of the multi-goal search in progress (kept to restart it and to report which).
-    goals: Vec<Cell>,
+    pub(super) goals: Vec<Cell>,
     /// The overlay of the search in progress (kept to restart it).
-    overlay_list: Vec<(Cell, CellOverlay)>,
+    pub(super) overlay_list: Vec<(Cell, CellOverlay)>,
 }
 
 impl AStar {
@@ -535,7 +540,14 @@ impl AStar {
                 .active
                 .as_ref()
                 .is_some_and(|a| a.config.turn_penalty > 0);
+        let jumps = self
+            .active
+            .as_ref()
+            .is_some_and(|a| a.config.jump_points && !a.multi_goal && a.config.turn_penalty == 0);
         let result = match (rules.topology, rules.corner_rule, penalties) {
+            (Topology::Eight, CornerRule::NoCutting, _) if jumps => {
+                self.run_jumps(grid, max_expansions)
+            }
             (Topology::Four, _, false) => self.run::<FOUR, false, false>(grid, max_expansions),
             (Topology::Four, _, true) => self.run::<FOUR, false, true>(grid, max_expansions),
             (Topology::Eight, CornerRule::NoCutting, false) => {
@@ -752,6 +764,10 @@ impl AStar {
             i = p;
         }
         cells.reverse();
+        if active.config.jump_points {
+            // Jump points: the lines between them filled in.
+            cells = super::jps::fill_jumps(&cells);
+        }
         let goal_cell = grid.cell_of(goal);
         let goal_index = if active.multi_goal {
             self.goals.iter().position(|&g| g == goal_cell)

@@ -1,0 +1,347 @@
+//! Jump point search (Harabor and Grastien, "Online Graph Pruning for Pathfinding on Grid Maps",
+//! AAAI 2011), in the variant without corner cutting that MovingAI's benchmarks use, run by
+//! [`AStar`] when [`SearchConfig::jump_points`](super::SearchConfig::jump_points) is set on an
+//! eight-way grid. It is A* that expands only jump points: from a cell it scans straight and
+//! diagonal lines of cells of equal cost without putting them on the open list, and stops
+//! where a path could turn (a blocked cell beside the line leaves a "forced" neighbour), at the
+//! goal, or next to a cell of another cost. Paths cost exactly what A* finds.
+//!
+//! Exact where costs vary: a cell is *plain* when it is walkable, its terrain is the grid's
+//! plain terrain (the one most of its walkable cells have), it has no penalty and the search's overlay does
+//! not touch it. Jumps run over plain cells only and stop at any cell with a walkable cell
+//! that is not plain among its eight neighbours; such a cell, and every cell that is not plain,
+//! is expanded as A* expands it (all its moves, each onto its neighbour). So near roads,
+//! forests, penalties and other units' claims the search is plain A*, and in between, where
+//! every step onto a cell costs the same, the pruning of the paper holds: any path there can
+//! be reordered into one of equal cost that turns only at jump points (the paper's argument,
+//! with cells that are not plain in the role of obstacles, whose neighbours are all expanded).
+//!
+//! Resumable like A*: a slice ends after `max_expansions` expansions, a jump's cells scanned
+//! counting one expansion per [`SCAN_PER_EXPANSION`].
+
+use super::grid::{BLOCKED, Cell, NavGrid};
+use super::path::PathError;
+use super::search::{AStar, HeapEntry, NodeRecord, OVERLAY_BLOCKED};
+
+/// Cells scanned by jumps that count as one expansion against a slice's budget (a scan step
+/// costs about as much as a sixteenth of an expansion; a slice stays bounded in time).
+pub(super) const SCAN_PER_EXPANSION: u32 = 16;
+
+/// The eight moves, as `(dx, dy)`.
+const DIRS: [(i32, i32); 8] = [
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (1, -1),
+    (-1, 1),
+    (-1, -1),
+];
+
+/// What a jump scan reads: the grid, and which cells are plain (see the module docs).
+struct Scan<'a> {
+    terrain: &'a [u8],
+    stride: isize,
+    goal: usize,
+    /// `None`: every walkable cell is plain (uniform terrain, no penalties, no overlay).
+    plain: Option<Plain<'a>>,
+}
+
+/// Plainness where it varies.
+struct Plain<'a> {
+    terrain: u8,
+    penalty: &'a [u32],
+    overlay: &'a [(u32, u32)],
+    generation: u32,
+}
+
+impl Scan<'_> {
+    #[inline(always)]
+    fn blocked(&self, i: isize) -> bool {
+        self.terrain[i as usize] == BLOCKED
+    }
+
+    /// Walkable, and every step onto it costs the plain step.
+    #[inline(always)]
+    fn plain(&self, i: isize) -> bool {
+        let i = i as usize;
+        match &self.plain {
+            None => self.terrain[i] != BLOCKED,
+            Some(p) => {
+                self.terrain[i] == p.terrain
+                    && p.penalty.get(i).is_none_or(|&x| x == 0)
+                    && p.overlay.get(i).is_none_or(|o| o.0 != p.generation)
+            }
+        }
+    }
+
+    /// A cell with a walkable neighbour that is not plain: expanded in full, so jumps stop
+    /// there.
+    #[inline(always)]
+    fn irregular(&self, i: isize) -> bool {
+        if self.plain.is_none() {
+            return false;
+        }
+        let s = self.stride;
+        [
+            i - s - 1,
+            i - s,
+            i - s + 1,
+            i - 1,
+            i + 1,
+            i + s - 1,
+            i + s,
+            i + s + 1,
+        ]
+        .into_iter()
+        .any(|n| !self.blocked(n) && !self.plain(n))
+    }
+
+    /// Whether a straight move `(dx, dy)` arriving at `i` leaves a forced neighbour: a blocked
+    /// cell diagonally behind it on one side with the cell beside `i` on that side open (the
+    /// diagonal around that corner is not allowed, so a path to the side cell turns at `i`).
+    #[inline(always)]
+    fn forced_straight(&self, i: isize, dx: i32, dy: i32) -> bool {
+        let s = self.stride;
+        let back = -(dx as isize) - dy as isize * s;
+        // The two sides, perpendicular to the move.
+        let side = if dx != 0 { s } else { 1 };
+        (self.blocked(i + back - side) && !self.blocked(i - side))
+            || (self.blocked(i + back + side) && !self.blocked(i + side))
+    }
+
+    /// Scans from `i` (excluded) along the straight move `(dx, dy)`; the jump point reached and
+    /// the steps taken, or `None` at a dead end. `scanned` counts the cells looked at.
+    #[inline(always)]
+    fn straight(&self, i: isize, dx: i32, dy: i32, scanned: &mut u32) -> Option<(isize, u32)> {
+        let d = dx as isize + dy as isize * self.stride;
+        let mut c = i;
+        let mut k = 0;
+        loop {
+            let n = c + d;
+            *scanned += 1;
+            if !self.plain(n) {
+                // Blocked (a cell that is not plain is never next to a cell scanned past).
+                return None;
+            }
+            k += 1;
+            if n as usize == self.goal || self.irregular(n) || self.forced_straight(n, dx, dy) {
+                return Some((n, k));
+            }
+            c = n;
+        }
+    }
+
+    /// Scans from `i` (excluded) along the diagonal move `(dx, dy)`: it stops where a straight
+    /// scan along either of its two parts finds a jump point.
+    #[inline(always)]
+    fn diagonal(&self, i: isize, dx: i32, dy: i32, scanned: &mut u32) -> Option<(isize, u32)> {
+        let (hx, vy) = (dx as isize, dy as isize * self.stride);
+        let mut c = i;
+        let mut k = 0;
+        loop {
+            // No corner cutting: both cells beside the step open.
+            if self.blocked(c + hx) || self.blocked(c + vy) {
+                return None;
+            }
+            let n = c + hx + vy;
+            *scanned += 1;
+            if !self.plain(n) {
+                return None;
+            }
+            k += 1;
+            if n as usize == self.goal
+                || self.irregular(n)
+                || self.straight(n, dx, 0, scanned).is_some()
+                || self.straight(n, 0, dy, scanned).is_some()
+            {
+                return Some((n, k));
+            }
+            c = n;
+        }
+    }
+}
+
+impl AStar {
+    /// The jump point search's inner loop (see the module docs): like `run`, `None` when the
+    /// budget ran out, else the goal's index or an error.
+    #[inline(never)]
+    pub(super) fn run_jumps(
+        &mut self,
+        grid: &NavGrid,
+        budget: u32,
+    ) -> Option<Result<usize, PathError>> {
+        let generation = self.generation;
+        let active = self.active.as_mut().expect("run needs an active search");
+        let terrain = grid.terrain_raw();
+        let stride = grid.stride();
+        let plain_terrain = grid.plain_terrain();
+        let varied =
+            !self.overlay_list.is_empty() || grid.has_penalties() || !grid.has_uniform_terrain();
+        let scan = Scan {
+            terrain,
+            stride: stride as isize,
+            goal: active.goal,
+            plain: varied.then_some(Plain {
+                terrain: plain_terrain,
+                penalty: grid.penalty_raw(),
+                overlay: &self.overlay[..],
+                generation,
+            }),
+        };
+        let penalty = grid.penalty_raw();
+        let nodes = &mut self.nodes[..];
+        let overlay = &self.overlay[..];
+        let open = &mut self.open;
+        let open_stamp = 2 * generation;
+        let closed_stamp = open_stamp + 1;
+        let (straight, diagonal) = (active.costs.straight as u64, active.costs.diagonal as u64);
+        let plain_step = [
+            straight * plain_terrain as u64,
+            diagonal * plain_terrain as u64,
+        ];
+        let a = &*active;
+        let h_of = |i: usize| {
+            let (x, y) = ((i % stride) as u32 - 1, (i / stride) as u32 - 1);
+            a.heuristic.estimate(
+                x.abs_diff(a.goal_x),
+                y.abs_diff(a.goal_y),
+                a.costs,
+                a.min_terrain,
+                a.weight,
+            )
+        };
+        let (goal, start, packing) = (a.goal, a.start, a.packing);
+        let max_expansions = a.max_expansions;
+        let mut expansions = a.expansions;
+        let mut left = budget;
+        let mut scanned = 0u32;
+        let result = loop {
+            if left == 0 {
+                break None;
+            }
+            let Some(top) = open.pop() else {
+                break Some(Err(PathError::NoPath));
+            };
+            left -= 1;
+            let i = top.node as usize;
+            if nodes[i].stamp == closed_stamp {
+                continue;
+            }
+            nodes[i].stamp = closed_stamp;
+            if i == goal {
+                break Some(Ok(i));
+            }
+            if expansions >= max_expansions {
+                break Some(Err(PathError::LimitExceeded {
+                    expansions: expansions as u32,
+                }));
+            }
+            expansions += 1;
+            let g = nodes[i].g;
+            let ii = i as isize;
+            // Pruned moves from a plain cell reached by a jump: the paper's natural neighbours
+            // and forced ones; everything from the start and from cells next to other costs.
+            let full = i == start || !scan.plain(ii) || scan.irregular(ii);
+            let (px, py) = {
+                let p = nodes[i].parent as usize;
+                let (dx, dy) = (
+                    (i % stride) as i32 - (p % stride) as i32,
+                    (i / stride) as i32 - (p / stride) as i32,
+                );
+                (dx.signum(), dy.signum())
+            };
+            let mut relax = |j: isize, cost: u64, nodes: &mut [NodeRecord]| {
+                let j = j as usize;
+                let ng = g + cost;
+                let r = &mut nodes[j];
+                if r.stamp < open_stamp || (r.stamp == open_stamp && ng < r.g) {
+                    r.g = ng;
+                    r.parent = i as u32;
+                    r.stamp = open_stamp;
+                    let h = h_of(j);
+                    open.push(HeapEntry {
+                        key: packing.key(ng + h, h),
+                        node: j as u32,
+                    });
+                }
+            };
+            for (dx, dy) in DIRS {
+                let diag = dx != 0 && dy != 0;
+                if !full {
+                    let wanted = if px != 0 && py != 0 {
+                        // Diagonal arrival: its two parts and itself (no forced neighbours
+                        // without corner cutting).
+                        (dx == px || dx == 0) && (dy == py || dy == 0)
+                    } else if px != 0 {
+                        // Straight along x: on, or round a corner behind (forced).
+                        (dx == px && dy == 0)
+                            || (dy != 0
+                                && (dx == 0 || dx == px)
+                                && scan.blocked(ii - px as isize + dy as isize * scan.stride))
+                    } else {
+                        (dy == py && dx == 0)
+                            || (dx != 0
+                                && (dy == 0 || dy == py)
+                                && scan.blocked(ii - py as isize * scan.stride + dx as isize))
+                    };
+                    if !wanted {
+                        continue;
+                    }
+                }
+                let (hx, vy) = (dx as isize, dy as isize * scan.stride);
+                let n = ii + hx + vy;
+                if scan.blocked(n) || (diag && (scan.blocked(ii + hx) || scan.blocked(ii + vy))) {
+                    continue;
+                }
+                if !scan.plain(n) {
+                    // A move onto a cell of another cost, as A* makes it.
+                    let nu = n as usize;
+                    let (s, extra) = overlay.get(nu).copied().unwrap_or((0, 0));
+                    let extra = if s == generation { extra } else { 0 };
+                    if extra == OVERLAY_BLOCKED {
+                        continue;
+                    }
+                    let base = if diag { diagonal } else { straight };
+                    let extra = extra as u64 + penalty.get(nu).map_or(0, |&p| p as u64);
+                    let cost = base * terrain[nu] as u64 + extra;
+                    relax(n, cost, nodes);
+                    continue;
+                }
+                let found = if diag {
+                    scan.diagonal(ii, dx, dy, &mut scanned)
+                } else {
+                    scan.straight(ii, dx, dy, &mut scanned)
+                };
+                if let Some((j, k)) = found {
+                    relax(j, k as u64 * plain_step[diag as usize], nodes);
+                }
+            }
+            let charged = scanned / SCAN_PER_EXPANSION;
+            scanned %= SCAN_PER_EXPANSION;
+            left = left.saturating_sub(charged);
+        };
+        active.expansions = expansions;
+        if let Some(Err(_)) = result {
+            self.active = None;
+        }
+        result
+    }
+}
+
+/// The cells of a jump point path: `points` with the straight and diagonal lines between
+/// consecutive ones filled in.
+pub(super) fn fill_jumps(points: &[Cell]) -> Vec<Cell> {
+    let mut cells = Vec::with_capacity(points.len());
+    for w in points.windows(2) {
+        let (mut c, b) = (w[0], w[1]);
+        let step = Cell::new((b.x - c.x).signum(), (b.y - c.y).signum());
+        while c != b {
+            cells.push(c);
+            c += step;
+        }
+    }
+    cells.extend(points.last());
+    cells
+}
