@@ -48,14 +48,15 @@ struct Args {
     mode: String,
     config: SearchConfig,
     cluster: Option<u32>,
+    swamp: bool,
 }
 
-const USAGE: &str = "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps] [--smooth] [--hierarchical N]";
+const USAGE: &str = "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps] [--smooth] [--hierarchical N] [--swamp]";
 
 fn parse_args() -> Result<Args, String> {
     use lexopt::prelude::*;
     let mut positional = Vec::new();
-    let (mut per_query, mut smooth) = (false, false);
+    let (mut per_query, mut smooth, mut swamp) = (false, false, false);
     let mut mode = "astar".to_string();
     let mut cluster: Option<u32> = None;
     let mut parser = lexopt::Parser::from_env();
@@ -63,6 +64,7 @@ fn parse_args() -> Result<Args, String> {
         match arg {
             Long("per-query") => per_query = true,
             Long("smooth") => smooth = true,
+            Long("swamp") => swamp = true,
             Long("mode") => mode = common::value(&mut parser, "--mode")?,
             Long("hierarchical") => cluster = Some(common::value(&mut parser, "--hierarchical")?),
             Value(v) => positional.push(v.to_string_lossy().into_owned()),
@@ -98,6 +100,7 @@ fn parse_args() -> Result<Args, String> {
         mode,
         config,
         cluster,
+        swamp,
     })
 }
 
@@ -174,7 +177,12 @@ impl Smoothing {
 
 fn run() -> Result<(), String> {
     let args = parse_args()?;
-    let grid = read_map(&args.map_path, MoveRules::default()).map_err(|e| e.to_string())?;
+    let mut grid = read_map(&args.map_path, MoveRules::default()).map_err(|e| e.to_string())?;
+    if args.swamp {
+        swamp(&mut grid);
+    }
+    // With `--swamp` the optimal lengths no longer hold: each query is checked against A*.
+    let (mut reference, mut reference_us) = (AStar::new(), Vec::new());
     let scens = read_scen(&args.scen_path).map_err(|e| e.to_string())?;
     let regions = args.cluster.map(|c| {
         let t = Instant::now();
@@ -206,7 +214,27 @@ fn run() -> Result<(), String> {
             _ => (-1.0, 0),
         };
         flat.expansions += expansions;
-        if !s.matches(length) && args.mode != "weighted" {
+        if args.swamp {
+            let t = Instant::now();
+            let a = reference
+                .begin(&grid, s.start, s.goal, &SearchConfig::default())
+                .map(|()| {
+                    loop {
+                        match reference.step(&grid, u32::MAX) {
+                            SearchStep::Pending => continue,
+                            done => break done,
+                        }
+                    }
+                });
+            reference_us.push(t.elapsed().as_secs_f64() * 1e6);
+            let cost = |r: &SearchStep| match r {
+                SearchStep::Found(p) => Some(p.cost),
+                _ => None,
+            };
+            if a.as_ref().ok().and_then(cost) != cost(&result) && args.mode != "weighted" {
+                flat.mismatches += 1;
+            }
+        } else if !s.matches(length) && args.mode != "weighted" {
             flat.mismatches += 1;
         }
         if let SearchStep::Found(p) = &result {
@@ -221,11 +249,31 @@ fn run() -> Result<(), String> {
             println!("{row} {length:.6} {expansions} {:.1}", dt * 1e6);
         }
     }
+    if args.swamp {
+        println!(
+            "swamp reference=astar astar_mean_us={:.1} (mismatches on the summary line: costs that differ from A*'s)",
+            reference_us.iter().sum::<f64>() / reference_us.len().max(1) as f64
+        );
+    }
     report(&args, scens.len(), flat, smoothing, &hier, regions.as_ref());
     if let Some((regions, build_ms)) = regions {
         time_edits(grid, regions, build_ms);
     }
     Ok(())
+}
+
+/// Every fifth open cell, in 4 x 4 patches, becomes a cost-3 swamp (`--swamp`).
+fn swamp(grid: &mut NavGrid) {
+    for y in 0..grid.height() as i32 {
+        for x in 0..grid.width() as i32 {
+            let patch = ((x / 4) as u32).wrapping_mul(0x9E37_79B9)
+                ^ ((y / 4) as u32).wrapping_mul(0x85EB_CA6B);
+            let c = Cell::new(x, y);
+            if grid.is_walkable(c) && (patch.wrapping_mul(0x27D4_EB2F) >> 16).is_multiple_of(5) {
+                grid.set_terrain(c, 3).expect("in bounds");
+            }
+        }
+    }
 }
 
 /// The `edits` line: the time to bring the region map up to date after one tile edit

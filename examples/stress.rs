@@ -3,16 +3,16 @@
 //! ```text
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
 //!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
-//!     [--lockstep]
+//!     [--lockstep] [--uniform] [--no-jumps]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
 //! starts and goals; with `--group` every unit starts in one cluster near the left edge and gets
 //! one group order, through `group_order`, to a cell near the right edge), runs 60 Hz frames
 //! until every request has an outcome, and prints as its last line
-//! `summary requests=<n> outcomes=<n> found=<n> shared=<n> hierarchical=<n> failed=<n> cancelled=<n> frames_to_first=<n> frames_to_drain=<n> max_frame_ms=<f> p99_frame_ms=<f> budget_ms=<f>`
+//! `summary requests=<n> outcomes=<n> found=<n> shared=<n> hierarchical=<n> jump_points=<n> failed=<n> cancelled=<n> frames_to_first=<n> frames_to_drain=<n> max_frame_ms=<f> p99_frame_ms=<f> budget_ms=<f>`
 //! where `shared` counts paths read off a shared search, `hierarchical` those found through the
-//! region map, `frames_to_first` is the frame of the
+//! region map, `jump_points` those of a unit's own jump point search, `frames_to_first` is the frame of the
 //! first path for a request of the game (a unit can move) and frame_ms is the main-thread time
 //! spent in the plugin's systems in that frame. Every request must have exactly one outcome (the
 //! run panics otherwise).
@@ -20,7 +20,9 @@
 //! `--no-share` turns shared searches off, `--smooth-first` sets how many cells of a path are
 //! smoothed before delivery (`all`: whole paths, as before lazy smoothing): together they give
 //! the plugin as it was before issue 11, side by side. `--flat` turns the hierarchical search of
-//! long requests off. The requests are made once the map's region map is built, as a game's
+//! long requests off, `--no-jumps` jump point search (A* instead), `--uniform` the map's forest
+//! and swamp (plain ground everywhere: jump point search runs on grids of one terrain only).
+//! The requests are made once the map's region map is built, as a game's
 //! units get orders after its map has loaded (a `regions` line says how long it took).
 //! With `--move`, every unit also gets a `Mover` and the run goes on for `--move-frames` frames
 //! (default 300) while they walk with claims; a `move` line reports the movement systems' time
@@ -55,13 +57,15 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{Cell, NavGrid, cell_at, group_center, overlaps_blocked, spread_slots};
+use bevy_tilepath::core::{
+    Cell, NavGrid, SearchConfig, cell_at, group_center, overlaps_blocked, spread_slots,
+};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
 use common::{CrowdFrame, CrowdWatch, Rng, percentile};
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
-fn generate(size: u32, rng: &mut Rng) -> NavGrid {
+fn generate(size: u32, rng: &mut Rng, uniform: bool) -> NavGrid {
     let mut grid = NavGrid::new(size, size).expect("valid size");
     let s = size as i32;
     for _ in 0..size / 8 {
@@ -82,7 +86,9 @@ fn generate(size: u32, rng: &mut Rng) -> NavGrid {
             }
         }
     }
+    // (With `--uniform`, the patches are drawn but left plain ground: the same walls.)
     for (terrain, patches) in [(3u8, size / 16), (6u8, size / 32)] {
+        let terrain = if uniform { 1 } else { terrain };
         for _ in 0..patches {
             let (cx, cy, r) = (
                 rng.below(size) as i32,
@@ -139,6 +145,7 @@ struct Tally {
     /// Found paths by the search that found them (shared, hierarchical; the rest own).
     shared: u32,
     hierarchical: u32,
+    jump_points: u32,
     /// Frames seen so far.
     frames: usize,
     /// The frame of the first path found for a game's request (a unit can move).
@@ -155,7 +162,8 @@ fn tally(mut reader: MessageReader<PathOutcome>, mut t: ResMut<Tally>) {
                 match search {
                     SearchKind::Shared => t.shared += 1,
                     SearchKind::Hierarchical => t.hierarchical += 1,
-                    _ => {}
+                    SearchKind::JumpPoints => t.jump_points += 1,
+                    SearchKind::Own => {}
                 }
                 if o.origin.is_user() && t.first_found.is_none() {
                     t.first_found = Some(t.frames);
@@ -211,7 +219,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps]";
 
 /// The command line.
 struct Args {
@@ -226,6 +234,10 @@ struct Args {
     share: bool,
     /// `--flat`: no hierarchical search.
     flat: bool,
+    /// `--uniform`: no forest or swamp patches.
+    uniform: bool,
+    /// `--no-jumps`: A* instead of jump point search.
+    no_jumps: bool,
     smooth_first: usize,
     edits: usize,
     calibrate: bool,
@@ -253,6 +265,8 @@ impl Args {
             group: false,
             share: true,
             flat: false,
+            uniform: false,
+            no_jumps: false,
             smooth_first: TilepathSettings::default().smooth_before_delivery,
             edits: 0,
             calibrate: false,
@@ -275,6 +289,8 @@ impl Args {
                 Long("group") => a.group = true,
                 Long("no-share") => a.share = false,
                 Long("flat") => a.flat = true,
+                Long("uniform") => a.uniform = true,
+                Long("no-jumps") => a.no_jumps = true,
                 Long("smooth-first") => {
                     let v: String = common::value(&mut parser, "--smooth-first")?;
                     a.smooth_first = if v == "all" {
@@ -316,7 +332,7 @@ fn main() {
     let grid = if args.gates {
         gates(args.size)
     } else {
-        generate(args.size, &mut rng)
+        generate(args.size, &mut rng, args.uniform)
     };
     let mut app = build_app(&args);
     let map = NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0));
@@ -527,6 +543,10 @@ fn build_app(args: &Args) -> App {
         searches_per_frame: if args.workers == 0 { 8 } else { 64 },
         share_searches: args.share,
         hierarchical_beyond: if args.flat { 0 } else { 64 },
+        search: SearchConfig {
+            jump_points: !args.no_jumps,
+            ..Default::default()
+        },
         smooth_before_delivery: args.smooth_first,
         workers: if args.workers == 0 {
             WorkerMode::Inline
@@ -806,10 +826,11 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     // With --move, units also repath on their own: every request (ticket) still has one outcome.
     let requests = tally.per_ticket.len() as u32;
     println!(
-        "summary requests={requests} outcomes={outcomes} found={} shared={} hierarchical={} failed={} cancelled={} frames_to_first={} frames_to_drain={} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
+        "summary requests={requests} outcomes={outcomes} found={} shared={} hierarchical={} jump_points={} failed={} cancelled={} frames_to_first={} frames_to_drain={} max_frame_ms={:.3} p99_frame_ms={:.3} budget_ms={:.3}",
         tally.found,
         tally.shared,
         tally.hierarchical,
+        tally.jump_points,
         tally.failed,
         tally.cancelled,
         tally.first_found.unwrap_or(0),

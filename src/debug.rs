@@ -215,7 +215,7 @@ fn draw_overlay(
             );
             let wp = progress.map_or(0, |p| p.waypoint.saturating_sub(1));
             let color = match path.search {
-                SearchKind::Own => Color::srgb(0.2, 1.0, 0.9),
+                SearchKind::Own | SearchKind::JumpPoints => Color::srgb(0.2, 1.0, 0.9),
                 SearchKind::Shared => Color::srgb(1.0, 0.6, 0.2),
                 SearchKind::Hierarchical => Color::srgb(0.7, 0.5, 1.0),
             };

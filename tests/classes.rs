@@ -545,13 +545,15 @@ mod plugin {
     #[test]
     fn a_tanks_long_request_goes_through_its_own_region_map() {
         // 200 x 40: a wall down x = 100 with a one-cell gap at y = 5 and a three-cell one at
-        // y = 30..33. A tank's request across is longer than the hierarchical threshold.
+        // y = 30..33. A tank's request across is longer than the hierarchical threshold. A
+        // marsh cell: on a grid of one terrain the request would be a flat jump point search.
         let mut grid = NavGrid::new(200, 40).unwrap();
         for y in 0..40 {
             if y != 5 && !(30..33).contains(&y) {
                 grid.set_walkable(Cell::new(100, y), false).unwrap();
             }
         }
+        grid.set_terrain(Cell::new(50, 38), 3).unwrap();
         let mut app = app(grid.clone());
         let p = Cell::new(5, 5).as_vec2() + 0.5;
         let tank = app

@@ -601,7 +601,8 @@ fn shared_searches_off_search_alone_at_the_same_costs() {
     app.update();
     let log = app.world().resource::<Log>();
     for &u in &units {
-        assert_eq!(found_search(log, u), Some(SearchKind::Own));
+        // Their own searches: jump point searches on this grid of one terrain.
+        assert_eq!(found_search(log, u), Some(SearchKind::JumpPoints));
     }
 }
 
@@ -840,9 +841,15 @@ fn excess_over_shortest(app: &App, unit: Entity, grid: &NavGrid, start: Cell, go
 #[test]
 fn long_requests_search_the_region_map_and_follow_edits() {
     for workers in [WorkerMode::Inline, WorkerMode::Async { max_in_flight: 2 }] {
+        // Jump point search off: on this grid of one terrain long requests would be exact jump
+        // point searches (see the next test).
         let mut app = app(
             TilepathSettings {
                 workers,
+                search: bevy_tilepath::core::SearchConfig {
+                    jump_points: false,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             detour(),
@@ -916,6 +923,28 @@ fn long_requests_search_the_region_map_and_follow_edits() {
     }
 }
 
+
+#[test]
+fn long_requests_on_a_grid_of_one_terrain_are_exact_jump_point_searches() {
+    for workers in [WorkerMode::Inline, WorkerMode::Async { max_in_flight: 2 }] {
+        let mut app = app(
+            TilepathSettings {
+                workers,
+                ..Default::default()
+            },
+            detour(),
+        );
+        wait_for_regions(&mut app);
+        let (start, goal) = (Cell::new(4, 10), Cell::new(150, 12));
+        let far = unit_at(&mut app, start, PathRequest::to_cell(goal));
+        run_until_drained(&mut app, 3000);
+        app.update();
+        let log = app.world().resource::<Log>();
+        assert_eq!(found_search(log, far), Some(SearchKind::JumpPoints));
+        let excess = excess_over_shortest(&app, far, &detour(), start, goal);
+        assert!(excess.abs() < 1e-9, "{workers:?}: {excess}");
+    }
+}
 #[test]
 fn an_urgent_request_stops_a_less_urgent_worker_search_within_the_cap() {
     // A serpentine maze: a search across it expands most of its million cells.

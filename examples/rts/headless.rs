@@ -260,6 +260,7 @@ fn tally_outcomes(mut reader: MessageReader<PathOutcome>, mut tally: ResMut<Outc
         let kind = match o.kind {
             OutcomeKind::Found { search, .. } => match search {
                 SearchKind::Own => "found",
+                SearchKind::JumpPoints => "found_jump_points",
                 SearchKind::Shared => "found_shared",
                 SearchKind::Hierarchical => "found_hierarchical",
             },

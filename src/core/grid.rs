@@ -525,6 +525,16 @@ impl NavGrid {
         (1..256).filter(|&t| self.terrain_histogram[t] > 0).count() <= 1
     }
 
+    /// Whether jump point search runs on this grid when a search asks for it
+    /// ([`SearchConfig::jump_points`](super::SearchConfig::jump_points)): eight-way moves
+    /// without corner cutting, one terrain, no penalties.
+    pub fn jump_points_apply(&self) -> bool {
+        self.rules.topology == Topology::Eight
+            && self.rules.corner_rule == CornerRule::NoCutting
+            && self.has_uniform_terrain()
+            && !self.has_penalties()
+    }
+
     /// The island (connected component) of `cell`, or `None` if it is blocked or outside.
     ///
     /// Every square move rule connects the same cells as four-way moves do (a diagonal step

@@ -30,6 +30,9 @@ pub enum SearchKind {
     /// The unit's own A* (or Dijkstra for nearest-of goals).
     #[default]
     Own,
+    /// The unit's own jump point search: exact, as A* (on eight-way grids of one terrain without
+    /// penalties, with [`SearchConfig::jump_points`](crate::core::SearchConfig::jump_points)).
+    JumpPoints,
     /// A search shared with other units going to the same goal or group target, grown in this
     /// request's frames or earlier and kept in the cache
     /// ([`TilepathSettings::share_searches`](crate::TilepathSettings::share_searches)).

@@ -177,7 +177,10 @@ impl Default for TilepathSettings {
             expansion_budget: 50_000,
             time_budget: Duration::from_micros(2000),
             workers: WorkerMode::Inline,
-            search: SearchConfig::default(),
+            search: SearchConfig {
+                jump_points: true,
+                ..SearchConfig::default()
+            },
             ageing_frames: 10,
             smoothing: true,
             smooth_before_delivery: 12,

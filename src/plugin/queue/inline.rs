@@ -94,6 +94,7 @@ impl InlineJob {
     pub(super) fn kind(&self) -> SearchKind {
         match self.hierarchical {
             Some(_) => SearchKind::Hierarchical,
+            None if self.search.used_jump_points() => SearchKind::JumpPoints,
             None => SearchKind::Own,
         }
     }

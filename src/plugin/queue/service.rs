@@ -178,7 +178,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         let overlay = Overlay::new(self.claims, settings, &job, map, start);
         let grid = map.grid_of(job.class);
         let regions = job
-            .wants_regions(start, book.origin(job.entity), settings)
+            .wants_regions(start, book.origin(job.entity), settings, grid)
             .then(|| queue.regions.current(job.map, job.class, grid).cloned())
             .flatten();
         match settings.workers {

@@ -566,7 +566,12 @@ async fn search_job(
         }
         other => other,
     };
-    Some((result, SearchKind::Own))
+    let kind = if search.used_jump_points() {
+        SearchKind::JumpPoints
+    } else {
+        SearchKind::Own
+    };
+    Some((result, kind))
 }
 
 /// A whole search and its smoothing on a worker; the job back if it was asked to stop.
