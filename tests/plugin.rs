@@ -923,7 +923,6 @@ fn long_requests_search_the_region_map_and_follow_edits() {
     }
 }
 
-
 #[test]
 fn long_requests_on_a_grid_of_one_terrain_are_exact_jump_point_searches() {
     for workers in [WorkerMode::Inline, WorkerMode::Async { max_in_flight: 2 }] {
