@@ -939,3 +939,45 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// A nearest-of-several search by jump points reaches a goal as cheap as Dijkstra's.
+    #[test]
+    fn jump_point_nearest_costs_what_dijkstra_costs(
+        grid in open_grid_strategy(),
+        start in (0i32..40, 0i32..40),
+        goals in proptest::collection::vec((0i32..40, 0i32..40), 1..6),
+    ) {
+        let (w, h) = (grid.width() as i32, grid.height() as i32);
+        let start = Cell::new(start.0 % w, start.1 % h);
+        prop_assume!(grid.is_walkable(start));
+        let goals: Vec<Cell> = goals.iter().map(|&(x, y)| Cell::new(x % w, y % h)).collect();
+        let plain = SearchConfig::default();
+        let jumping = SearchConfig { jump_points: true, ..plain };
+        let mut jps = AStar::new();
+        let ran = jps.begin_nearest(&grid, start, &goals, &jumping).map(|()| loop {
+            match jps.step(&grid, 3) {
+                SearchStep::Pending => continue,
+                SearchStep::Found(p) => break Ok(p),
+                SearchStep::Failed(e) => break Err(e),
+            }
+        });
+        let used = jps.used_jump_points();
+        match (find_nearest(&grid, start, &goals, &plain), ran) {
+            (Ok(a), Ok(Ok(j))) => {
+                prop_assert_eq!(a.cost, j.cost);
+                prop_assert_eq!(goals[j.goal_index.unwrap()], j.goal);
+                prop_assert_eq!(*j.cells.last().unwrap(), j.goal);
+                for s in j.cells.windows(2) {
+                    prop_assert!(grid.step_cost(s[0], s[1]).is_some(), "illegal step {:?}", s);
+                }
+                // On grids of one terrain it was a jump point search.
+                prop_assert_eq!(used, grid.jump_points_apply());
+            }
+            (Err(a), Err(j)) | (Err(a), Ok(Err(j))) => prop_assert_eq!(a, j),
+            (a, j) => prop_assert!(false, "Dijkstra {:?} against jump points {:?}", a, j),
+        }
+    }
+}

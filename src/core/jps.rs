@@ -50,6 +50,8 @@ struct Scan<'a, const VARIED: bool> {
     terrain: &'a [u8],
     stride: isize,
     goal: usize,
+    /// Nearest-of-several searches: the goals' marks (`generation` on a goal), else `None`.
+    goal_marks: Option<(&'a [u32], u32)>,
     /// `None`: every walkable cell is plain (uniform terrain, no penalties, no overlay).
     plain: Option<Plain<'a>>,
 }
@@ -78,6 +80,15 @@ impl<const VARIED: bool> Scan<'_, VARIED> {
         // cells and stop at the first blocked one; the moves of an expanded cell (walkable) are
         // its neighbours.
         unsafe { *self.terrain.get_unchecked(i as usize) }
+    }
+
+    /// Whether `i` is the goal, or one of the goals.
+    #[inline(always)]
+    fn is_goal(&self, i: isize) -> bool {
+        i as usize == self.goal
+            || self
+                .goal_marks
+                .is_some_and(|(marks, g)| marks.get(i as usize) == Some(&g))
     }
 
     #[inline(always)]
@@ -161,7 +172,7 @@ impl<const VARIED: bool> Scan<'_, VARIED> {
                 return None;
             }
             k += 1;
-            if n as usize == self.goal || self.irregular(n) || self.forced_straight(n, dx, dy) {
+            if self.is_goal(n) || self.irregular(n) || self.forced_straight(n, dx, dy) {
                 return Some((n, k));
             }
             c = n;
@@ -186,7 +197,7 @@ impl<const VARIED: bool> Scan<'_, VARIED> {
                 return None;
             }
             k += 1;
-            if n as usize == self.goal
+            if self.is_goal(n)
                 || self.irregular(n)
                 || self.straight(n, dx, 0, scanned).is_some()
                 || self.straight(n, 0, dy, scanned).is_some()
@@ -233,6 +244,9 @@ impl AStar {
             terrain,
             stride: stride as isize,
             goal: active.goal,
+            goal_marks: active
+                .multi_goal
+                .then_some((&self.goal_marks[..], generation)),
             plain: varied.then_some(Plain {
                 terrain: plain_terrain,
                 penalty: grid.penalty_raw(),
@@ -281,7 +295,7 @@ impl AStar {
                 continue;
             }
             nodes[i].stamp = closed_stamp;
-            if i == goal {
+            if i == goal || scan.is_goal(i as isize) {
                 break Some(Ok(i));
             }
             if expansions >= max_expansions {
