@@ -511,15 +511,6 @@ impl NavGrid {
             .map_or(NORMAL, |t| t as u8)
     }
 
-    /// The terrain most walkable cells have ([`NORMAL`] on an empty grid): the one jump point
-    /// search jumps over.
-    pub(crate) fn plain_terrain(&self) -> u8 {
-        (1..256)
-            .max_by_key(|&t| (self.terrain_histogram[t], std::cmp::Reverse(t)))
-            .filter(|&t| self.terrain_histogram[t] > 0)
-            .map_or(NORMAL, |t| t as u8)
-    }
-
     /// Whether every walkable cell has the same terrain.
     pub(crate) fn has_uniform_terrain(&self) -> bool {
         (1..256).filter(|&t| self.terrain_histogram[t] > 0).count() <= 1

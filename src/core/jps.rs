@@ -6,19 +6,19 @@
 //! where a path could turn (a blocked cell beside the line leaves a "forced" neighbour), at the
 //! goal, or next to a cell of another cost. Paths cost exactly what A* finds.
 //!
-//! Exact where costs vary: a cell is *plain* when it is walkable, its terrain is the grid's
-//! plain terrain (the one most of its walkable cells have), it has no penalty and the search's
-//! overlay (other units' claims, stopped units) does not touch it. Jumps run over plain cells
-//! only and stop at any cell with a walkable cell that is not plain among its eight
+//! It runs on grids of one terrain without penalties (see [`SearchConfig::jump_points`]
+//! (super::SearchConfig::jump_points)), where the only costs that vary are those of the
+//! search's overlay (other units' claims, stopped units), around the start. It stays exact
+//! there: a cell is *plain* when it is walkable and the overlay leaves it alone. Jumps run over
+//! plain cells only and stop at any cell with a walkable cell that is not plain among its eight
 //! neighbours; such a cell, and every cell that is not plain, is expanded as A* expands it (all
-//! its moves, each onto its neighbour). So near other costs the search is plain A*, and in
-//! between, where every step onto a cell costs the same, the pruning of the paper holds: any
+//! its moves, each onto its neighbour). So near the overlay the search is plain A*, and
+//! elsewhere, where every step onto a cell costs the same, the pruning of the paper holds: any
 //! path there can be reordered into one of equal cost that turns only at jump points (the
 //! paper's argument, with cells that are not plain in the role of obstacles, whose neighbours
-//! are all expanded). [`AStar`] runs it only on grids of one terrain without penalties, where
-//! the only costs that vary are an overlay's, around the start: on the MovingAI maps with a
-//! fifth of their cells made swamp it took 2.5-2.8 times A*'s time (jumps between swamp patches
-//! are short, and a third of the cells border one).
+//! are all expanded). The same rule would keep it exact where terrain varies, but there it is
+//! slower than A*: on the MovingAI maps with a fifth of their cells made swamp it took 2.5-2.8
+//! times A*'s time (jumps between swamp patches are short, and a third of the cells border one).
 //!
 //! Resumable like A*: a slice ends after `max_expansions` expansions, a jump's cells scanned
 //! counting one expansion per [`SCAN_PER_EXPANSION`] (in the expansions reported too, so
@@ -46,28 +46,23 @@ const DIRS: [(i32, i32); 8] = [
 ];
 
 /// What a jump scan reads: the grid, and which cells are plain (see the module docs).
-struct Scan<'a, const VARIED: bool> {
+/// `OVERLAID`: the search has an overlay (else every walkable cell is plain).
+struct Scan<'a, const OVERLAID: bool> {
     terrain: &'a [u8],
     stride: isize,
     goal: usize,
     /// Nearest-of-several searches: the goals' marks (`generation` on a goal), else `None`.
     goal_marks: Option<(&'a [u32], u32)>,
-    /// `None`: every walkable cell is plain (uniform terrain, no penalties, no overlay).
-    plain: Option<Plain<'a>>,
-}
-
-/// Plainness where it varies.
-struct Plain<'a> {
-    terrain: u8,
-    penalty: &'a [u32],
+    /// The search's overlay, `(generation, extra)` per cell (read with `OVERLAID` only).
     overlay: &'a [(u32, u32)],
     generation: u32,
     /// Per cell, whether it is irregular, worked out once a search: `2 * generation + 1` if so,
-    /// `2 * generation` if not, older: not yet (jumps look at the same cells again and again).
+    /// `2 * generation` if not, older: not yet (jumps look at the same cells again and again;
+    /// with `OVERLAID` only).
     memo: &'a [std::cell::Cell<u32>],
 }
 
-impl<const VARIED: bool> Scan<'_, VARIED> {
+impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
     /// The terrain of padded cell `i`, which must be a walkable cell or one of its eight
     /// neighbours. Not bounds-checked: this load is most of a jump's work (42 % of the
     /// instructions of the MovingAI arena2 queries with the check).
@@ -96,34 +91,27 @@ impl<const VARIED: bool> Scan<'_, VARIED> {
         self.terrain(i) == BLOCKED
     }
 
-    /// Walkable, and every step onto it costs the plain step.
+    /// Walkable, and every step onto it costs the plain step (the overlay leaves it alone).
     #[inline(always)]
     fn plain(&self, i: isize) -> bool {
-        match &self.plain {
-            _ if !VARIED => self.terrain(i) != BLOCKED,
-            None => self.terrain(i) != BLOCKED,
-            Some(p) => {
-                let (t, i) = (self.terrain(i), i as usize);
-                t == p.terrain
-                    && p.penalty.get(i).is_none_or(|&x| x == 0)
-                    && p.overlay.get(i).is_none_or(|o| o.0 != p.generation)
-            }
-        }
+        self.terrain(i) != BLOCKED
+            && (!OVERLAID
+                || self
+                    .overlay
+                    .get(i as usize)
+                    .is_none_or(|o| o.0 != self.generation))
     }
 
     /// A cell with a walkable neighbour that is not plain: expanded in full, so jumps stop
     /// there.
     #[inline(always)]
     fn irregular(&self, i: isize) -> bool {
-        if !VARIED {
+        if !OVERLAID {
             return false;
         }
-        let Some(p) = &self.plain else {
-            return false;
-        };
-        let memo = &p.memo[i as usize];
+        let memo = &self.memo[i as usize];
         let known = memo.get();
-        if known >> 1 == p.generation {
+        if known >> 1 == self.generation {
             return known & 1 == 1;
         }
         let s = self.stride;
@@ -140,7 +128,7 @@ impl<const VARIED: bool> Scan<'_, VARIED> {
         let irregular = around
             .into_iter()
             .any(|n| !self.blocked(n) && !self.plain(n));
-        memo.set(2 * p.generation + u32::from(irregular));
+        memo.set(2 * self.generation + u32::from(irregular));
         irregular
     }
 
@@ -217,54 +205,47 @@ impl AStar {
         grid: &NavGrid,
         budget: u32,
     ) -> Option<Result<usize, PathError>> {
-        let varied =
-            !self.overlay_list.is_empty() || grid.has_penalties() || !grid.has_uniform_terrain();
-        if varied {
+        // (The grid is of one terrain without penalties: only an overlay varies costs.)
+        if self.overlay_list.is_empty() {
+            self.jump_loop::<false>(grid, budget)
+        } else {
             grow_zeroed(&mut self.jump_memo, self.nodes.len());
             self.jump_loop::<true>(grid, budget)
-        } else {
-            self.jump_loop::<false>(grid, budget)
         }
     }
 
-    /// [`AStar::run_jumps`] where costs vary (`VARIED`), or where every walkable cell is plain.
+    /// [`AStar::run_jumps`] with an overlay (`OVERLAID`), or where every walkable cell is
+    /// plain.
     #[inline(never)]
-    fn jump_loop<const VARIED: bool>(
+    fn jump_loop<const OVERLAID: bool>(
         &mut self,
         grid: &NavGrid,
         budget: u32,
     ) -> Option<Result<usize, PathError>> {
-        let varied = VARIED;
         let generation = self.generation;
         let active = self.active.as_mut().expect("run needs an active search");
         let terrain = grid.terrain_raw();
         let stride = grid.stride();
-        let plain_terrain = grid.plain_terrain();
-        let scan = Scan::<VARIED> {
+        let scan = Scan::<OVERLAID> {
             terrain,
             stride: stride as isize,
             goal: active.goal,
             goal_marks: active
                 .multi_goal
                 .then_some((&self.goal_marks[..], generation)),
-            plain: varied.then_some(Plain {
-                terrain: plain_terrain,
-                penalty: grid.penalty_raw(),
-                overlay: &self.overlay[..],
-                generation,
-                memo: std::cell::Cell::from_mut(&mut self.jump_memo[..]).as_slice_of_cells(),
-            }),
+            overlay: &self.overlay[..],
+            generation,
+            memo: std::cell::Cell::from_mut(&mut self.jump_memo[..]).as_slice_of_cells(),
         };
-        let penalty = grid.penalty_raw();
         let nodes = &mut self.nodes[..];
         let overlay = &self.overlay[..];
         let open = &mut self.open;
         let open_stamp = 2 * generation;
         let closed_stamp = open_stamp + 1;
-        let (straight, diagonal) = (active.costs.straight as u64, active.costs.diagonal as u64);
+        // Every walkable cell has the grid's one terrain, its cheapest.
         let plain_step = [
-            straight * plain_terrain as u64,
-            diagonal * plain_terrain as u64,
+            active.costs.straight as u64 * active.min_terrain,
+            active.costs.diagonal as u64 * active.min_terrain,
         ];
         let a = &*active;
         let h_of = |i: usize| {
@@ -277,7 +258,7 @@ impl AStar {
                 a.weight,
             )
         };
-        let (goal, start, packing) = (a.goal, a.start, a.packing);
+        let (start, packing) = (a.start, a.packing);
         let max_expansions = a.max_expansions;
         let mut expansions = a.expansions;
         let mut left = budget;
@@ -295,7 +276,7 @@ impl AStar {
                 continue;
             }
             nodes[i].stamp = closed_stamp;
-            if i == goal || scan.is_goal(i as isize) {
+            if scan.is_goal(i as isize) {
                 break Some(Ok(i));
             }
             if expansions >= max_expansions {
@@ -361,17 +342,13 @@ impl AStar {
                     continue;
                 }
                 if !scan.plain(n) {
-                    // A move onto a cell of another cost, as A* makes it.
-                    let nu = n as usize;
-                    let (s, extra) = overlay.get(nu).copied().unwrap_or((0, 0));
+                    // A move onto a cell the overlay touches, as A* makes it.
+                    let (s, extra) = overlay.get(n as usize).copied().unwrap_or((0, 0));
                     let extra = if s == generation { extra } else { 0 };
                     if extra == OVERLAY_BLOCKED {
                         continue;
                     }
-                    let base = if diag { diagonal } else { straight };
-                    let extra = extra as u64 + penalty.get(nu).map_or(0, |&p| p as u64);
-                    let cost = base * terrain[nu] as u64 + extra;
-                    relax(n, cost, nodes);
+                    relax(n, plain_step[diag as usize] + extra as u64, nodes);
                     continue;
                 }
                 let found = if diag {

@@ -48,6 +48,14 @@ pub struct SearchConfig {
     pub jump_points: bool,
 }
 
+impl SearchConfig {
+    /// Whether a search with this configuration runs as a jump point search on `grid`
+    /// (see [`SearchConfig::jump_points`]).
+    pub(crate) fn jumps_on(&self, grid: &NavGrid) -> bool {
+        self.jump_points && self.turn_penalty == 0 && grid.jump_points_apply()
+    }
+}
+
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
@@ -286,7 +294,7 @@ pub struct AStar {
     /// Per-cell marks of jump point search where costs vary (see `jps`), stamped with the
     /// generation.
     pub(super) jump_memo: Vec<u32>,
-    /// Whether the last step ran jump point search.
+    /// Whether the search in progress (or the last one) is a jump point search.
     pub(super) jumping: bool,
 }
 
@@ -462,7 +470,12 @@ impl AStar {
         config: &SearchConfig,
     ) {
         self.next_generation(grid.terrain_raw().len());
-        self.jumping = false;
+        // Jump points where they win: on grids of one terrain without penalties (an overlay of
+        // claims is local). Where terrain varies they are slower than A* (every cell next to
+        // another cost is expanded in full, and jumps there are short: on the MovingAI maps
+        // with a fifth of their cells swamp, 2.5-2.8 times A*'s time). A grid edited mid-search
+        // restarts it, and this is decided again.
+        self.jumping = config.jumps_on(grid);
         let generation = self.generation;
         let mut overlay_max = 0;
         if !self.overlay_list.is_empty() {
@@ -558,18 +571,8 @@ impl AStar {
                 .active
                 .as_ref()
                 .is_some_and(|a| a.config.turn_penalty > 0);
-        // Jump points where they win: on grids of one terrain without penalties (an overlay of
-        // claims is local). Where terrain varies they are slower than A* (every cell next to
-        // another cost is expanded in full, and jumps there are short: on the MovingAI maps
-        // with a fifth of their cells swamp, 2.5-2.8 times A*'s time).
-        let jumps = self.active.as_ref().is_some_and(|a| {
-            a.config.jump_points && a.config.turn_penalty == 0 && grid.jump_points_apply()
-        });
-        self.jumping = jumps;
         let result = match (rules.topology, rules.corner_rule, penalties) {
-            (Topology::Eight, CornerRule::NoCutting, _) if jumps => {
-                self.run_jumps(grid, max_expansions)
-            }
+            _ if self.jumping => self.run_jumps(grid, max_expansions),
             (Topology::Four, _, false) => self.run::<FOUR, false, false>(grid, max_expansions),
             (Topology::Four, _, true) => self.run::<FOUR, false, true>(grid, max_expansions),
             (Topology::Eight, CornerRule::NoCutting, false) => {

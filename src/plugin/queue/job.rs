@@ -67,7 +67,7 @@ impl Job {
     /// Where jump point search runs (`grid` of one terrain without penalties, with
     /// [`SearchConfig::jump_points`](crate::core::SearchConfig::jump_points)) every request is
     /// flat: an exact jump point search is faster than the region map's route and legs there
-    /// (2,000 random requests on a 512 x 512 map of walls: 364 frames against 439).
+    /// (2,000 random requests on a 512 x 512 map of walls: 323-342 frames against 427-437).
     pub(crate) fn wants_regions(
         &self,
         start: Cell,
@@ -75,7 +75,7 @@ impl Job {
         settings: &TilepathSettings,
         grid: &NavGrid,
     ) -> bool {
-        if settings.search.jump_points && grid.jump_points_apply() {
+        if settings.search.jumps_on(grid) {
             return false;
         }
         let goal = match self.goal {
