@@ -38,7 +38,9 @@ pub use plugin::fog::{FogStats, Sight};
 pub use plugin::group::group_order;
 pub use plugin::lockstep::{LockstepKey, NavChecksum};
 pub use plugin::map::NavMap;
-pub use plugin::movement::{Arrived, Errand, MoveState, MovementPlugin, Mover, PathProgress};
+pub use plugin::movement::{
+    Arrived, DesiredVelocity, Errand, MoveState, MovementPlugin, Mover, PathProgress,
+};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 pub use plugin::queue::{PathQueue, PathQueuePlugin};
 pub use plugin::request::{

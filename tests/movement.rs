@@ -10,7 +10,9 @@ use bevy_tilepath::core::{
     Cell, MoveRules, NavGrid, Topology, TurnPlan, cell_at, overlaps_blocked,
 };
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{Claims, MoveState, PathProgress, SearchKind, TilepathFrameStats};
+use bevy_tilepath::{
+    Claims, DesiredVelocity, MoveState, PathProgress, SearchKind, TilepathFrameStats,
+};
 
 #[test]
 fn turn_plans_follow_the_turning_circle_then_a_line() {
@@ -864,4 +866,176 @@ fn a_wall_edited_in_beside_a_diagonal_step_is_never_clipped() {
     }
     assert!(arrived, "never arrived: at {}", pos(&app, u));
     assert_eq!(cell_at(pos(&app, u)), goal);
+}
+
+/// A game's controller for units with a [`DesiredVelocity`]: moves each body by `share` of the
+/// velocity it wants (1: a kinematic body; less: a sluggish one, held back as a physics body
+/// is by its contacts), and turns it to face the way it wants.
+#[derive(Resource)]
+struct ControllerShare(f32);
+
+fn controller(
+    time: Res<Time>,
+    share: Res<ControllerShare>,
+    mut bodies: Query<(&DesiredVelocity, &mut Transform)>,
+) {
+    for (desired, mut transform) in &mut bodies {
+        transform.translation += (desired.velocity * share.0 * time.delta_secs()).extend(0.0);
+        if desired.facing != Vec2::ZERO {
+            transform.rotation = Quat::from_rotation_z(desired.facing.to_angle());
+        }
+    }
+}
+
+#[test]
+fn units_with_a_desired_velocity_are_moved_by_the_games_controller() {
+    let movers = [
+        Mover::default(),
+        Mover {
+            turning_radius: 1.0,
+            ..Default::default()
+        },
+    ];
+    // Two units through the rooms (meeting in a door), moved by the plugin, by a kinematic
+    // controller, and by a sluggish one.
+    let walk = |share: Option<f32>| {
+        let grid = rooms();
+        let mut app = app(grid.clone());
+        if let Some(share) = share {
+            app.insert_resource(ControllerShare(share))
+                .add_systems(Update, controller.after(TilepathSystems::Move));
+        }
+        let units: Vec<Entity> = movers
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let e = unit(
+                    &mut app,
+                    Cell::new(2, 2 + 3 * i as i32),
+                    Cell::new(37, 27 - i as i32),
+                    m.clone(),
+                );
+                if share.is_some() {
+                    app.world_mut()
+                        .entity_mut(e)
+                        .insert(DesiredVelocity::default());
+                }
+                e
+            })
+            .collect();
+        let mut track = Vec::new();
+        for _ in 0..60 * 40 {
+            app.update();
+            let at: Vec<Vec2> = units.iter().map(|&e| pos(&app, e)).collect();
+            for (i, p) in at.iter().enumerate() {
+                assert!(
+                    !overlaps_blocked(&grid, *p, NavAgent::default().radius - 1e-3),
+                    "{share:?}: unit {i} overlaps a wall at {p}"
+                );
+            }
+            track.push(at);
+            if units.iter().all(|&e| state(&app, e) == MoveState::Arrived) {
+                break;
+            }
+        }
+        for (i, &e) in units.iter().enumerate() {
+            assert_eq!(state(&app, e), MoveState::Arrived, "{share:?}: unit {i}");
+            let goal = Cell::new(37, 27 - i as i32);
+            assert_eq!(grid.cell_at(pos(&app, e)), goal, "{share:?}: unit {i}");
+            if share.is_some() {
+                // Standing (after its last step): it wants to stay where it is.
+                app.update();
+                let desired = app.world().get::<DesiredVelocity>(e).unwrap();
+                assert_eq!(desired.velocity, Vec2::ZERO);
+            }
+        }
+        track
+    };
+    let plugin = walk(None);
+    let kinematic = walk(Some(1.0));
+    // A controller that applies the velocity in full moves the bodies as the plugin does.
+    assert!(
+        kinematic.len().abs_diff(plugin.len()) <= 2,
+        "{} {}",
+        kinematic.len(),
+        plugin.len()
+    );
+    for (frame, (a, b)) in plugin.iter().zip(&kinematic).enumerate() {
+        for (p, q) in a.iter().zip(b) {
+            assert!(p.distance(*q) < 0.05, "frame {frame}: {p} against {q}");
+        }
+    }
+    // A sluggish body lags behind the walk, and is asked for more: it gets there all the same,
+    // hardly later.
+    let sluggish = walk(Some(0.6));
+    assert!(
+        sluggish.len() <= plugin.len() + 60,
+        "{} {}",
+        sluggish.len(),
+        plugin.len()
+    );
+}
+
+#[test]
+fn without_a_controller_a_unit_with_a_desired_velocity_stays_where_it_is() {
+    let mut app = app(NavGrid::new(20, 5).unwrap());
+    let e = unit(
+        &mut app,
+        Cell::new(2, 2),
+        Cell::new(15, 2),
+        Mover::default(),
+    );
+    app.world_mut()
+        .entity_mut(e)
+        .insert(DesiredVelocity::default());
+    let start = app.world().get::<Transform>(e).copied().unwrap();
+    for _ in 0..60 {
+        app.update();
+    }
+    // The plugin never wrote its Transform; it wants to go east, at its speed at most.
+    assert_eq!(app.world().get::<Transform>(e).copied().unwrap(), start);
+    let desired = *app.world().get::<DesiredVelocity>(e).unwrap();
+    assert!(
+        desired.velocity.x > 0.5 * Mover::default().speed,
+        "{desired:?}"
+    );
+    assert!(desired.velocity.length() <= Mover::default().speed + 1e-3);
+    assert!(desired.facing.x > 0.9, "{desired:?}");
+    assert_eq!(state(&app, e), MoveState::Moving);
+}
+
+#[test]
+fn crowds_with_desired_velocities_are_pushed_apart_through_them() {
+    let mut app = app(NavGrid::new(40, 40).unwrap());
+    app.insert_resource(ControllerShare(1.0))
+        .add_systems(Update, controller.after(TilepathSystems::Move));
+    let goal = Cell::new(30, 30);
+    let units: Vec<Entity> = (0..20)
+        .map(|i| {
+            let e = unit(
+                &mut app,
+                Cell::new(2 + (i % 5) * 2, 2 + (i / 5) * 2),
+                goal,
+                Mover::default(),
+            );
+            app.world_mut()
+                .entity_mut(e)
+                .insert(DesiredVelocity::default());
+            e
+        })
+        .collect();
+    for _ in 0..60 * 30 {
+        app.update();
+        if units.iter().all(|&e| state(&app, e) == MoveState::Arrived) {
+            break;
+        }
+    }
+    assert!(units.iter().all(|&e| state(&app, e) == MoveState::Arrived));
+    // As with the plugin moving them (see twenty_units_ordered_to_one_spot_spread_out).
+    for (i, &a) in units.iter().enumerate() {
+        for &b in &units[i + 1..] {
+            let d = pos(&app, a).distance(pos(&app, b));
+            assert!(d >= 0.8 * 0.6, "two bodies {d} tiles apart");
+        }
+    }
 }

@@ -15,6 +15,8 @@
 //! - `avoid`: a moving unit's step turned aside for the units near (ORCA).
 //! - `passage`: passages one cell wide, carrying one way at a time.
 //! - `push`: overlapping bodies pushed apart after the frame's moves.
+//! - `output`: what movement writes: the `Transform`, or a [`DesiredVelocity`] for the game's
+//!   controller.
 
 mod avoid;
 mod claiming;
@@ -22,6 +24,7 @@ mod crowd;
 mod errands;
 mod follow;
 mod neighbours;
+mod output;
 mod passage;
 mod push;
 mod state;
@@ -29,6 +32,7 @@ mod system;
 mod walk;
 mod walls;
 
+pub use output::DesiredVelocity;
 pub use state::{Errand, MoveState, PathProgress};
 pub(crate) use system::{move_units, release_departed};
 
@@ -103,6 +107,7 @@ impl Plugin for MovementPlugin {
             .register_type::<MoveState>()
             .register_type::<Errand>()
             .register_type::<Arrived>()
+            .register_type::<DesiredVelocity>()
             .init_resource::<MoverOrder>()
             .add_systems(
                 schedule,

@@ -12,6 +12,7 @@ use bevy::prelude::*;
 use crate::core::{Body, NavGrid, fmath, overlaps_blocked, wall_radius};
 
 use super::neighbours::{Member, Neighbours};
+use super::output::DesiredVelocity;
 use super::state::{MoveState, PathProgress};
 use super::{Mover, MoverOrder};
 use crate::plugin::agent::NavAgent;
@@ -78,6 +79,7 @@ type PushedItem<'a> = (
     Option<&'a ClassId>,
     Mut<'a, Transform>,
     Mut<'a, PathProgress>,
+    Option<Mut<'a, DesiredVelocity>>,
 );
 
 /// Pushes overlapping units apart (see the module docs); off with
@@ -93,6 +95,7 @@ pub(super) fn push_apart(
             Option<&ClassId>,
             &mut Transform,
             &mut PathProgress,
+            Option<&mut DesiredVelocity>,
         ),
         With<Mover>,
     >,
@@ -110,7 +113,7 @@ pub(super) fn push_apart(
     // Only a body that moved since the last frame's pushes (walked, was moved by the game, or
     // was pushed then) can have come to overlap another: the first pass starts from those.
     let mut active = Vec::new();
-    let mut add = |(entity, agent, class, transform, progress): PushedItem| {
+    let mut add = |(entity, agent, class, transform, progress, desired): PushedItem| {
         // A unit that never had a path stands on the map under it.
         let at = transform.translation.truncate();
         let Some((map, nav)) = progress
@@ -125,14 +128,18 @@ pub(super) fn push_apart(
             map,
             class: ClassId::of(class),
             body: Body {
-                position: nav.world_to_grid(at),
+                // A unit whose controller moves it: where this frame's step is to take it.
+                position: desired.as_ref().map_or(nav.world_to_grid(at), |d| {
+                    d.expected_or(nav.world_to_grid(at))
+                }),
                 // Which way a unit on its way faces (the side a standing unit is shoved to).
                 velocity: progress.heading,
                 radius: agent.radius,
             },
         });
         let role = Role::of(progress.state, progress.patient);
-        if role != Role::Exempt && (transform.is_changed() || pushed_before.contains(&entity)) {
+        let moved = transform.is_changed() || desired.is_some_and(|d| d.is_changed());
+        if role != Role::Exempt && (moved || pushed_before.contains(&entity)) {
             active.push(roles.len());
         }
         roles.push(role);
@@ -162,18 +169,29 @@ pub(super) fn push_apart(
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
-        let (Ok((_, nav)), Ok((_, _, _, mut transform, mut progress))) =
+        let (Ok((_, nav)), Ok((_, _, _, mut transform, mut progress, desired))) =
             (maps.get(m.map), units.get_mut(m.entity))
         else {
             continue;
         };
         pushed_before.insert(m.entity);
-        let z = transform.translation.z;
-        let before = nav.world_to_grid(transform.translation.truncate());
-        transform.translation = nav.grid_to_world(m.body.position).extend(z);
+        let at = nav.world_to_grid(transform.translation.truncate());
+        let shift = match desired {
+            // Its controller moves it: the push joins the velocity it wants.
+            Some(mut d) => {
+                let shift = m.body.position - d.expected_or(at);
+                d.pushed(nav, shift, time.delta_secs());
+                shift
+            }
+            None => {
+                let z = transform.translation.z;
+                transform.translation = nav.grid_to_world(m.body.position).extend(z);
+                m.body.position - at
+            }
+        };
         // Off the curve it walks: by an offset that fades as it walks on.
         if progress.leg.is_some() {
-            progress.offset += m.body.position - before;
+            progress.offset += shift;
         }
     }
 }

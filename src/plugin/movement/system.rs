@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Body, Cell, NavGrid, fmath};
+use crate::core::{Body, Cell, NavGrid};
 
 use super::super::agent::NavAgent;
 use super::super::claims::Claims;
@@ -14,6 +14,7 @@ use super::super::request::{PathOrigin, PathRequest, PathStatus, PendingRequests
 use super::super::settings::{CrowdSettings, TilepathSettings};
 use super::claiming::release_all;
 use super::neighbours::{Member, Neighbours};
+use super::output::{DesiredVelocity, write_move};
 use super::walk::{start_path, step_unit};
 use super::{Arrived, MoveState, Mover, MoverOrder, PathProgress};
 
@@ -67,6 +68,9 @@ pub(super) struct Unit<'a> {
     pub(super) edits_version: u64,
     pub(super) path: &'a NavPath,
     pub(super) status: PathStatus,
+    /// The game's controller moves it (it has a [`DesiredVelocity`]): its body may lag behind
+    /// the walk, and it arrives only once the body is close to the end.
+    pub(super) controlled: bool,
 }
 
 /// The units [`move_units`] moves.
@@ -81,6 +85,7 @@ type Units<'w, 's> = Query<
         Ref<'static, NavPath>,
         &'static mut PathProgress,
         &'static PathStatus,
+        Option<&'static mut DesiredVelocity>,
     ),
 >;
 
@@ -93,6 +98,7 @@ type UnitItem<'a> = (
     Ref<'a, NavPath>,
     Mut<'a, PathProgress>,
     &'a PathStatus,
+    Option<Mut<'a, DesiredVelocity>>,
 );
 
 /// Follows paths: advances units, updates claims and occupancy, handles units in the way.
@@ -140,8 +146,11 @@ pub(crate) fn move_units(
 
 /// Moves one unit along its path (see [`move_units`]).
 fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
-    let (entity, mover, agent, mut transform, path, mut progress, status) = item;
+    let (entity, mover, agent, mut transform, path, mut progress, status, mut desired) = item;
     let Ok(map) = maps.get(path.map) else {
+        if let Some(d) = &mut desired {
+            d.velocity = Vec2::ZERO;
+        }
         return;
     };
     let (wall_radius, footprint, fog) = match map.class_grid(path.class) {
@@ -169,18 +178,24 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         },
         path: &path,
         status: *status,
+        controlled: desired.is_some(),
     };
     let pos = map.world_to_grid(transform.translation.truncate());
     let progress = &mut *progress;
+    let mut desired = desired.as_deref_mut();
+    if let Some(d) = &mut desired {
+        d.read_back(progress, pos);
+    }
     if path.is_changed() {
         start_path(ctx, &unit, progress, pos);
     }
-    let Some((pos, heading)) = step_unit(ctx, &unit, progress, pos, path.is_changed()) else {
+    let Some((to, heading)) = step_unit(ctx, &unit, progress, pos, path.is_changed()) else {
+        if let Some(d) = desired {
+            d.stand(pos);
+        }
         return;
     };
-    transform.translation = map.grid_to_world(pos).extend(transform.translation.z);
-    let facing = map.grid_to_world_dir(heading);
-    transform.rotation = fmath::rotation_toward(facing);
+    write_move(map, &mut transform, desired, (pos, to), heading, ctx.dt);
 }
 
 /// The units as they stand at the frame's start, by cell, with their velocities (in `order`
@@ -196,7 +211,7 @@ fn index_units(
         Some(order) => Box::new(units.iter_many(order)),
         None => Box::new(units.iter()),
     };
-    for (entity, mover, agent, transform, path, progress, _) in items {
+    for (entity, mover, agent, transform, path, progress, ..) in items {
         let Some(map) = progress.map else { continue };
         let Ok(nav) = maps.get(map) else { continue };
         let speed = match progress.state {

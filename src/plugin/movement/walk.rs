@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Body, Cell, walkable};
+use crate::core::{Body, Cell, overlaps_blocked, walkable};
 
 use super::super::claims::Intent;
 use super::super::request::{PathOrigin, PathStatus};
@@ -252,6 +252,10 @@ fn walk(
         progress.grid_version = version;
         progress.leg = None;
     }
+    let distance = unit.mover.speed * ctx.dt;
+    if unit.controlled && progress.waypoint >= unit.path.waypoints.len() {
+        return walk_to_end(ctx, unit, progress, pos, distance, pending);
+    }
     // Pushed off its curve: it walks the curve with the push's offset, fading (a new curve
     // starts where the unit is).
     if progress.leg.is_none() {
@@ -268,7 +272,6 @@ fn walk(
         corridor: &unit.path.corridor,
         cell_index: progress.cell_index,
     };
-    let distance = unit.mover.speed * ctx.dt;
     // Pushed ahead of the point of its curve: the point catches up (the push was progress),
     // and the offset is what is left.
     let ahead = progress.offset.dot(progress.heading);
@@ -381,10 +384,36 @@ fn walk(
         progress.state = progress.state.wait(0.0);
     }
     progress.heading = walked.heading;
-    if progress.waypoint >= unit.path.waypoints.len()
+    // A body its controller moves, lagging behind the point of its curve, walks on to the end
+    // once that point is there (see `walk_to_end`).
+    let body_there = !unit.controlled || progress.offset.length() <= unit.mover.arrival_tolerance;
+    if progress.waypoint >= unit.path.waypoints.len() && body_there
         || walked.pos.distance(progress.end) <= unit.mover.arrival_tolerance
     {
         arrive(ctx, unit, progress, unit.grid.cell_at(walked.pos), pending);
     }
     (walked.pos, walked.heading)
+}
+
+/// A unit whose controller moves it, its curve walked but its body short of the end (a slow
+/// controller, a body held back by its contacts): it walks straight on to the end, arriving
+/// there (or where it stands, if a wall is in the way).
+fn walk_to_end(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    pos: Vec2,
+    distance: f32,
+    pending: bool,
+) -> (Vec2, Vec2) {
+    progress.leg = None;
+    progress.offset = Vec2::ZERO;
+    let to = pos + (progress.end - pos).clamp_length_max(distance);
+    let blocked = overlaps_blocked(unit.grid, to, unit.wall_radius);
+    let to = if blocked { pos } else { to };
+    progress.heading = (progress.end - pos).normalize_or(progress.heading);
+    if blocked || to.distance(progress.end) <= unit.mover.arrival_tolerance {
+        arrive(ctx, unit, progress, unit.grid.cell_at(to), pending);
+    }
+    (to, progress.heading)
 }
