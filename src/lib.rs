@@ -7,6 +7,7 @@
 //!   claims.
 //! - `tilemap` (feature `tilemap`): build and sync the grid from bevy_ecs_tilemap.
 //! - `debug` (feature `debug`): gizmo overlay.
+//! - `avian` (feature `avian`): units that are avian2d physics bodies, walls as static colliders.
 //!
 //! A one-shot search with the core alone:
 //!
@@ -22,6 +23,8 @@
 //! assert_eq!(path.cells.last(), Some(&Cell::new(15, 0)));
 //! ```
 
+#[cfg(feature = "avian")]
+pub mod avian;
 pub mod core;
 #[cfg(feature = "debug")]
 pub mod debug;

@@ -82,6 +82,8 @@ impl PluginGroup for TilepathPlugins {
             .add(TilepathDiagnosticsPlugin { schedule });
         #[cfg(feature = "tilemap")]
         let group = group.add(crate::tilemap::TilemapNavPlugin { schedule });
+        #[cfg(feature = "avian")]
+        let group = group.add(crate::avian::TilepathAvianPlugin { schedule });
         #[cfg(feature = "debug")]
         let group = group.add(crate::debug::TilepathDebugPlugin { schedule });
         group
