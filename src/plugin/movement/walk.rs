@@ -398,8 +398,9 @@ fn walk(
 }
 
 /// A unit whose controller moves it, its curve walked but its body short of the end (a slow
-/// controller, a body held back by its contacts): it walks straight on to the end, arriving
-/// there (or where it stands, if a wall is in the way).
+/// controller, a body held back by its contacts): it walks straight on toward the end, arriving
+/// within its radius of it (another body may stand on the end itself), where it stands if a
+/// wall is in the way, or if it has not got anywhere for its wait time (pressed by others).
 fn walk_to_end(
     ctx: &mut Ctx,
     unit: &Unit,
@@ -414,7 +415,8 @@ fn walk_to_end(
     let blocked = overlaps_blocked(unit.grid, to, unit.wall_radius);
     let to = if blocked { pos } else { to };
     progress.heading = (progress.end - pos).normalize_or(progress.heading);
-    if blocked || to.distance(progress.end) <= unit.mover.arrival_tolerance {
+    let close = to.distance(progress.end) <= unit.radius.max(unit.mover.arrival_tolerance);
+    if blocked || close || progress.stalled > unit.mover.wait_time {
         arrive(ctx, unit, progress, unit.grid.cell_at(to), pending);
     }
     (to, progress.heading)
