@@ -13,8 +13,10 @@
 //! bodies from overlapping. With contacts alone, crowds meeting in a gate press against each
 //! other and stay there (`examples/avian.rs`: 23 of 100 bodies arrived, against all 100 with
 //! pushing). Give unit bodies `Friction::ZERO`, so two pressed together slide past each other.
-//! A body cannot walk through others, so the crowd's last resort is off for them: a unit with a
-//! `DesiredVelocity` never starts walking through.
+//! The crowd's last resort, a unit pressed in a jam walking through the others for a moment,
+//! works for bodies too: while a unit walks through, its collider is disabled (it still keeps
+//! off walls, as the plugin's own units do), and it is enabled again once the unit overlaps no
+//! other unit.
 //!
 //! ```
 //! use avian2d::prelude::*;
@@ -53,16 +55,18 @@
 //! app.update();
 //! ```
 
+use avian2d::collider_tree::ColliderTrees;
 use avian2d::prelude::*;
 use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid};
 use crate::plugin::map::NavMap;
-use crate::plugin::movement::DesiredVelocity;
+use crate::plugin::movement::{DesiredVelocity, PathProgress};
 use crate::plugin::schedule::{TilepathSchedule, TilepathSystems};
 
 /// Copies units' [`DesiredVelocity`] to their avian `LinearVelocity` and `Rotation` after
-/// movement, and keeps [`NavWallColliders`] in step with their maps' grids; part of
+/// movement, disables the colliders of units walking through others (`ColliderDisabled`, until
+/// they are out of them), and keeps [`NavWallColliders`] in step with their maps' grids; part of
 /// [`TilepathPlugins`](crate::TilepathPlugins) with the `avian` feature.
 #[derive(Default)]
 pub struct TilepathAvianPlugin {
@@ -75,7 +79,13 @@ impl Plugin for TilepathAvianPlugin {
         let schedule = self.schedule.configure(app);
         app.register_type::<NavWallColliders>().add_systems(
             schedule,
-            (drive_bodies, build_walls).in_set(TilepathSystems::Last),
+            (
+                drive_bodies,
+                // Only with avian's physics in the app (its spatial queries need it).
+                ghost_bodies.run_if(resource_exists::<ColliderTrees>),
+                build_walls,
+            )
+                .in_set(TilepathSystems::Last),
         );
     }
 }
@@ -97,6 +107,12 @@ struct Walls {
     version: u64,
 }
 
+/// A unit body whose collider the plugin disabled while it walks through others (the crowd's
+/// last resort: a body pressed in a jam passes through the others for a moment, as the
+/// plugin's own units do), until it overlaps no other unit.
+#[derive(Component)]
+struct Ghost;
+
 /// Sets each unit body's velocity and facing to those movement wants.
 fn drive_bodies(mut bodies: Query<(&DesiredVelocity, &mut LinearVelocity, Option<&mut Rotation>)>) {
     for (desired, mut velocity, rotation) in &mut bodies {
@@ -105,6 +121,43 @@ fn drive_bodies(mut bodies: Query<(&DesiredVelocity, &mut LinearVelocity, Option
             && desired.facing != Vec2::ZERO
         {
             *rotation = Rotation::from_sin_cos(desired.facing.y, desired.facing.x);
+        }
+    }
+}
+
+/// Disables the collider of a unit walking through others, and enables it again once the unit
+/// walks normally and overlaps no other unit (a body coming back inside another would be thrown
+/// out of it, and others into walls).
+fn ghost_bodies(
+    mut commands: Commands,
+    bodies: Query<
+        (
+            Entity,
+            &PathProgress,
+            Has<Ghost>,
+            Option<(&Collider, &Position)>,
+        ),
+        With<DesiredVelocity>,
+    >,
+    spatial: SpatialQuery,
+) {
+    for (entity, progress, ghost, shape) in &bodies {
+        let through = progress.state.walking_through_from().is_some();
+        if through && !ghost {
+            commands.entity(entity).insert((Ghost, ColliderDisabled));
+        } else if !through && ghost {
+            let inside = shape.is_some_and(|(collider, at)| {
+                let filter = SpatialQueryFilter::from_excluded_entities([entity]);
+                spatial
+                    .shape_intersections(collider, at.0, 0.0, &filter)
+                    .into_iter()
+                    .any(|e| bodies.contains(e))
+            });
+            if !inside {
+                commands
+                    .entity(entity)
+                    .remove::<(Ghost, ColliderDisabled)>();
+            }
         }
     }
 }

@@ -16,7 +16,10 @@ use crate::plugin::map::NavMap;
 /// writes here the velocity the unit wants this frame (from its path, turns, crowd rules,
 /// avoidance and pushes), for the game to apply to its body, e.g. to a physics engine's linear
 /// velocity. Read it after [`TilepathSystems::Move`](crate::TilepathSystems::Move); the unit's
-/// `Transform` is read back as its position on the next frame.
+/// `Transform` is read back as its position on the next frame. A unit pressed in a jam may walk
+/// through others for a moment (its [`MoveState`](super::MoveState) is `WalkingThrough`): a
+/// physics controller should let it pass through other units then (the `avian` integration
+/// disables its collider).
 ///
 /// ```
 /// use bevy::prelude::*;

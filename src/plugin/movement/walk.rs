@@ -150,9 +150,7 @@ pub(super) fn step_unit(
             start_walking_through,
         } => {
             progress.patient = false;
-            // A body its controller moves (a physics body) cannot walk through others: it
-            // walks on, pressing, and its contacts and the plugin's pushes part the crowd.
-            progress.state = if start_walking_through && !unit.controlled {
+            progress.state = if start_walking_through {
                 MoveState::WalkingThrough { from: pos }
             } else {
                 progress.state.go()
