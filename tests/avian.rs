@@ -147,3 +147,43 @@ fn the_walls_collider_follows_grid_edits() {
     ticks(&mut app);
     assert_eq!(walls(&mut app), Vec::<usize>::new());
 }
+
+#[test]
+fn a_body_walking_through_others_passes_through_them_then_is_solid_again() {
+    let mut app = app();
+    app.world_mut().spawn(NavMap::new(
+        NavGrid::new(20, 20).unwrap(),
+        Vec2::ZERO,
+        Vec2::ONE,
+    ));
+    // `a` on its way east, `b` standing.
+    let a = body(&mut app, Cell::new(2, 5), Cell::new(18, 5));
+    let b = body(&mut app, Cell::new(15, 15), Cell::new(15, 15));
+    for _ in 0..5 {
+        app.update();
+    }
+    let disabled = |app: &App, e: Entity| app.world().get::<ColliderDisabled>(e).is_some();
+    assert!(!disabled(&app, a));
+    // `a` walks through others: its collider is off while it does.
+    let through = MoveState::WalkingThrough {
+        from: pos(&app, a),
+    };
+    app.world_mut().get_mut::<PathProgress>(a).unwrap().state = through;
+    app.update();
+    assert!(disabled(&app, a));
+    assert!(!disabled(&app, b));
+    // Back to walking, but standing inside `b`: still off, until it is out of it.
+    app.world_mut().get_mut::<PathProgress>(a).unwrap().state = MoveState::Idle;
+    let inside = app.world().get::<Transform>(b).copied().unwrap();
+    *app.world_mut().get_mut::<Transform>(a).unwrap() = inside;
+    *app.world_mut().get_mut::<Position>(a).unwrap() = Position(inside.translation.truncate());
+    app.update();
+    assert!(disabled(&app, a), "made solid inside another body");
+    let away = Vec2::new(5.5, 5.5);
+    *app.world_mut().get_mut::<Transform>(a).unwrap() =
+        Transform::from_translation(away.extend(0.0));
+    *app.world_mut().get_mut::<Position>(a).unwrap() = Position(away);
+    app.update();
+    app.update();
+    assert!(!disabled(&app, a));
+}
