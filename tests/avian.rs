@@ -165,9 +165,7 @@ fn a_body_walking_through_others_passes_through_them_then_is_solid_again() {
     let disabled = |app: &App, e: Entity| app.world().get::<ColliderDisabled>(e).is_some();
     assert!(!disabled(&app, a));
     // `a` walks through others: its collider is off while it does.
-    let through = MoveState::WalkingThrough {
-        from: pos(&app, a),
-    };
+    let through = MoveState::WalkingThrough { from: pos(&app, a) };
     app.world_mut().get_mut::<PathProgress>(a).unwrap().state = through;
     app.update();
     assert!(disabled(&app, a));
