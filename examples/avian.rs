@@ -19,9 +19,8 @@
 //! unit arrived), `wall_frames` (unit-frames with a body overlapping a blocked cell by more than
 //! 0.05 tiles), the crowd's overlaps (as the RTS demo counts them), and the mean and 99th
 //! percentile frame time. The process fails if a unit did not arrive or a body sank more than
-//! 0.15 tiles into a wall (a physics solver resolves contacts within a small slop, measured up
-//! to 0.14 with 1,000 bodies; the plugin's
-//! own movement never overlaps a wall at all).
+//! 0.1 tiles into a wall (a physics solver resolves contacts within a small slop: up to 0.08
+//! with 1,000 bodies and 12 substeps; the plugin's own movement never overlaps a wall at all).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -165,6 +164,10 @@ fn app(mode: Mode) -> App {
     if mode != Mode::Ours {
         app.add_plugins(PhysicsPlugins::default())
             .insert_resource(Gravity::ZERO);
+        // Twice avian's default substeps: bodies pressed by a crowd sink into walls about half
+        // as deep (1,000 bodies: 0.07-0.08 tiles at most, against 0.11-0.14), for a tenth
+        // more frame time.
+        app.insert_resource(SubstepCount(12));
     }
     // Updated by hand, not run: the plugins' last set-up steps are ours to call.
     app.finish();
@@ -285,5 +288,5 @@ fn run(config: &Config, mode: Mode) -> bool {
         settled.map_or("never".to_string(), |f| f.to_string()),
         percentile(&frame_ms, 0.99),
     );
-    arrived == units.len() && deepest <= 0.15
+    arrived == units.len() && deepest <= 0.1
 }
