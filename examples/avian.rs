@@ -21,6 +21,7 @@
 //! percentile frame time. The process fails if a unit did not arrive or a body sank more than
 //! 0.1 tiles into a wall (a physics solver resolves contacts within a small slop: up to 0.08
 //! with 1,000 bodies and 12 substeps; the plugin's own movement never overlaps a wall at all).
+//! `AVIAN_DEBUG=1` lists the units that did not arrive, with where they stand and their goals.
 
 #[path = "common/mod.rs"]
 mod common;

@@ -123,15 +123,14 @@ pub(super) fn push_apart(
         else {
             return;
         };
+        let here = nav.world_to_grid(at);
         index.add(Member {
             entity,
             map,
             class: ClassId::of(class),
             body: Body {
                 // A unit whose controller moves it: where this frame's step is to take it.
-                position: desired.as_ref().map_or(nav.world_to_grid(at), |d| {
-                    d.expected_or(nav.world_to_grid(at))
-                }),
+                position: desired.as_ref().map_or(here, |d| d.expected_or(here)),
                 // Which way a unit on its way faces (the side a standing unit is shoved to).
                 velocity: progress.heading,
                 radius: agent.radius,
