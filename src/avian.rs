@@ -60,6 +60,7 @@
 
 use avian2d::collider_tree::ColliderTrees;
 use avian2d::prelude::*;
+use bevy::math::Affine2;
 use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid};
@@ -94,7 +95,8 @@ impl Plugin for TilepathAvianPlugin {
 }
 
 /// On a [`NavMap`] entity: the map's blocked cells become a static avian body (merged into
-/// rectangles, the map's edges closed too), rebuilt whenever the grid is edited. Square grids
+/// rectangles, the map's edges closed too), rebuilt whenever the grid is edited or the map
+/// placed anew. Square grids
 /// only (any placement: scaled, rotated or isometric); hexagonal maps get none, with a warning.
 /// Blocked cells are those of the shared grid: what only a class cannot cross (forest for
 /// tanks) stays open to bodies.
@@ -102,12 +104,24 @@ impl Plugin for TilepathAvianPlugin {
 #[reflect(Component, Default)]
 pub struct NavWallColliders;
 
-/// The static body built for a map's [`NavWallColliders`]: which map, and the grid version it
-/// was built from.
+/// The static body built for a map's [`NavWallColliders`]: which map, and the grid version and
+/// placement it was built from.
 #[derive(Component, Debug)]
 struct Walls {
     map: Entity,
     version: u64,
+    placement: Affine2,
+}
+
+impl Walls {
+    /// The walls of `map` (its entity `entity`) as they are now.
+    fn of(entity: Entity, map: &NavMap) -> Self {
+        Walls {
+            map: entity,
+            version: map.grid().version(),
+            placement: map.placement(),
+        }
+    }
 }
 
 /// A unit body whose collider the plugin disabled while it walks through others (the crowd's
@@ -180,8 +194,10 @@ fn build_walls(
             continue;
         };
         built.push(wall.map);
-        if wall.version != map.grid().version() {
-            wall.version = map.grid().version();
+        // Edited, or placed anew (a tilemap moved, scaled or turned).
+        let now = Walls::of(wall.map, map);
+        if (wall.version, wall.placement) != (now.version, now.placement) {
+            *wall = now;
             *collider = wall_collider(map);
         }
     }
@@ -197,10 +213,7 @@ fn build_walls(
             continue;
         }
         commands.spawn((
-            Walls {
-                map: entity,
-                version: map.grid().version(),
-            },
+            Walls::of(entity, map),
             RigidBody::Static,
             wall_collider(map),
             Transform::default(),

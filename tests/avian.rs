@@ -1,10 +1,12 @@
 //! avian2d integration: bodies walk their paths through their velocity, through a gate in a
-//! wall that is a static collider, and the wall's collider follows grid edits.
+//! wall that is a static collider, and the wall's collider follows grid edits and the map's
+//! placement.
 #![cfg(feature = "avian")]
 
 use std::time::Duration;
 
 use avian2d::prelude::*;
+use bevy::math::Affine2;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::avian::NavWallColliders;
@@ -114,7 +116,7 @@ fn bodies_cross_a_walled_map_through_its_gate() {
 }
 
 #[test]
-fn the_walls_collider_follows_grid_edits() {
+fn the_walls_collider_follows_grid_edits_and_the_maps_placement() {
     let mut app = app();
     let map = app
         .world_mut()
@@ -142,6 +144,20 @@ fn the_walls_collider_follows_grid_edits() {
     nav.set_walkable(Cell::new(15, 6), false).unwrap();
     ticks(&mut app);
     assert_eq!(walls(&mut app), vec![5]);
+    // The map moved 100 tiles east: so do its walls.
+    let left = |app: &mut App| {
+        let world = app.world_mut();
+        let mut q = world.query_filtered::<&Collider, With<RigidBody>>();
+        let collider = q.single(world).unwrap();
+        collider.aabb(Vec2::ZERO, 0.0).min.x
+    };
+    let before = left(&mut app);
+    app.world_mut()
+        .get_mut::<NavMap>(map)
+        .unwrap()
+        .set_placement(Affine2::from_translation(Vec2::new(100.0, 0.0)));
+    ticks(&mut app);
+    assert!((left(&mut app) - before - 100.0).abs() < 1e-3);
     // The marker removed: the body goes.
     app.world_mut().entity_mut(map).remove::<NavWallColliders>();
     ticks(&mut app);
