@@ -44,6 +44,11 @@
 //! (two runs with the same arguments must print the same lines, whatever the machine's load),
 //! and `--jitter` sleeps a random 0-4 ms between ticks (from the wall clock, not the seed).
 //!
+//! With `--save-at F` (feature `serialize`) the game is saved at the end of frame F (units, map
+//! and settings, as RON, through `bevy_tilepath::save_with`) and goes on in a new app that
+//! loads it, as a player who saves, quits and loads would; it prints
+//! `saved frame=<n> bytes=<n> save_ms=<f> load_ms=<f>`, and every count goes on across the save.
+//!
 //! The runner exits non-zero if a request has more than one outcome or none.
 
 #[path = "common/mod.rs"]
@@ -63,7 +68,7 @@ use bevy_tilepath::{
 };
 use common::Rng;
 
-const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter]";
+const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] [--save-at F]";
 
 /// A body touching a wall may overlap it by float rounding (a segment at exactly the body's
 /// radius from a wall corner, sampled): overlaps up to this many tiles are touching.
@@ -83,6 +88,7 @@ struct Args {
     lockstep: bool,
     checksums: usize,
     jitter: bool,
+    save_at: usize,
 }
 
 impl Args {
@@ -99,6 +105,7 @@ impl Args {
             lockstep: false,
             checksums: 0,
             jitter: false,
+            save_at: 0,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -113,6 +120,7 @@ impl Args {
                 Long("lockstep") => a.lockstep = true,
                 Long("checksums") => a.checksums = common::value(&mut parser, "--checksums")?,
                 Long("jitter") => a.jitter = true,
+                Long("save-at") => a.save_at = common::value(&mut parser, "--save-at")?,
                 _ => return Err(common::unexpected(arg)),
             }
         }
@@ -123,12 +131,16 @@ impl Args {
             return Err(format!("--units {} is below 20", a.units));
         }
         a.sample = a.sample.max(1);
+        if a.save_at > 0 && !cfg!(feature = "serialize") {
+            return Err("--save-at needs the `serialize` feature".into());
+        }
         Ok(a)
     }
 }
 
-/// The game's key of a unit (stable across runs, unlike entity ids).
-#[derive(Component, Clone, Copy)]
+/// The game's key of a unit (stable across runs, unlike entity ids; saved with the game).
+#[derive(Component, Clone, Copy, Reflect)]
+#[reflect(Component)]
 struct Key(u32);
 
 /// Values counted by size, in memory allocated (and written) up front, so the runner's own
@@ -511,6 +523,66 @@ fn slope(points: &[(f64, f64)]) -> f64 {
     if den == 0.0 { 0.0 } else { num / den }
 }
 
+/// The app: the plugins with `settings` in `schedule`, stepping 1/60 s a frame, counting
+/// outcomes (into the [`Outcomes`] the caller inserts).
+fn new_app(settings: &TilepathSettings, schedule: TilepathSchedule) -> App {
+    let period = Duration::from_secs_f64(1.0 / 60.0);
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
+        .insert_resource(Time::<Fixed>::from_duration(period))
+        .insert_resource(settings.clone())
+        .add_plugins(TilepathPlugins { schedule })
+        .register_type::<Key>()
+        .add_systems(
+            schedule.0,
+            count_outcomes
+                .after(TilepathSystems::Receive)
+                .before(TilepathSystems::Last),
+        );
+    app
+}
+
+/// Saves the game at the end of a frame and goes on in a new app that loads it, as a player
+/// who saves, quits and loads would: the game's entities and outcome counts follow. Prints
+/// `saved frame=<n> bytes=<n> save_ms=<f> load_ms=<f>`.
+#[cfg(feature = "serialize")]
+fn save_and_reload(
+    app: &mut App,
+    game: &mut Game,
+    settings: &TilepathSettings,
+    schedule: TilepathSchedule,
+    frame: usize,
+) {
+    let t = Instant::now();
+    let ron = common::saved_game::save(app.world_mut()).unwrap_or_else(|e| {
+        eprintln!("error: saving: {e}");
+        std::process::exit(1);
+    });
+    let save_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let mut loaded = new_app(settings, schedule);
+    let outcomes = app
+        .world_mut()
+        .remove_resource::<Outcomes>()
+        .expect("outcomes");
+    loaded.insert_resource(outcomes);
+    let t = Instant::now();
+    let ids = common::saved_game::load(loaded.world_mut(), &ron).unwrap_or_else(|e| {
+        eprintln!("error: loading: {e}");
+        std::process::exit(1);
+    });
+    let load_ms = t.elapsed().as_secs_f64() * 1000.0;
+    game.map = ids[&game.map];
+    for (_, e) in &mut game.units {
+        *e = ids[e];
+    }
+    *app = loaded;
+    println!(
+        "saved frame={frame} bytes={} save_ms={save_ms:.1} load_ms={load_ms:.1}",
+        ron.len()
+    );
+}
+
 fn main() {
     let args = match Args::parse() {
         Ok(a) => a,
@@ -539,31 +611,18 @@ fn main() {
     } else {
         TilepathSchedule::new(Update)
     };
-    let mut app = App::new();
-    app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
-        .insert_resource(Time::<Fixed>::from_duration(period))
-        .insert_resource(settings)
-        .add_plugins(TilepathPlugins { schedule })
-        .insert_resource(Outcomes {
-            // Orders, group orders, respawns and bad requests, and the plugin's own requests
-            // (which take tickets too), with room to spare.
-            answered: TicketBits::new(
-                (args.frames + args.drain) * (args.units as usize / 100 + 4) * 2,
-            ),
-            duplicates: 0,
-            latency: Histogram::new(100_000),
-            found: 0,
-            failed: 0,
-            cancelled: 0,
-            own: 0,
-        })
-        .add_systems(
-            schedule.0,
-            count_outcomes
-                .after(TilepathSystems::Receive)
-                .before(TilepathSystems::Last),
-        );
+    let mut app = new_app(&settings, schedule);
+    app.insert_resource(Outcomes {
+        // Orders, group orders, respawns and bad requests, and the plugin's own requests
+        // (which take tickets too), with room to spare.
+        answered: TicketBits::new((args.frames + args.drain) * (args.units as usize / 100 + 4) * 2),
+        duplicates: 0,
+        latency: Histogram::new(100_000),
+        found: 0,
+        failed: 0,
+        cancelled: 0,
+        own: 0,
+    });
     let map = app
         .world_mut()
         .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0)))
@@ -668,6 +727,10 @@ fn main() {
                 }
             }
         }
+        #[cfg(feature = "serialize")]
+        if frame == args.save_at {
+            save_and_reload(&mut app, &mut game, &settings, schedule, frame);
+        }
         if frame.is_multiple_of(args.sample) && frame > warm_up && frame <= args.frames {
             rss.push((frame as f64, resident_bytes() as f64 / 1e6));
             heap.push((frame as f64, LIVE_HEAP.load(Relaxed) as f64 / 1e6));
@@ -703,7 +766,9 @@ fn main() {
     };
     let o = world.resource::<Outcomes>();
     let answered: u64 = o.answered.0.iter().map(|w| w.count_ones() as u64).sum();
-    let duplicates = o.duplicates;
+    // Across a save, a request queued again gets a new ticket: one answered before the save
+    // and again after would count twice among the tickets answered.
+    let duplicates = o.duplicates + (answered + game.vanished).saturating_sub(game.requests);
     let outcomes = answered + duplicates;
     let missing = game.requests.saturating_sub(answered + game.vanished);
     let growth = slope(&rss) * 10_000.0;

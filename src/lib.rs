@@ -41,6 +41,8 @@ pub use plugin::fog::{FogStats, Sight};
 pub use plugin::group::group_order;
 pub use plugin::lockstep::{LockstepKey, NavChecksum};
 pub use plugin::map::NavMap;
+#[cfg(feature = "serialize")]
+pub use plugin::map::NavMapData;
 pub use plugin::movement::{
     Arrived, DesiredVelocity, Errand, MoveState, MovementPlugin, Mover, PathProgress,
 };
@@ -49,6 +51,7 @@ pub use plugin::queue::{PathQueue, PathQueuePlugin};
 pub use plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,
 };
+pub use plugin::saves::{SavedNav, SavedRequest, save_with};
 pub use plugin::schedule::{TilepathSchedule, TilepathSystems};
 pub use plugin::settings::{CrowdSettings, FogSettings, Lockstep, TilepathSettings, WorkerMode};
 

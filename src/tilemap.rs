@@ -85,7 +85,7 @@ pub struct NavLayerApart;
 /// [`NavMap`] is on the entity named here (the lowest of the stack).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
-pub struct NavLayerOf(pub Entity);
+pub struct NavLayerOf(#[entities] pub Entity);
 
 /// Where each tile of a navigation map sits, so despawned tiles and tiles that lost their
 /// [`NavTile`] can be found, and each navigation map's layers (the tilemap it is on first).

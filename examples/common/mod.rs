@@ -6,6 +6,9 @@
 
 use std::str::FromStr;
 
+#[cfg(feature = "serialize")]
+pub mod saved_game;
+
 /// A small deterministic generator (xorshift64*): the same seed gives the same maps and orders
 /// on every machine and every version of the examples' dependencies.
 pub struct Rng(u64);

@@ -16,6 +16,9 @@
 //! [`MoveClass::wall_radius`]) in configuration space.
 
 use bevy::math::IVec2;
+use bevy::reflect::{Reflect, std_traits::ReflectDefault};
+#[cfg(feature = "serialize")]
+use bevy::reflect::{ReflectDeserialize, ReflectSerialize};
 
 use super::grid::{BLOCKED, Cell, GridError, NavGrid, cells_around};
 
@@ -26,8 +29,36 @@ pub const MAX_CLEARANCE: u8 = 4;
 /// What each terrain kind costs a class of units: `0` blocks the kind, `1` is a plain step, `n`
 /// costs `n` steps (the grid's [`CostModel`](super::CostModel) units). Kind `0` is a wall for
 /// every class (the grid's border is made of it), so its cost cannot be changed.
-#[derive(Clone, PartialEq, Eq, Hash)]
+///
+/// Reflected as an opaque value; with the `serialize` feature it is saved as the kinds whose
+/// cost differs from their own value, `[(kind, cost), ...]` (kind `0` is never changed).
+#[derive(Clone, PartialEq, Eq, Hash, Reflect)]
+#[reflect(opaque, Clone, Debug, PartialEq, Hash, Default)]
+#[cfg_attr(feature = "serialize", reflect(Serialize, Deserialize))]
 pub struct TerrainCosts([u8; 256]);
+
+#[cfg(feature = "serialize")]
+impl serde::Serialize for TerrainCosts {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let changed: Vec<(u8, u8)> = (0..=255u8)
+            .filter(|&k| self.cost(k) != k)
+            .map(|k| (k, self.cost(k)))
+            .collect();
+        changed.serialize(serializer)
+    }
+}
+
+#[cfg(feature = "serialize")]
+impl<'de> serde::Deserialize<'de> for TerrainCosts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let changed = Vec::<(u8, u8)>::deserialize(deserializer)?;
+        Ok(changed
+            .into_iter()
+            .fold(TerrainCosts::identity(), |c, (kind, cost)| {
+                c.with_cost(kind, cost)
+            }))
+    }
+}
 
 impl TerrainCosts {
     /// Every kind costs its own value: the grid's terrain read as costs, as without classes.

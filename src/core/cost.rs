@@ -8,6 +8,7 @@ use bevy::reflect::Reflect;
 /// uses 65536 for a straight step and 92682 for a diagonal (sqrt 2 to 1 part in 10^6), so path
 /// costs agree with the MovingAI optimal lengths to their printed 6 significant digits;
 /// [`CostModel::LESTER`] is the 10 / 14 model of "A* Pathfinding for Beginners".
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 pub struct CostModel {
     /// Cost of a straight (orthogonal) step onto [`NORMAL`](super::NORMAL) terrain.

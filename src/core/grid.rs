@@ -35,6 +35,7 @@ pub const NORMAL: u8 = 1;
 /// `(q, r +- 1)`, `(q + 1, r - 1)` and `(q - 1, r + 1)`. Every hexagonal map (pointy or flat top,
 /// offset or axial coordinates) is this grid under another placement in the world; the tilemap
 /// integration maps its tile positions to these cells.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub enum Topology {
     /// Squares; up, down, left and right only.
@@ -71,6 +72,7 @@ impl Topology {
 }
 
 /// When a diagonal move past a wall corner is allowed.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub enum CornerRule {
     /// A diagonal move needs both orthogonal neighbours free (the default, and the MovingAI
@@ -83,6 +85,7 @@ pub enum CornerRule {
 }
 
 /// The move rules of a grid: topology, corner rule and step costs.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub struct MoveRules {
     /// Square cells with four- or eight-way moves, or hexagons.

@@ -26,7 +26,8 @@ use crate::plugin::settings::TilepathSettings;
 /// // Tanks: forest is closed to them, roads are as fast as open ground.
 /// let tank = UnitClass::new(TerrainCosts::identity().blocking(FOREST).with_cost(ROAD, 1));
 /// ```
-#[derive(Component, Clone, Debug, Default, PartialEq)]
+#[derive(Component, Clone, Debug, Default, PartialEq, Reflect)]
+#[reflect(Component, Default)]
 pub struct UnitClass {
     /// The cost of each terrain kind for this unit.
     pub costs: TerrainCosts,
@@ -101,7 +102,7 @@ impl NavClasses {
     }
 
     /// The id of `class`, registering it if it is new.
-    fn intern(&mut self, class: ClassKey) -> ClassId {
+    pub(crate) fn intern(&mut self, class: ClassKey) -> ClassId {
         if class.class.is_default() && class.player.is_none() {
             return ClassId::DEFAULT;
         }

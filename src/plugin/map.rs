@@ -8,6 +8,11 @@ use bevy::prelude::*;
 use crate::core::{Cell, ClassError, ClassGrid, GridError, Knowledge, NavGrid};
 use crate::plugin::classes::{ClassId, ClassKey};
 
+#[cfg(feature = "serialize")]
+mod saved;
+#[cfg(feature = "serialize")]
+pub use saved::NavMapData;
+
 /// A navigation grid on a map entity, with its place in the world: an affine map from grid
 /// space (cell `(x, y)` covers `x..x + 1` by `y..y + 1`) to world space. [`NavMap::new`] places
 /// cell `(x, y)` on the world rectangle from `origin + (x, y) * tile_size` to
@@ -23,7 +28,13 @@ use crate::plugin::classes::{ClassId, ClassKey};
 /// ([`UnitClass`](crate::UnitClass), units wider than a tile, and under fog of war each player's
 /// units): derived from the shared one and brought up to date by the same edits, cell by cell,
 /// and, for a player's, by what its units see ([`NavMap::knowledge`]).
-#[derive(Component, Clone, Debug)]
+///
+/// Saved games: with the `serialize` feature a map is saved whole through reflection (its
+/// grid's terrain and penalties, its placement, and what each player has seen), as a compact
+/// value of its own (see [`NavMapData`]); its class grids are rebuilt when it is loaded.
+#[derive(Component, Clone, Debug, Reflect)]
+#[reflect(opaque, Clone, Debug)]
+#[cfg_attr(feature = "serialize", reflect(Component, Serialize, Deserialize))]
 pub struct NavMap {
     grid: Arc<NavGrid>,
     /// The grid of class `ClassId(k + 1)` at `k`.

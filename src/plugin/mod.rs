@@ -10,6 +10,7 @@
 //!   search.
 //! - [`classes`]: unit classes ([`UnitClass`](classes::UnitClass)) and the class grids maps
 //!   keep for them; [`fog`]: fog of war, what each player's units have seen.
+//! - [`saves`]: saved games ([`save_with`](saves::save_with)): what is saved, what is rebuilt.
 //! - [`lockstep`]: the stable order units are handled in and the desync checksum of
 //!   lockstep mode.
 //! - [`map`], [`agent`], [`claims`], [`settings`], [`schedule`], [`diagnostics`].
@@ -27,6 +28,7 @@ pub mod movement;
 pub mod outcomes;
 pub mod queue;
 pub mod request;
+pub mod saves;
 pub mod schedule;
 pub mod settings;
 

@@ -78,6 +78,7 @@ pub struct NavPath {
     /// [`GoalPolicy::NearestReachable`](crate::core::GoalPolicy::NearestReachable)).
     pub goal: Cell,
     /// The map it was found on.
+    #[entities]
     pub map: Entity,
     /// The class it was planned for: its cells are on [`NavMap::grid_of`](crate::NavMap::grid_of)
     /// this class.

@@ -2,7 +2,7 @@
 //! plugin makes itself ([`PathOrigin`]), tickets, and [`PendingRequests`], which holds every
 //! request that has no outcome yet.
 
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{EntityHashMap, EntityMapper, MapEntities};
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::system::Command;
 use bevy::ecs::world::DeferredWorld;
@@ -51,6 +51,7 @@ pub struct PathRequest {
     /// Higher goes first; waiting requests age upward so nothing starves.
     pub priority: i32,
     /// The map to search (`None`: the only [`NavMap`](crate::NavMap) there is).
+    #[entities]
     pub map: Option<Entity>,
     /// Ask for a shortest path: never served by the hierarchical search of long requests
     /// ([`TilepathSettings::hierarchical_beyond`](crate::TilepathSettings::hierarchical_beyond)),
@@ -107,6 +108,12 @@ impl PathRequest {
     pub fn shortest(mut self) -> Self {
         self.optimal = true;
         self
+    }
+}
+
+impl MapEntities for PathRequest {
+    fn map_entities<E: EntityMapper>(&mut self, mapper: &mut E) {
+        self.map.map_entities(mapper);
     }
 }
 
@@ -322,17 +329,24 @@ impl PendingRequests {
     /// A new request for `entity` (the older one, if any, ends as cancelled).
     pub(crate) fn submit(&mut self, entity: Entity, request: PathRequest, origin: PathOrigin) {
         self.cancel(entity);
+        let ticket = self.ticket(request, origin);
+        self.submitted.push(Submitted {
+            entity,
+            ticket: ticket.id,
+        });
+        self.pending.insert(entity, ticket);
+    }
+
+    /// The next ticket, for `request` made by `origin` this frame.
+    fn ticket(&mut self, request: PathRequest, origin: PathOrigin) -> Ticket {
         let id = self.next_ticket;
         self.next_ticket += 1;
-        let frame = self.frame;
-        let ticket = Ticket {
+        Ticket {
             id,
-            frame,
+            frame: self.frame,
             origin,
             request,
-        };
-        self.pending.insert(entity, ticket);
-        self.submitted.push(Submitted { entity, ticket: id });
+        }
     }
 
     /// Ends `entity`'s pending request, if any, as cancelled.
@@ -343,8 +357,42 @@ impl PendingRequests {
         }
     }
 
+    /// The requests `entity` is owed an outcome for, oldest first, with who made them and
+    /// whether they were cancelled (a saved game keeps them, see [`crate::save_with`]).
+    pub(crate) fn owed(&self, entity: Entity) -> Vec<(&Ticket, bool)> {
+        let cancelled = self.cancelled.iter().filter(|c| c.entity == entity);
+        let cancelled = cancelled.map(|c| (&c.ticket, true));
+        cancelled
+            .chain(self.pending.get(&entity).map(|t| (t, false)))
+            .collect()
+    }
+
+    /// A request cancelled before a game was saved, its outcome owed still: it goes out as
+    /// cancelled.
+    pub(crate) fn restore_cancelled(
+        &mut self,
+        entity: Entity,
+        request: PathRequest,
+        origin: PathOrigin,
+    ) {
+        let ticket = self.ticket(request, origin);
+        self.cancelled.push(Ended { entity, ticket });
+    }
+
+    /// The next ticket to hand out, and the frame count (a saved game keeps both).
+    pub(crate) fn clock(&self) -> (u64, u64) {
+        (self.next_ticket, self.frame)
+    }
+
+    /// Goes on from a saved game's [`PendingRequests::clock`]: tickets stay unique and
+    /// increasing, and frames go on counting, across the save.
+    pub(crate) fn resume_clock(&mut self, (next_ticket, frame): (u64, u64)) {
+        self.next_ticket = self.next_ticket.max(next_ticket);
+        self.frame = self.frame.max(frame);
+    }
+
     /// Forgets `entity`'s pending request without an outcome (the unit is gone).
-    fn forget(&mut self, entity: Entity) {
+    pub(crate) fn forget(&mut self, entity: Entity) {
         if self.pending.remove(&entity).is_some() {
             self.stale = true;
         }
@@ -355,6 +403,9 @@ fn on_request_insert(mut world: DeferredWorld, ctx: HookContext) {
     let Some(request) = world.get::<PathRequest>(ctx.entity).cloned() else {
         return;
     };
+    if crate::plugin::saves::loaded_request(&mut world, ctx.entity) {
+        return;
+    }
     let Some(mut book) = world.get_resource_mut::<PendingRequests>() else {
         return;
     };

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
 
 use crate::core::{Cell, TurnPlan};
@@ -115,6 +116,14 @@ pub enum Errand {
     },
 }
 
+impl MapEntities for Errand {
+    fn map_entities<E: EntityMapper>(&mut self, mapper: &mut E) {
+        if let Errand::SteppingAside { resume, .. } = self {
+            resume.map_entities(mapper);
+        }
+    }
+}
+
 impl Errand {
     /// The cell of the errand, if any.
     pub fn cell(&self) -> Option<Cell> {
@@ -145,6 +154,7 @@ pub struct PathProgress {
     /// What the unit is doing.
     pub state: MoveState,
     /// The trip it makes for others, if any.
+    #[entities]
     pub errand: Errand,
     /// Current speed factor (below 1 in tight turns).
     pub speed_factor: f32,
@@ -160,6 +170,7 @@ pub struct PathProgress {
     /// turned the unit's step aside (the debug overlay draws it).
     pub avoidance: Option<Vec2>,
     /// The map its claims and occupancy are on.
+    #[entities]
     pub(crate) map: Option<Entity>,
     pub(crate) claimed: VecDeque<Cell>,
     pub(crate) stopped_cell: Option<Cell>,
@@ -191,6 +202,10 @@ pub struct PathProgress {
     /// The grid version its current leg was planned on (an edit since: the leg is planned
     /// again, with its line checked against the new grid).
     pub(crate) grid_version: u64,
+    /// Loaded from a saved game with the path of this ticket: that path is not new to the unit
+    /// (see [`crate::save_with`]); taken by its first move.
+    #[reflect(ignore)]
+    pub(crate) restored: Option<u64>,
 }
 
 /// One curve of a unit's walk: the plan, the distance along it, and whether it is a detour to
@@ -203,6 +218,16 @@ pub(crate) struct Leg {
 }
 
 impl PathProgress {
+    /// Loaded from a saved game: what it claimed and occupied is claimed anew by its next move
+    /// (the claims themselves are not saved), on `map`, walking on along path `ticket`.
+    pub(crate) fn restore(&mut self, map: Option<Entity>, ticket: Option<u64>) {
+        self.map = map;
+        self.claimed.clear();
+        (self.stopped_cell, self.moving_cell, self.intent) = (None, None, None);
+        self.leg = None;
+        self.restored = ticket;
+    }
+
     /// Cells this unit claims now.
     pub fn claimed(&self) -> impl Iterator<Item = Cell> + '_ {
         self.claimed.iter().copied()

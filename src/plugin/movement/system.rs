@@ -71,6 +71,9 @@ pub(super) struct Unit<'a> {
     /// The game's controller moves it (it has a [`DesiredVelocity`]): its body may lag behind
     /// the walk, and it arrives only once the body is close to the end.
     pub(super) controlled: bool,
+    /// Loaded from a saved game with its path this frame: it walks on along it, and claims its
+    /// cells anew.
+    pub(super) resumed: bool,
 }
 
 /// The units [`move_units`] moves.
@@ -162,6 +165,8 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         _ => (agent.radius, 0, false),
     };
     let grid = map.grid_of(path.class);
+    // A unit loaded from a saved game walks on along the path it had.
+    let resumed = progress.restored.take() == Some(path.ticket);
     let unit = Unit {
         entity,
         mover,
@@ -179,6 +184,7 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         path: &path,
         status: *status,
         controlled: desired.is_some(),
+        resumed,
     };
     let pos = map.world_to_grid(transform.translation.truncate());
     let progress = &mut *progress;
@@ -186,10 +192,11 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
     if let Some(d) = &mut desired {
         d.read_back(progress, pos);
     }
-    if path.is_changed() {
+    let new_path = path.is_changed() && !resumed;
+    if new_path {
         start_path(ctx, &unit, progress, pos);
     }
-    let Some((to, heading)) = step_unit(ctx, &unit, progress, pos, path.is_changed()) else {
+    let Some((to, heading)) = step_unit(ctx, &unit, progress, pos, new_path) else {
         if let Some(d) = desired {
             d.stand(pos);
         }

@@ -178,7 +178,8 @@ fn keep_track(
     if new_path || progress.moving_cell != Some(here) {
         progress.cell_index = track(cells, progress.cell_index, here);
     }
-    let retrack = new_path || progress.cell_index != index_before;
+    // A unit loaded from a saved game claims its cells ahead anew.
+    let retrack = new_path || progress.cell_index != index_before || unit.resumed;
     if new_path || pos.distance_squared(progress.stall_anchor) > 1.0 {
         progress.stalled = 0.0;
         progress.stall_anchor = pos;

@@ -27,7 +27,9 @@ use super::classes::{ClassId, NavClasses, PlayerId};
 use super::diagnostics::{FrameTally, TilepathFrameStats, roll_frame};
 use super::fog::{FogStats, Sight};
 use super::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
-use super::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests};
+use super::request::{
+    PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests, Ticket,
+};
 use super::schedule::{TilepathSchedule, TilepathSystems};
 use super::settings::{CrowdSettings, FogSettings, TilepathSettings, WorkerMode};
 
@@ -98,6 +100,48 @@ impl PathQueue {
     /// the next frame's collect phase.
     pub fn region_map(&self, map: Entity) -> Option<&crate::core::RegionMap> {
         self.regions.ready(map, ClassId::DEFAULT)
+    }
+
+    /// The requests of `entity` whose outcome is ready but not delivered yet (taken from
+    /// [`PendingRequests`]), with whether they end as cancelled: a saved game keeps them.
+    pub(crate) fn owed_ready(&self, entity: Entity) -> Vec<(&Ticket, bool)> {
+        let ready = self.ready.iter().filter(|r| r.entity == entity);
+        ready
+            .map(|r| (&r.ticket, r.kind == OutcomeKind::Cancelled))
+            .collect()
+    }
+
+    /// The rest of `entity`'s path still to smooth, if any: `(from_cell, from_waypoint,
+    /// radius)`.
+    pub(crate) fn rest_of(&self, entity: Entity) -> Option<(usize, usize, f32)> {
+        self.refining
+            .of(entity)
+            .map(|r| (r.from_cell, r.from_waypoint, r.radius))
+    }
+
+    /// The rest of `path` from cell `from_cell` (waypoint `from_waypoint`) on is still to smooth
+    /// (a loaded game's path); ignored if it does not fit the path.
+    pub(crate) fn restore_rest(
+        &mut self,
+        entity: Entity,
+        path: &NavPath,
+        (from_cell, from_waypoint, radius): (usize, usize, f32),
+        frame: u64,
+    ) {
+        let fits = from_cell + 1 < path.cells.len()
+            && from_waypoint < path.waypoints.len()
+            && radius.is_finite()
+            && radius >= 0.0;
+        if !fits {
+            return;
+        }
+        let rest = refine::Rest {
+            from_cell,
+            from_waypoint,
+            radius,
+        };
+        let refining = refine::Refining::new(entity, path, rest, frame);
+        self.refining.delivered(entity, path.ticket, Some(refining));
     }
 
     /// Outcomes waiting for delivery (delivery has a budget too).
@@ -199,10 +243,14 @@ impl Plugin for PathQueuePlugin {
             .register_type::<crate::plugin::settings::Lockstep>()
             .register_type::<crate::plugin::lockstep::LockstepKey>()
             .register_type::<crate::plugin::lockstep::NavChecksum>()
+            .register_type::<crate::plugin::classes::UnitClass>()
+            .register_type::<crate::plugin::map::NavMap>()
+            .register_type::<crate::plugin::saves::SavedNav>()
             .add_systems(
                 schedule,
                 (
                     (
+                        crate::plugin::saves::restore_saved,
                         crate::plugin::classes::resolve_classes,
                         crate::plugin::fog::reveal_fog,
                         service::prepare_scratch,

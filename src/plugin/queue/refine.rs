@@ -342,6 +342,16 @@ impl Rests {
         });
     }
 
+    /// The rest of `entity`'s latest path still waiting to be smoothed, if any.
+    pub(super) fn of(&self, entity: Entity) -> Option<Rest> {
+        let ticket = self.live.get(&entity)?;
+        let entry = self
+            .list
+            .iter()
+            .find(|e| e.entity == entity && e.ticket == *ticket)?;
+        Some(entry.rest.rest)
+    }
+
     /// A path delivered to `entity`: any rest of an older path of the unit is stale now.
     pub(super) fn delivered(&mut self, entity: Entity, ticket: u64, rest: Option<Refining>) {
         match rest {
