@@ -46,6 +46,7 @@ pub use plugin::map::NavMapData;
 pub use plugin::movement::{
     Arrived, DesiredVelocity, Errand, MoveState, MovementPlugin, Mover, PathProgress,
 };
+pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 pub use plugin::queue::{PathQueue, PathQueuePlugin};
 pub use plugin::request::{

@@ -10,6 +10,8 @@
 //!   search.
 //! - [`classes`]: unit classes ([`UnitClass`](classes::UnitClass)) and the class grids maps
 //!   keep for them; [`fog`]: fog of war, what each player's units have seen.
+//! - [`orders`]: queued waypoints and patrols ([`OrderQueue`](orders::OrderQueue)), stop and
+//!   hold position.
 //! - [`saves`]: saved games ([`save_with`](saves::save_with)): what is saved, what is rebuilt.
 //! - [`lockstep`]: the stable order units are handled in and the desync checksum of
 //!   lockstep mode.
@@ -25,6 +27,7 @@ pub mod group;
 pub mod lockstep;
 pub mod map;
 pub mod movement;
+pub mod orders;
 pub mod outcomes;
 pub mod queue;
 pub mod request;

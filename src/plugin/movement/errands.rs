@@ -141,7 +141,10 @@ pub(super) fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, her
     }
     // Asked to make way: step onto the nearest cell nobody stands on or claims (off the asking
     // unit's claimed cells) and stay there.
-    if ctx.claims.take_make_way(entity).is_some() && unit.status != PathStatus::Queued {
+    if ctx.claims.take_make_way(entity).is_some()
+        && unit.status != PathStatus::Queued
+        && !unit.holds
+    {
         let claims = &*ctx.claims;
         let free = nearest_cell(unit.grid, here, ctx.crowd.make_way_reach, |c| {
             claims.stopped_at(map, c).is_none()

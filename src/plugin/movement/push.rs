@@ -18,6 +18,7 @@ use super::{Mover, MoverOrder};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
+use crate::plugin::orders::HoldPosition;
 use crate::plugin::settings::{CrowdSettings, TilepathSettings};
 
 /// Passes over the overlapping pairs per frame (each resolves what the one before left, as
@@ -48,6 +49,8 @@ pub(super) enum Role {
     Standing,
     /// Walking through others: left alone.
     Exempt,
+    /// Holding its position ([`HoldPosition`]): never moved; the other body takes the push.
+    Anchored,
 }
 
 impl Role {
@@ -66,6 +69,8 @@ impl Role {
 /// The share of a push that `me` takes against `other`.
 fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
     match (me, other) {
+        (Role::Anchored, _) => 0.0,
+        (_, Role::Anchored) => 1.0,
         (Role::Standing, Role::Underway) => crowd.push_strength,
         (Role::Underway, Role::Standing) => 1.0 - crowd.push_strength,
         _ => 0.5,
@@ -80,6 +85,7 @@ type PushedItem<'a> = (
     Mut<'a, Transform>,
     Mut<'a, PathProgress>,
     Option<Mut<'a, DesiredVelocity>>,
+    bool,
 );
 
 /// Pushes overlapping units apart (see the module docs); off with
@@ -96,6 +102,7 @@ pub(super) fn push_apart(
             &mut Transform,
             &mut PathProgress,
             Option<&mut DesiredVelocity>,
+            Has<HoldPosition>,
         ),
         With<Mover>,
     >,
@@ -113,7 +120,7 @@ pub(super) fn push_apart(
     // Only a body that moved since the last frame's pushes (walked, was moved by the game, or
     // was pushed then) can have come to overlap another: the first pass starts from those.
     let mut active = Vec::new();
-    let mut add = |(entity, agent, class, transform, progress, desired): PushedItem| {
+    let mut add = |(entity, agent, class, transform, progress, desired, holds): PushedItem| {
         // A unit that never had a path stands on the map under it.
         let at = transform.translation.truncate();
         let Some((map, nav)) = progress
@@ -136,7 +143,10 @@ pub(super) fn push_apart(
                 radius: agent.radius,
             },
         });
-        let role = Role::of(progress.state, progress.patient);
+        let role = match Role::of(progress.state, progress.patient) {
+            Role::Standing if holds => Role::Anchored,
+            role => role,
+        };
         let moved = transform.is_changed() || desired.is_some_and(|d| d.is_changed());
         if role != Role::Exempt && (moved || pushed_before.contains(&entity)) {
             active.push(roles.len());
@@ -168,7 +178,7 @@ pub(super) fn push_apart(
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
-        let (Ok((_, nav)), Ok((_, _, _, mut transform, mut progress, desired))) =
+        let (Ok((_, nav)), Ok((_, _, _, mut transform, mut progress, desired, _))) =
             (maps.get(m.map), units.get_mut(m.entity))
         else {
             continue;

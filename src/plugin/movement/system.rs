@@ -9,6 +9,7 @@ use crate::core::{Body, Cell, NavGrid};
 use super::super::agent::NavAgent;
 use super::super::claims::Claims;
 use super::super::map::NavMap;
+use super::super::orders::HoldPosition;
 use super::super::outcomes::NavPath;
 use super::super::request::{PathOrigin, PathRequest, PathStatus, PendingRequests, SubmitInternal};
 use super::super::settings::{CrowdSettings, TilepathSettings};
@@ -74,6 +75,8 @@ pub(super) struct Unit<'a> {
     /// Loaded from a saved game with its path this frame: it walks on along it, and claims its
     /// cells anew.
     pub(super) resumed: bool,
+    /// It holds its position ([`HoldPosition`]): it never makes way for others.
+    pub(super) holds: bool,
 }
 
 /// The units [`move_units`] moves.
@@ -89,6 +92,7 @@ type Units<'w, 's> = Query<
         &'static mut PathProgress,
         &'static PathStatus,
         Option<&'static mut DesiredVelocity>,
+        Has<HoldPosition>,
     ),
 >;
 
@@ -102,6 +106,7 @@ type UnitItem<'a> = (
     Mut<'a, PathProgress>,
     &'a PathStatus,
     Option<Mut<'a, DesiredVelocity>>,
+    bool,
 );
 
 /// Follows paths: advances units, updates claims and occupancy, handles units in the way.
@@ -149,7 +154,8 @@ pub(crate) fn move_units(
 
 /// Moves one unit along its path (see [`move_units`]).
 fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
-    let (entity, mover, agent, mut transform, path, mut progress, status, mut desired) = item;
+    let (entity, mover, agent, mut transform, path, mut progress, status, mut desired, holds) =
+        item;
     let Ok(map) = maps.get(path.map) else {
         if let Some(d) = &mut desired {
             d.velocity = Vec2::ZERO;
@@ -185,6 +191,7 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         status: *status,
         controlled: desired.is_some(),
         resumed,
+        holds,
     };
     let pos = map.world_to_grid(transform.translation.truncate());
     let progress = &mut *progress;

@@ -246,6 +246,8 @@ impl Plugin for PathQueuePlugin {
             .register_type::<crate::plugin::classes::UnitClass>()
             .register_type::<crate::plugin::map::NavMap>()
             .register_type::<crate::plugin::saves::SavedNav>()
+            .register_type::<crate::plugin::orders::OrderQueue>()
+            .register_type::<crate::plugin::orders::HoldPosition>()
             .add_systems(
                 schedule,
                 (
@@ -260,6 +262,7 @@ impl Plugin for PathQueuePlugin {
                     )
                         .chain()
                         .in_set(TilepathSystems::Collect),
+                    crate::plugin::orders::advance_orders.in_set(TilepathSystems::First),
                     service::service_queue.in_set(TilepathSystems::Service),
                     (delivery::receive_results, refine::apply_refined, roll_frame)
                         .chain()

@@ -1,0 +1,258 @@
+//! RTS orders: waypoints queued after a unit's order, patrols, stop and hold position, through
+//! the public API as a game gives them.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{
+    Claims, HoldPosition, MoveState, NEXT_ORDER_WITHIN, OrderQueue, PathProgress, PendingRequests,
+    hold_position, stop,
+};
+
+/// What the game saw: outcomes and arrivals.
+#[derive(Resource, Default)]
+struct Log {
+    outcomes: Vec<PathOutcome>,
+    arrived: Vec<Arrived>,
+}
+
+/// A 40 x 20 open field, one tile a world unit; 60 frames a second.
+fn app() -> (App, Entity) {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .add_plugins(TilepathPlugins::default())
+        .init_resource::<Log>()
+        .add_systems(
+            Update,
+            (|mut o: MessageReader<PathOutcome>,
+              mut a: MessageReader<Arrived>,
+              mut log: ResMut<Log>| {
+                log.outcomes.extend(o.read().copied());
+                log.arrived.extend(a.read().copied());
+            })
+            .after(TilepathSystems::Move),
+        );
+    let map = app
+        .world_mut()
+        .spawn(NavMap::new(
+            NavGrid::new(40, 20).unwrap(),
+            Vec2::ZERO,
+            Vec2::ONE,
+        ))
+        .id();
+    app.update();
+    (app, map)
+}
+
+fn spawn(app: &mut App, at: Cell) -> Entity {
+    let p = at.as_vec2() + 0.5;
+    app.world_mut()
+        .spawn((Transform::from_xyz(p.x, p.y, 0.0), Mover::default()))
+        .id()
+}
+
+fn position(app: &App, unit: Entity) -> Vec2 {
+    app.world()
+        .get::<Transform>(unit)
+        .unwrap()
+        .translation
+        .truncate()
+}
+
+fn center(c: Cell) -> Vec2 {
+    c.as_vec2() + 0.5
+}
+
+fn arrived(app: &App, unit: Entity) -> bool {
+    app.world().get::<PathStatus>(unit) == Some(&PathStatus::Found)
+        && app
+            .world()
+            .get::<PathProgress>(unit)
+            .is_some_and(|p| p.state == MoveState::Arrived)
+}
+
+fn outcomes_of(app: &App, unit: Entity) -> Vec<OutcomeKind> {
+    let log = app.world().resource::<Log>();
+    log.outcomes
+        .iter()
+        .filter(|o| o.entity == unit && o.origin.is_user())
+        .map(|o| o.kind)
+        .collect()
+}
+
+#[test]
+fn queued_waypoints_are_walked_in_turn_without_stopping() {
+    let (mut app, _) = app();
+    let unit = spawn(&mut app, Cell::new(2, 10));
+    let (a, b, c) = (Cell::new(14, 10), Cell::new(14, 3), Cell::new(30, 3));
+    app.world_mut().entity_mut(unit).insert((
+        PathRequest::to_cell(a),
+        OrderQueue::new([PathGoal::Cell(b), PathGoal::Cell(c)]),
+    ));
+    let (mut near_a, mut near_b) = (f32::MAX, f32::MAX);
+    let mut still = 0;
+    let mut last = position(&app, unit);
+    for _ in 0..60 * 20 {
+        app.update();
+        let p = position(&app, unit);
+        near_a = near_a.min(p.distance(center(a)));
+        near_b = near_b.min(p.distance(center(b)));
+        if arrived(&app, unit) {
+            break;
+        }
+        if p == last {
+            still += 1;
+        }
+        last = p;
+    }
+    assert!(arrived(&app, unit));
+    assert!(position(&app, unit).distance(center(c)) < 0.1);
+    assert!(
+        near_a <= NEXT_ORDER_WITHIN + 0.1,
+        "passed by the first waypoint: {near_a}"
+    );
+    assert!(
+        near_b <= NEXT_ORDER_WITHIN + 0.1,
+        "and the second: {near_b}"
+    );
+    assert!(still <= 1, "it stood still {still} frames on its way");
+    // One outcome per order, and it arrived once: at the last waypoint.
+    let kinds = outcomes_of(&app, unit);
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
+    assert!(kinds.iter().all(|k| matches!(k, OutcomeKind::Found { .. })));
+    let log = app.world().resource::<Log>();
+    let arrivals: Vec<Cell> = log
+        .arrived
+        .iter()
+        .filter(|a| a.entity == unit)
+        .map(|a| a.cell)
+        .collect();
+    assert_eq!(arrivals, vec![c]);
+    assert!(
+        app.world()
+            .get::<OrderQueue>(unit)
+            .unwrap()
+            .goals
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_patrol_loops_between_its_points() {
+    let (mut app, _) = app();
+    let home = Cell::new(3, 10);
+    let far = Cell::new(20, 10);
+    let unit = spawn(&mut app, home);
+    app.world_mut().entity_mut(unit).insert((
+        PathRequest::to_cell(far),
+        OrderQueue::patrol([PathGoal::Cell(home)]),
+    ));
+    // Visits: the end it last came near.
+    let mut visits = Vec::new();
+    for _ in 0..60 * 25 {
+        app.update();
+        let p = position(&app, unit);
+        for end in [far, home] {
+            if p.distance(center(end)) <= NEXT_ORDER_WITHIN + 0.1 && visits.last() != Some(&end) {
+                visits.push(end);
+            }
+        }
+    }
+    // 17 tiles at 4 tiles a second: a leg in about 4 s; 25 s make five legs and more.
+    assert!(visits.len() >= 6, "{visits:?}");
+    assert!(visits.windows(2).all(|w| w[0] != w[1]));
+    assert_eq!(visits[..2], [home, far], "it starts at home and goes out first");
+    let kinds = outcomes_of(&app, unit);
+    assert!(kinds.len() >= 5, "{kinds:?}");
+    assert!(kinds.iter().all(|k| matches!(k, OutcomeKind::Found { .. })));
+    assert!(app.world().resource::<PendingRequests>().len() <= 1);
+}
+
+#[test]
+fn a_stopped_unit_stands_where_it_is_and_holds_its_cell() {
+    let (mut app, map) = app();
+    let unit = spawn(&mut app, Cell::new(2, 10));
+    app.world_mut().entity_mut(unit).insert((
+        PathRequest::to_cell(Cell::new(36, 10)),
+        OrderQueue::new([PathGoal::Cell(Cell::new(36, 2))]),
+    ));
+    for _ in 0..90 {
+        app.update();
+    }
+    let walking = position(&app, unit);
+    assert!(walking.x > 5.0, "on its way: {walking}");
+    stop(app.world_mut().entity_mut(unit));
+    for _ in 0..10 {
+        app.update();
+    }
+    let stopped = position(&app, unit);
+    for _ in 0..60 {
+        app.update();
+    }
+    assert!(
+        stopped.distance(walking) < 1.0,
+        "stopped within a tile: {walking} then {stopped}"
+    );
+    assert_eq!(position(&app, unit), stopped, "and stays");
+    assert!(arrived(&app, unit));
+    assert!(app.world().get::<OrderQueue>(unit).is_none());
+    let cell = Cell::new(stopped.x as i32, stopped.y as i32);
+    assert_eq!(
+        app.world().resource::<Claims>().stopped_at(map, cell),
+        Some(unit)
+    );
+    assert!(app.world().resource::<PendingRequests>().is_empty());
+}
+
+/// How far a unit standing at (20, 10) is moved while eight units walk through its cell.
+fn pushed_while_others_pass(hold: bool) -> f32 {
+    let (mut app, _) = app();
+    let stander = spawn(&mut app, Cell::new(20, 10));
+    if hold {
+        hold_position(app.world_mut().entity_mut(stander));
+    } else {
+        app.world_mut()
+            .entity_mut(stander)
+            .insert(PathRequest::to_cell(Cell::new(20, 10)));
+    }
+    for _ in 0..10 {
+        app.update();
+    }
+    let at = position(&app, stander);
+    let walkers: Vec<Entity> = (0..8)
+        .map(|i| {
+            let unit = spawn(&mut app, Cell::new(4 + (i % 2), 8 + i / 2));
+            app.world_mut()
+                .entity_mut(unit)
+                .insert(PathRequest::to_cell(Cell::new(35 + (i % 2), 8 + i / 2)));
+            unit
+        })
+        .collect();
+    let mut moved = 0.0f32;
+    for _ in 0..60 * 30 {
+        app.update();
+        moved = moved.max(position(&app, stander).distance(at));
+        if walkers.iter().all(|&w| arrived(&app, w)) {
+            break;
+        }
+    }
+    for &w in &walkers {
+        assert!(arrived(&app, w), "{w} got past");
+    }
+    assert_eq!(app.world().get::<HoldPosition>(stander).is_some(), hold);
+    moved
+}
+
+#[test]
+fn a_unit_holding_its_position_is_never_pushed_aside() {
+    let held = pushed_while_others_pass(true);
+    assert!(held < 1e-4, "held: moved {held}");
+    // Without holding, the same crowd shoves it.
+    let free = pushed_while_others_pass(false);
+    assert!(free > 0.05, "not held: moved {free}");
+}
