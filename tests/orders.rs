@@ -166,7 +166,11 @@ fn a_patrol_loops_between_its_points() {
     // 17 tiles at 4 tiles a second: a leg in about 4 s; 25 s make five legs and more.
     assert!(visits.len() >= 6, "{visits:?}");
     assert!(visits.windows(2).all(|w| w[0] != w[1]));
-    assert_eq!(visits[..2], [home, far], "it starts at home and goes out first");
+    assert_eq!(
+        visits[..2],
+        [home, far],
+        "it starts at home and goes out first"
+    );
     let kinds = outcomes_of(&app, unit);
     assert!(kinds.len() >= 5, "{kinds:?}");
     assert!(kinds.iter().all(|k| matches!(k, OutcomeKind::Found { .. })));
@@ -255,4 +259,42 @@ fn a_unit_holding_its_position_is_never_pushed_aside() {
     // Without holding, the same crowd shoves it.
     let free = pushed_while_others_pass(false);
     assert!(free > 0.05, "not held: moved {free}");
+}
+
+#[test]
+fn a_group_walks_its_queued_waypoints_in_turn() {
+    // Group orders (a slot each, one shared search per target) queued after one another.
+    let (mut app, map) = app();
+    let units: Vec<Entity> = (0..12)
+        .map(|i| spawn(&mut app, Cell::new(2 + i % 4, 8 + i / 4)))
+        .collect();
+    let (a, b, c) = (Cell::new(20, 10), Cell::new(30, 3), Cell::new(30, 16));
+    let nav = app.world().get::<NavMap>(map).unwrap().clone();
+    let at: Vec<(Entity, Vec2)> = units.iter().map(|&u| (u, position(&app, u))).collect();
+    let slots = |target: Cell| group_order(&nav, nav.cell_to_world(target), &at);
+    let (to_a, to_b, to_c) = (slots(a), slots(b), slots(c));
+    for (i, (unit, request)) in to_a.into_iter().enumerate() {
+        let queue = OrderQueue::new([to_b[i].1.goal.clone(), to_c[i].1.goal.clone()]);
+        app.world_mut().entity_mut(unit).insert((request, queue));
+    }
+    let mut near_b = vec![f32::MAX; units.len()];
+    for _ in 0..60 * 30 {
+        app.update();
+        for (k, &u) in units.iter().enumerate() {
+            near_b[k] = near_b[k].min(position(&app, u).distance(center(b)));
+        }
+        if units.iter().all(|&u| arrived(&app, u)) {
+            break;
+        }
+    }
+    for (k, &u) in units.iter().enumerate() {
+        assert!(arrived(&app, u), "{u} arrived");
+        assert!(
+            near_b[k] < 4.0,
+            "{u} went by the second waypoint: {}",
+            near_b[k]
+        );
+        assert!(position(&app, u).distance(center(c)) < 4.0);
+        assert_eq!(outcomes_of(&app, u).len(), 3);
+    }
 }

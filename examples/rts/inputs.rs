@@ -33,7 +33,7 @@ use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::BLOCKED;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::NavTile;
-use bevy_tilepath::{LockstepKey, NavChecksum};
+use bevy_tilepath::{HoldPosition, LockstepKey, NavChecksum, OrderQueue};
 
 use crate::DemoConfig;
 use crate::map::{DemoMap, Terrain};
@@ -48,6 +48,21 @@ pub enum Input {
         tile: UVec2,
         priority: i32,
     },
+    /// The units with these keys sent on to a tile after their current orders (shift-click);
+    /// idle units go at once.
+    Waypoint {
+        units: Vec<u64>,
+        tile: UVec2,
+        priority: i32,
+    },
+    /// The units with these keys patrol between where they stand and a tile.
+    Patrol {
+        units: Vec<u64>,
+        tile: UVec2,
+        priority: i32,
+    },
+    /// The units with these keys stop where they stand (and, with `hold`, hold the position).
+    Stop { units: Vec<u64>, hold: bool },
     /// A tile toggled between wall and grass.
     Wall(UVec2),
     /// Fog of war turned on or off.
@@ -57,14 +72,29 @@ pub enum Input {
 impl Input {
     /// The input as a replay line's words after the tick.
     fn to_line(&self) -> String {
+        let keys = |units: &[u64]| {
+            let keys: Vec<String> = units.iter().map(u64::to_string).collect();
+            keys.join(",")
+        };
         match self {
             Input::Order {
                 units,
                 tile,
                 priority,
-            } => {
-                let keys: Vec<String> = units.iter().map(u64::to_string).collect();
-                format!("order {priority} {},{} {}", tile.x, tile.y, keys.join(","))
+            } => format!("order {priority} {},{} {}", tile.x, tile.y, keys(units)),
+            Input::Waypoint {
+                units,
+                tile,
+                priority,
+            } => format!("waypoint {priority} {},{} {}", tile.x, tile.y, keys(units)),
+            Input::Patrol {
+                units,
+                tile,
+                priority,
+            } => format!("patrol {priority} {},{} {}", tile.x, tile.y, keys(units)),
+            Input::Stop { units, hold } => {
+                let word = if *hold { "hold" } else { "stop" };
+                format!("{word} {}", keys(units))
             }
             Input::Wall(tile) => format!("wall {},{}", tile.x, tile.y),
             Input::Fog => "fog".to_string(),
@@ -84,29 +114,49 @@ fn parse_tile(s: &str) -> Option<UVec2> {
     Some(UVec2::new(x.parse().ok()?, y.parse().ok()?))
 }
 
+/// Unit keys, comma-separated (none if there is no word).
+fn parse_keys(word: Option<&str>) -> Option<Vec<u64>> {
+    match word {
+        Some(keys) => keys.split(',').map(|k| k.parse().ok()).collect(),
+        None => Some(Vec::new()),
+    }
+}
+
 fn parse_line(line: &str) -> Option<Line> {
     let mut words = line.split_whitespace();
     let tick: u64 = words.next()?.parse().ok()?;
-    let line = match words.next()? {
-        "order" => {
+    let kind = words.next()?;
+    let line = match kind {
+        "order" | "waypoint" | "patrol" => {
             let priority = words.next()?.parse().ok()?;
             let tile = parse_tile(words.next()?)?;
-            let units = match words.next() {
-                Some(keys) => keys
-                    .split(',')
-                    .map(|k| k.parse().ok())
-                    .collect::<Option<_>>()?,
-                None => Vec::new(),
-            };
-            Line::Input(
-                tick,
-                Input::Order {
+            let units = parse_keys(words.next())?;
+            let input = match kind {
+                "order" => Input::Order {
                     units,
                     tile,
                     priority,
                 },
-            )
+                "waypoint" => Input::Waypoint {
+                    units,
+                    tile,
+                    priority,
+                },
+                _ => Input::Patrol {
+                    units,
+                    tile,
+                    priority,
+                },
+            };
+            Line::Input(tick, input)
         }
+        "stop" | "hold" => Line::Input(
+            tick,
+            Input::Stop {
+                units: parse_keys(words.next())?,
+                hold: kind == "hold",
+            },
+        ),
         "wall" => Line::Input(tick, Input::Wall(parse_tile(words.next()?)?)),
         "fog" => Line::Input(tick, Input::Fog),
         "checksum" => Line::Checksum(tick, u64::from_str_radix(words.next()?, 16).ok()?),
@@ -273,7 +323,28 @@ pub fn apply_inputs(world: &mut World) {
                 units,
                 tile,
                 priority,
-            } => order(world, &units, tile, priority),
+            } => order(world, &units, tile, priority, Mode::Move),
+            Input::Waypoint {
+                units,
+                tile,
+                priority,
+            } => order(world, &units, tile, priority, Mode::Waypoint),
+            Input::Patrol {
+                units,
+                tile,
+                priority,
+            } => order(world, &units, tile, priority, Mode::Patrol),
+            Input::Stop { units, hold } => {
+                for (entity, _) in units_by_keys(world, &units) {
+                    let mut unit = world.entity_mut(entity);
+                    if hold {
+                        bevy_tilepath::hold_position(unit);
+                    } else {
+                        unit.remove::<HoldPosition>();
+                        bevy_tilepath::stop(unit);
+                    }
+                }
+            }
             Input::Wall(tile) => toggle_wall(world, tile),
             Input::Fog => {
                 let mut settings = world.resource_mut::<TilepathSettings>();
@@ -283,29 +354,89 @@ pub fn apply_inputs(world: &mut World) {
     }
 }
 
-/// Sends the units with `keys` (in that order; keys of units gone are skipped) to `tile`.
-fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32) {
-    let target = world.resource::<DemoMap>().cell(tile.x, tile.y);
+/// How an order joins a unit's orders.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Replaces them.
+    Move,
+    /// After them (at once for a unit without any).
+    Waypoint,
+    /// Replaces them with a patrol between where the unit stands and the target.
+    Patrol,
+}
+
+/// The units with `keys` (in that order; keys of units gone are skipped), with where they stand
+/// (world space).
+fn units_by_keys(world: &mut World, keys: &[u64]) -> Vec<(Entity, Vec2)> {
     let mut q = world.query::<(Entity, &LockstepKey, &Transform)>();
     let mut by_key: Vec<(u64, Entity, Vec2)> = q
         .iter(world)
         .map(|(e, k, tf)| (k.0, e, tf.translation.truncate()))
         .collect();
     by_key.sort_unstable_by_key(|u| u.0);
+    keys.iter()
+        .filter_map(|k| {
+            let i = by_key.binary_search_by_key(k, |u| u.0).ok()?;
+            Some((by_key[i].1, by_key[i].2))
+        })
+        .collect()
+}
+
+/// Sends the units with `keys` to `tile`, as `mode` says.
+fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32, mode: Mode) {
+    let target = world.resource::<DemoMap>().cell(tile.x, tile.y);
+    let units = units_by_keys(world, keys);
     let mut maps = world.query::<&NavMap>();
     let Ok(map) = maps.single(world) else {
         return;
     };
-    let units: Vec<(Entity, Vec2)> = keys
+    let units: Vec<(Entity, Vec2)> = units
+        .into_iter()
+        .map(|(e, p)| (e, map.world_to_grid(p)))
+        .collect();
+    // Units still on their way (a path to walk, or one coming) take a waypoint after it.
+    let busy: Vec<bool> = units
         .iter()
-        .filter_map(|k| {
-            let i = by_key.binary_search_by_key(k, |u| u.0).ok()?;
-            Some((by_key[i].1, map.world_to_grid(by_key[i].2)))
+        .map(|&(e, _)| {
+            let status = world.get::<PathStatus>(e).copied().unwrap_or_default();
+            let walking = world
+                .get::<bevy_tilepath::PathProgress>(e)
+                .is_some_and(|p| p.state != MoveState::Arrived && p.state != MoveState::Idle);
+            matches!(status, PathStatus::Queued | PathStatus::Searching)
+                || status == PathStatus::Found && walking
         })
         .collect();
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, world);
-    order_group(&mut commands, map, &units, target, priority);
+    match mode {
+        Mode::Move => order_group(&mut commands, map, &units, target, priority),
+        Mode::Waypoint | Mode::Patrol => {
+            let world_units: Vec<(Entity, Vec2)> = units
+                .iter()
+                .map(|&(e, p)| (e, map.grid_to_world(p)))
+                .collect();
+            let requests = group_order(map, map.cell_to_world(target), &world_units);
+            for ((entity, request), (&(_, at), busy)) in
+                requests.into_iter().zip(units.iter().zip(busy))
+            {
+                let request = request.with_priority(priority);
+                let mut unit = commands.entity(entity);
+                if mode == Mode::Patrol {
+                    let home = PathGoal::Cell(map.grid().cell_at(at));
+                    unit.remove::<HoldPosition>()
+                        .insert((request, OrderQueue::patrol([home])));
+                } else if busy {
+                    let goal = request.goal;
+                    unit.entry::<OrderQueue>()
+                        .or_default()
+                        .and_modify(move |mut q| q.push(goal));
+                } else {
+                    unit.remove::<HoldPosition>()
+                        .insert((request, OrderQueue::default()));
+                }
+            }
+        }
+    }
     queue.apply(world);
 }
 
@@ -381,6 +512,24 @@ mod tests {
                 tile: UVec2::new(0, 1),
                 priority: -2,
             },
+            Input::Waypoint {
+                units: vec![5, 6],
+                tile: UVec2::new(7, 8),
+                priority: 10,
+            },
+            Input::Patrol {
+                units: vec![9],
+                tile: UVec2::new(1, 2),
+                priority: 0,
+            },
+            Input::Stop {
+                units: vec![1, 2, 3],
+                hold: false,
+            },
+            Input::Stop {
+                units: vec![4],
+                hold: true,
+            },
             Input::Wall(UVec2::new(40, 20)),
             Input::Fog,
         ];
@@ -398,6 +547,8 @@ mod tests {
             "1 fog extra",
             "1 wall 3",
             "1 order a 1,2 3",
+            "1 hold x",
+            "1 patrol 0 1 2",
             "1 jump",
         ] {
             assert_eq!(parse_line(bad), None, "{bad:?}");

@@ -22,8 +22,10 @@ pub fn order_group(
         .map(|&(e, p)| (e, map.grid_to_world(p)))
         .collect();
     for (entity, request) in group_order(map, map.cell_to_world(target), &world) {
+        // A new order replaces queued ones, and a hold.
         commands
             .entity(entity)
+            .remove::<(bevy_tilepath::OrderQueue, bevy_tilepath::HoldPosition)>()
             .insert(request.with_priority(priority));
     }
 }

@@ -112,6 +112,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) {
         (
             (
                 select_and_order,
+                stop_or_hold,
                 toggle_wall,
                 toggle_fog,
                 red_script,
@@ -212,6 +213,7 @@ fn select_and_order(
     demo_map: Res<DemoMap>,
     mut order: ResMut<PlayerOrder>,
     mut inputs: ResMut<Inputs>,
+    keys: Res<ButtonInput<KeyCode>>,
 ) {
     let Some(cursor) = cursor_world(&windows, &cameras) else {
         return;
@@ -251,11 +253,33 @@ fn select_and_order(
         if group.is_empty() {
             return;
         }
-        inputs.give(Input::Order {
-            units: group.iter().map(|u| u.0).collect(),
-            tile: UVec2::new(tile.x, tile.y),
-            priority: PLAYER_PRIORITY,
-        });
+        let (units, tile) = (
+            group.iter().map(|u| u.0).collect(),
+            UVec2::new(tile.x, tile.y),
+        );
+        let priority = PLAYER_PRIORITY;
+        // Shift: a waypoint after the current orders; P held: patrol there and back.
+        inputs.give(
+            if keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]) {
+                Input::Waypoint {
+                    units,
+                    tile,
+                    priority,
+                }
+            } else if keys.pressed(KeyCode::KeyP) {
+                Input::Patrol {
+                    units,
+                    tile,
+                    priority,
+                }
+            } else {
+                Input::Order {
+                    units,
+                    tile,
+                    priority,
+                }
+            },
+        );
         *order = PlayerOrder {
             units: group.len(),
             waiting: group.iter().map(|g| g.1).collect(),
@@ -290,6 +314,27 @@ fn toggle_wall(
             inputs.give(Input::Wall(UVec2::new(pos.x, pos.y)));
         }
     }
+}
+
+/// `S` stops the selected units, `H` has them hold their position (at the next tick).
+fn stop_or_hold(
+    keys: Res<ButtonInput<KeyCode>>,
+    units: Query<&LockstepKey, With<Selected>>,
+    mut inputs: ResMut<Inputs>,
+) {
+    let hold = keys.just_pressed(KeyCode::KeyH);
+    if !hold && !keys.just_pressed(KeyCode::KeyS) {
+        return;
+    }
+    let mut selected: Vec<u64> = units.iter().map(|k| k.0).collect();
+    if selected.is_empty() {
+        return;
+    }
+    selected.sort_unstable();
+    inputs.give(Input::Stop {
+        units: selected,
+        hold,
+    });
 }
 
 /// `F` turns fog of war on and off (at the next tick).
@@ -488,7 +533,7 @@ fn update_hud(
     );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move   W: wall   F: fog of war   F1-F6: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (shift: waypoint, P: patrol)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,
