@@ -73,7 +73,7 @@ impl OrderQueue {
 #[reflect(Component, Default)]
 pub struct HoldPosition;
 
-/// Stops a unit where it stands (an [`EntityCommand`](bevy::ecs::system::EntityCommand):
+/// Stops a unit where it stands (an entity command:
 /// `commands.entity(unit).queue(stop)`): its queued orders are dropped and it is given a
 /// request to the cell it stands on (its current request, if still pending, ends as
 /// cancelled), so it stands there as an arrived unit does, occupying its cell.
