@@ -298,3 +298,46 @@ fn a_group_walks_its_queued_waypoints_in_turn() {
         assert_eq!(outcomes_of(&app, u).len(), 3);
     }
 }
+
+#[test]
+fn a_unit_whose_order_is_taken_back_lets_its_cells_go() {
+    // Walking its first order, the unit is given a second and the game takes that back before
+    // it is answered: the cancellation leaves it without a path. It claims nothing any more.
+    let (mut app, map) = app();
+    let unit = spawn(&mut app, Cell::new(2, 10));
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(Cell::new(36, 10)));
+    for _ in 0..60 {
+        app.update();
+    }
+    assert!(
+        app.world()
+            .get::<PathProgress>(unit)
+            .unwrap()
+            .claimed()
+            .count()
+            > 0
+    );
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(Cell::new(36, 2)));
+    app.world_mut().entity_mut(unit).remove::<PathRequest>();
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(
+        app.world().get::<PathStatus>(unit),
+        Some(&PathStatus::Cancelled)
+    );
+    assert!(app.world().get::<NavPath>(unit).is_none());
+    let progress = app.world().get::<PathProgress>(unit).unwrap();
+    assert_eq!(progress.state, MoveState::Idle);
+    assert_eq!(progress.claimed().count(), 0);
+    let claims = app.world().resource::<Claims>();
+    assert_eq!(claims.iter_claimed(map).count(), 0, "no cell claimed");
+    assert!(claims.intent(unit).is_none());
+    let here = position(&app, unit);
+    let cell = Cell::new(here.x as i32, here.y as i32);
+    assert_eq!(claims.moving_at(map, cell), None);
+}

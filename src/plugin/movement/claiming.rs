@@ -5,8 +5,8 @@ use bevy::prelude::*;
 use crate::core::{Cell, cells_around};
 
 use super::super::claims::{Claims, Intent};
-use super::PathProgress;
 use super::system::Unit;
+use super::{MoveState, PathProgress};
 
 /// Claims: the current and next few cells of the corridor, never the ones left behind (for a
 /// wide unit, every cell its footprint covers on them).
@@ -53,6 +53,19 @@ pub(super) fn publish_intent(
         progress.intent = intent;
         claims.set_intent(entity, intent);
     }
+}
+
+/// The unit's path is gone (its order failed or was taken back with no other): it claims,
+/// occupies and intends nothing any more, and stands idle.
+pub(super) fn let_go(claims: &mut Claims, entity: Entity, progress: &mut PathProgress) {
+    if let Some(map) = progress.map {
+        claims.set_stopped(map, entity, progress.stopped_cell.take(), None, 0);
+        claims.set_moving_at(map, entity, progress.moving_cell.take(), None);
+    }
+    release_all(claims, entity, progress);
+    publish_intent(claims, entity, progress, None);
+    progress.state = MoveState::Idle;
+    progress.leg = None;
 }
 
 pub(super) fn release_all(claims: &mut Claims, entity: Entity, progress: &mut PathProgress) {

@@ -13,7 +13,7 @@ use super::super::orders::HoldPosition;
 use super::super::outcomes::NavPath;
 use super::super::request::{PathOrigin, PathRequest, PathStatus, PendingRequests, SubmitInternal};
 use super::super::settings::{CrowdSettings, TilepathSettings};
-use super::claiming::release_all;
+use super::claiming::{let_go, release_all};
 use super::neighbours::{Member, Neighbours};
 use super::output::{DesiredVelocity, write_move};
 use super::walk::{start_path, step_unit};
@@ -252,12 +252,22 @@ fn index_units(
     });
 }
 
-/// Releases the claims and occupancy of units that lost their mover.
+/// Releases the claims and occupancy of units that lost their mover, and of units that lost
+/// their path (an order failed or taken back, with no other): those stand idle.
 pub(crate) fn release_departed(
     mut claims: ResMut<Claims>,
     mut removed: RemovedComponents<Mover>,
     mut progress: Query<&mut PathProgress>,
+    mut lost_path: RemovedComponents<NavPath>,
+    pathless: Query<(), (With<Mover>, Without<NavPath>)>,
 ) {
+    for entity in lost_path.read() {
+        if pathless.contains(entity)
+            && let Ok(mut p) = progress.get_mut(entity)
+        {
+            let_go(&mut claims, entity, &mut p);
+        }
+    }
     for entity in removed.read() {
         if let Ok(mut p) = progress.get_mut(entity) {
             release_all(&mut claims, entity, &mut p);
