@@ -4,7 +4,8 @@
 //! the plugin's components are saved as they are: [`PathRequest`], [`PathStatus`],
 //! [`NavPath`], [`PathProgress`], [`Mover`](crate::Mover), [`NavAgent`], [`UnitClass`],
 //! [`PlayerId`], [`Sight`](crate::Sight), [`LockstepKey`](crate::LockstepKey),
-//! [`DesiredVelocity`](crate::DesiredVelocity), and, with the `serialize` feature,
+//! [`DesiredVelocity`](crate::DesiredVelocity), [`OrderQueue`](crate::OrderQueue),
+//! [`HoldPosition`](crate::HoldPosition), and, with the `serialize` feature,
 //! [`NavMap`](crate::NavMap). What the plugin keeps in its resources is not: requests owed an
 //! outcome, rests of paths still to smooth. [`save_with`] writes those onto the units, as a
 //! [`SavedNav`], for the length of the save. Loading queues the requests owed an outcome again
