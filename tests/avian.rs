@@ -9,7 +9,7 @@ use avian2d::prelude::*;
 use bevy::math::Affine2;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::avian::NavWallColliders;
+use bevy_tilepath::avian::{NavWallColliders, NavWallMargin};
 use bevy_tilepath::core::overlaps_blocked;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{DesiredVelocity, NavAgent, PathProgress};
@@ -158,6 +158,10 @@ fn the_walls_collider_follows_grid_edits_and_the_maps_placement() {
         .set_placement(Affine2::from_translation(Vec2::new(100.0, 0.0)));
     ticks(&mut app);
     assert!((left(&mut app) - before - 100.0).abs() < 1e-3);
+    // A margin grows every piece by it (the left edge's piece reaches 0.15 further out).
+    app.world_mut().entity_mut(map).insert(NavWallMargin(0.15));
+    ticks(&mut app);
+    assert!((left(&mut app) - before - 100.0 + 0.15).abs() < 1e-3);
     // The marker removed: the body goes.
     app.world_mut().entity_mut(map).remove::<NavWallColliders>();
     ticks(&mut app);
