@@ -258,33 +258,35 @@ fn select_and_order(
             UVec2::new(tile.x, tile.y),
         );
         let priority = PLAYER_PRIORITY;
+        let queued = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
         // Shift: a waypoint after the current orders; P held: patrol there and back.
-        inputs.give(
-            if keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]) {
-                Input::Waypoint {
-                    units,
-                    tile,
-                    priority,
-                }
-            } else if keys.pressed(KeyCode::KeyP) {
-                Input::Patrol {
-                    units,
-                    tile,
-                    priority,
-                }
-            } else {
-                Input::Order {
-                    units,
-                    tile,
-                    priority,
-                }
-            },
-        );
-        *order = PlayerOrder {
-            units: group.len(),
-            waiting: group.iter().map(|g| g.1).collect(),
-            ..default()
-        };
+        inputs.give(if queued {
+            Input::Waypoint {
+                units,
+                tile,
+                priority,
+            }
+        } else if keys.pressed(KeyCode::KeyP) {
+            Input::Patrol {
+                units,
+                tile,
+                priority,
+            }
+        } else {
+            Input::Order {
+                units,
+                tile,
+                priority,
+            }
+        });
+        // The HUD follows the order the units start on now (a waypoint starts later).
+        if !queued {
+            *order = PlayerOrder {
+                units: group.len(),
+                waiting: group.iter().map(|g| g.1).collect(),
+                ..default()
+            };
+        }
     }
 }
 
