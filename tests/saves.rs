@@ -195,7 +195,13 @@ fn save_and_load_a_running_match(hex: bool) {
         .iter()
         .filter_map(|&u| Some((u, a.world().get::<NavPath>(u)?.waypoints.len())))
         .collect();
-    orders.give(&mut a, units[6], PathRequest::to_cell(Cell::new(41, 30)));
+    let map_a = a
+        .world_mut()
+        .query_filtered::<Entity, With<NavMap>>()
+        .single(a.world())
+        .unwrap();
+    let on_map = PathRequest::to_cell(Cell::new(41, 30)).on_map(map_a);
+    orders.give(&mut a, units[6], on_map);
     orders.give(&mut a, units[5], PathRequest::to_cell(Cell::new(40, 30)));
     a.world_mut().entity_mut(units[5]).remove::<PathRequest>();
     let owed = a.world().resource::<PendingRequests>().len();
@@ -239,6 +245,11 @@ fn save_and_load_a_running_match(hex: bool) {
     );
     let (mut b, ids) = load(&ron);
     let new = |u: Entity| ids[&u];
+    // Entities in the saved components are the loaded game's.
+    let loaded = b.world().get::<PathRequest>(new(units[6])).unwrap();
+    assert_eq!(loaded.map, Some(new(map_a)));
+    let path = b.world().get::<NavPath>(new(units[7])).unwrap();
+    assert_eq!(path.map, new(map_a));
     // An order given to a loaded unit at once (its order owed from before the save ends as
     // cancelled).
     let given_before_load = orders.0.clone();

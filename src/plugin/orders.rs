@@ -112,6 +112,9 @@ pub(crate) fn advance_orders(
     mut commands: Commands,
 ) {
     for (entity, mut queue, request, status, path, transform) in &mut units {
+        if queue.goals.is_empty() {
+            continue;
+        }
         let next_now = match status {
             PathStatus::Failed(_) => true,
             // Not the end of a trip made for others (its order resumes after it).
@@ -124,9 +127,7 @@ pub(crate) fn advance_orders(
         if !next_now {
             continue;
         }
-        let Some(goal) = queue.goals.pop_front() else {
-            continue;
-        };
+        let goal = queue.goals.pop_front().expect("not empty");
         if queue.patrol {
             queue.goals.push_back(request.goal.clone());
         }

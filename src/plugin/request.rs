@@ -40,7 +40,12 @@ pub enum PathGoal {
 /// units in the way) never overwrite it; they are requests of their own with a
 /// [`PathOrigin`] other than [`PathOrigin::User`], and their outcomes say so.
 #[derive(Component, Clone, Debug, PartialEq, Reflect)]
-#[component(on_insert = on_request_insert, on_remove = on_request_remove, on_despawn = on_request_despawn)]
+#[component(
+    on_insert = on_request_insert,
+    on_remove = on_request_remove,
+    on_despawn = on_request_despawn,
+    map_entities
+)]
 #[require(PathStatus, Transform)]
 #[reflect(Component)]
 pub struct PathRequest {
@@ -51,7 +56,6 @@ pub struct PathRequest {
     /// Higher goes first; waiting requests age upward so nothing starves.
     pub priority: i32,
     /// The map to search (`None`: the only [`NavMap`](crate::NavMap) there is).
-    #[entities]
     pub map: Option<Entity>,
     /// Ask for a shortest path: never served by the hierarchical search of long requests
     /// ([`TilepathSettings::hierarchical_beyond`](crate::TilepathSettings::hierarchical_beyond)),
@@ -357,14 +361,11 @@ impl PendingRequests {
         }
     }
 
-    /// The requests `entity` is owed an outcome for, oldest first, with who made them and
-    /// whether they were cancelled (a saved game keeps them, see [`crate::save_with`]).
-    pub(crate) fn owed(&self, entity: Entity) -> Vec<(&Ticket, bool)> {
-        let cancelled = self.cancelled.iter().filter(|c| c.entity == entity);
-        let cancelled = cancelled.map(|c| (&c.ticket, true));
-        cancelled
-            .chain(self.pending.get(&entity).map(|t| (t, false)))
-            .collect()
+    /// The requests owed an outcome, each unit's oldest first, with whether they were
+    /// cancelled (a saved game keeps them, see [`crate::save_with`]).
+    pub(crate) fn owed(&self) -> impl Iterator<Item = (Entity, &Ticket, bool)> {
+        let cancelled = self.cancelled.iter().map(|c| (c.entity, &c.ticket, true));
+        cancelled.chain(self.pending.iter().map(|(&e, t)| (e, t, false)))
     }
 
     /// A request cancelled before a game was saved, its outcome owed still: it goes out as

@@ -16,7 +16,7 @@
 //! cached trees are rebuilt from the loaded units and maps; frame statistics and checksums are
 //! runtime only.
 
-use bevy::ecs::entity::{EntityMapper, MapEntities};
+use bevy::ecs::entity::{EntityHashMap, EntityMapper, MapEntities};
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
@@ -42,7 +42,7 @@ pub struct SavedRequest {
 }
 
 impl SavedRequest {
-    fn of((ticket, cancelled): (&Ticket, bool)) -> Self {
+    fn of(ticket: &Ticket, cancelled: bool) -> Self {
         SavedRequest {
             request: ticket.request.clone(),
             origin: ticket.origin,
@@ -182,21 +182,27 @@ pub fn save_with<R>(world: &mut World, save: impl FnOnce(&mut World) -> R) -> R 
     let saved: Vec<(Entity, SavedNav)> = {
         let book = world.get_resource::<PendingRequests>();
         let queue = world.get_resource::<PathQueue>();
+        let clock = book.map_or((1, 0), PendingRequests::clock);
+        // Each unit's owed requests, oldest first: outcomes ready to go out, then cancelled
+        // and pending requests.
+        let mut owed: EntityHashMap<Vec<SavedRequest>> = EntityHashMap::default();
+        let ready = queue.into_iter().flat_map(PathQueue::owed_ready);
+        for (entity, ticket, cancelled) in
+            ready.chain(book.into_iter().flat_map(PendingRequests::owed))
+        {
+            owed.entry(entity)
+                .or_default()
+                .push(SavedRequest::of(ticket, cancelled));
+        }
+        let rests: EntityHashMap<_> = queue.into_iter().flat_map(PathQueue::rests).collect();
         units
             .iter(world)
             .map(|(entity, status, had_request)| {
-                let ready = queue.map(|q| q.owed_ready(entity)).unwrap_or_default();
-                let owed = book.map(|b| b.owed(entity)).unwrap_or_default();
-                let clock = book.map_or((1, 0), PendingRequests::clock);
                 let saved = SavedNav {
-                    clock,
-                    owed: ready
-                        .into_iter()
-                        .chain(owed)
-                        .map(SavedRequest::of)
-                        .collect(),
+                    owed: owed.remove(&entity).unwrap_or_default(),
                     status: *status,
-                    rest: queue.and_then(|q| q.rest_of(entity)),
+                    rest: rests.get(&entity).copied(),
+                    clock,
                     had_request,
                     saving: true,
                     awaiting_request: false,
@@ -229,7 +235,6 @@ type Loaded = (
 );
 
 /// Carries loaded units on (see the [module](self)): first in the plugin's frame.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn restore_saved(
     mut units: Query<Loaded>,
     book: Res<PendingRequests>,
@@ -244,15 +249,13 @@ pub(crate) fn restore_saved(
     let mut loaded: Vec<_> = units.iter_mut().collect();
     // Stable order: the loaded entities' ids, as the game spawned them.
     loaded.sort_unstable_by_key(|u| u.0);
-    for (entity, saved, path, progress, class, agent, player) in loaded {
-        let mut path = path;
+    for (entity, saved, mut path, progress, class, agent, player) in loaded {
         if let Some(path) = &mut path {
             // Class ids are handed out as classes appear: the loaded game's may differ.
             path.class = registry.intern(class_key(class, agent, player, settings.fog.enabled));
         }
         if let Some(mut progress) = progress {
-            let on = path.as_ref().map(|p| (p.map, p.ticket));
-            progress.restore(on.map(|o| o.0), on.map(|o| o.1));
+            progress.restore(path.as_ref().map(|p| (p.map, p.ticket)));
         }
         if let (Some(path), Some(rest)) = (&path, saved.rest) {
             queue.restore_rest(entity, path, rest, book.frame);

@@ -219,13 +219,11 @@ pub(crate) struct Leg {
 
 impl PathProgress {
     /// Loaded from a saved game: what it claimed and occupied is claimed anew by its next move
-    /// (the claims themselves are not saved), on `map`, walking on along path `ticket`.
-    pub(crate) fn restore(&mut self, map: Option<Entity>, ticket: Option<u64>) {
-        self.map = map;
+    /// (the claims themselves are not saved), walking on along its path `(map, ticket)`.
+    pub(crate) fn restore(&mut self, path: Option<(Entity, u64)>) {
+        (self.map, self.restored) = (path.map(|p| p.0), path.map(|p| p.1));
         self.claimed.clear();
         (self.stopped_cell, self.moving_cell, self.intent) = (None, None, None);
-        self.leg = None;
-        self.restored = ticket;
     }
 
     /// Cells this unit claims now.

@@ -102,21 +102,19 @@ impl PathQueue {
         self.regions.ready(map, ClassId::DEFAULT)
     }
 
-    /// The requests of `entity` whose outcome is ready but not delivered yet (taken from
+    /// The requests whose outcome is ready but not delivered yet (taken from
     /// [`PendingRequests`]), with whether they end as cancelled: a saved game keeps them.
-    pub(crate) fn owed_ready(&self, entity: Entity) -> Vec<(&Ticket, bool)> {
-        let ready = self.ready.iter().filter(|r| r.entity == entity);
-        ready
-            .map(|r| (&r.ticket, r.kind == OutcomeKind::Cancelled))
-            .collect()
+    pub(crate) fn owed_ready(&self) -> impl Iterator<Item = (Entity, &Ticket, bool)> {
+        let ready = self.ready.iter();
+        ready.map(|r| (r.entity, &r.ticket, r.kind == OutcomeKind::Cancelled))
     }
 
-    /// The rest of `entity`'s path still to smooth, if any: `(from_cell, from_waypoint,
-    /// radius)`.
-    pub(crate) fn rest_of(&self, entity: Entity) -> Option<(usize, usize, f32)> {
+    /// The rests of units' paths still to smooth: `(unit, (from_cell, from_waypoint,
+    /// radius))`.
+    pub(crate) fn rests(&self) -> impl Iterator<Item = (Entity, (usize, usize, f32))> + '_ {
         self.refining
-            .of(entity)
-            .map(|r| (r.from_cell, r.from_waypoint, r.radius))
+            .live_rests()
+            .map(|(e, r)| (e, (r.from_cell, r.from_waypoint, r.radius)))
     }
 
     /// The rest of `path` from cell `from_cell` (waypoint `from_waypoint`) on is still to smooth

@@ -342,14 +342,13 @@ impl Rests {
         });
     }
 
-    /// The rest of `entity`'s latest path still waiting to be smoothed, if any.
-    pub(super) fn of(&self, entity: Entity) -> Option<Rest> {
-        let ticket = self.live.get(&entity)?;
-        let entry = self
-            .list
+    /// The rests of units' latest paths still waiting to be smoothed.
+    pub(super) fn live_rests(&self) -> impl Iterator<Item = (Entity, Rest)> + '_ {
+        let live = |e: &&Entry| self.live.get(&e.entity) == Some(&e.ticket);
+        self.list
             .iter()
-            .find(|e| e.entity == entity && e.ticket == *ticket)?;
-        Some(entry.rest.rest)
+            .filter(live)
+            .map(|e| (e.entity, e.rest.rest))
     }
 
     /// A path delivered to `entity`: any rest of an older path of the unit is stale now.
