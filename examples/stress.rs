@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
 //!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
-//!     [--lockstep] [--uniform] [--no-jumps]
+//!     [--lockstep] [--uniform] [--no-jumps] [--no-lanes]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
@@ -20,7 +20,7 @@
 //! `--no-share` turns shared searches off, `--smooth-first` sets how many cells of a path are
 //! smoothed before delivery (`all`: whole paths, as before lazy smoothing): together they give
 //! the plugin as it was before issue 11, side by side. `--flat` turns the hierarchical search of
-//! long requests off, `--no-jumps` jump point search (A* instead), `--uniform` the map's forest
+//! long requests off, `--no-lanes` a group's lanes (every member follows its shared search's corridor), `--no-jumps` jump point search (A* instead), `--uniform` the map's forest
 //! and swamp (plain ground everywhere: jump point search runs on grids of one terrain only).
 //! The requests are made once the map's region map is built, as a game's
 //! units get orders after its map has loaded (a `regions` line says how long it took).
@@ -219,7 +219,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-lanes]";
 
 /// The command line.
 struct Args {
@@ -238,6 +238,8 @@ struct Args {
     uniform: bool,
     /// `--no-jumps`: A* instead of jump point search.
     no_jumps: bool,
+    /// `--no-lanes`: group members follow the shared search's corridor.
+    no_lanes: bool,
     smooth_first: usize,
     edits: usize,
     calibrate: bool,
@@ -267,6 +269,7 @@ impl Args {
             flat: false,
             uniform: false,
             no_jumps: false,
+            no_lanes: false,
             smooth_first: TilepathSettings::default().smooth_before_delivery,
             edits: 0,
             calibrate: false,
@@ -291,6 +294,7 @@ impl Args {
                 Long("flat") => a.flat = true,
                 Long("uniform") => a.uniform = true,
                 Long("no-jumps") => a.no_jumps = true,
+                Long("no-lanes") => a.no_lanes = true,
                 Long("smooth-first") => {
                     let v: String = common::value(&mut parser, "--smooth-first")?;
                     a.smooth_first = if v == "all" {
@@ -542,6 +546,7 @@ fn build_app(args: &Args) -> App {
         expansion_budget: u32::MAX,
         searches_per_frame: if args.workers == 0 { 8 } else { 64 },
         share_searches: args.share,
+        lanes: !args.no_lanes,
         hierarchical_beyond: if args.flat { 0 } else { 64 },
         search: SearchConfig {
             jump_points: !args.no_jumps,

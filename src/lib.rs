@@ -32,13 +32,14 @@ pub mod plugin;
 #[cfg(feature = "tilemap")]
 pub mod tilemap;
 
+pub use crate::core::Formation;
 pub use plugin::TilepathPlugins;
 pub use plugin::agent::NavAgent;
 pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
 pub use plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
 pub use plugin::fog::{FogStats, Sight};
-pub use plugin::group::group_order;
+pub use plugin::group::{GroupOrder, group_order};
 pub use plugin::lockstep::{LockstepKey, NavChecksum};
 pub use plugin::map::NavMap;
 #[cfg(feature = "serialize")]
@@ -60,8 +61,8 @@ pub use plugin::settings::{CrowdSettings, FogSettings, Lockstep, TilepathSetting
 pub mod prelude {
     pub use crate::core::{Cell, GoalPolicy, NavGrid};
     pub use crate::{
-        Arrived, MoveState, Mover, NavAgent, NavMap, NavPath, OutcomeKind, PathFailure, PathGoal,
-        PathOrigin, PathOutcome, PathRequest, PathStatus, SearchKind, TilepathPlugins,
-        TilepathSettings, TilepathSystems, WorkerMode, group_order,
+        Arrived, Formation, GroupOrder, MoveState, Mover, NavAgent, NavMap, NavPath, OutcomeKind,
+        PathFailure, PathGoal, PathOrigin, PathOutcome, PathRequest, PathStatus, SearchKind,
+        TilepathPlugins, TilepathSettings, TilepathSystems, WorkerMode, group_order,
     };
 }

@@ -23,6 +23,7 @@ mod hex;
 mod hierarchy;
 mod islands;
 mod jps;
+mod lanes;
 mod line;
 pub mod movingai;
 mod path;
@@ -43,6 +44,7 @@ pub(crate) use grid::cells_around;
 pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};
 pub use heuristic::Heuristic;
 pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};
+pub use lanes::{Lane, Lanes};
 pub use line::{
     cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
 };
@@ -52,6 +54,6 @@ pub use search::{
     nearest_on_island,
 };
 pub(crate) use search::{check_nearest, resolve_ends};
-pub use slots::{assign_slots, group_center, spread_slots};
+pub use slots::{Formation, assign_slots, formation_slots, group_center, spread_slots};
 pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path, smooth_path_in_steps};
 pub use turn::TurnPlan;

@@ -67,6 +67,143 @@ pub fn assign_slots(
     taken
 }
 
+/// How a group stands once a group order brings it to its target.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Formation {
+    /// A round blob on the target, units nearest it choosing first ([`spread_slots`],
+    /// [`assign_slots`]).
+    #[default]
+    Blob,
+    /// The group's own shape moved to the target: each unit keeps its offset from the group's
+    /// centre (StarCraft II's "magic box"). A target inside the box the group stands in clumps
+    /// the group as a blob on it.
+    KeepShape,
+    /// Ranks four times as wide as they are deep, square to the facing.
+    Line,
+    /// A square block of ranks, square to the facing.
+    Box,
+}
+
+impl Formation {
+    /// Every formation, in the order a game would cycle through them.
+    pub const ALL: [Formation; 4] = [
+        Formation::Blob,
+        Formation::KeepShape,
+        Formation::Line,
+        Formation::Box,
+    ];
+}
+
+/// Each unit's slot when a group standing at `positions` (grid space) takes `formation` at
+/// `center`, facing `facing` (grid space; `None`: from the group's centre towards `center`).
+/// Slots are distinct walkable cells on `center`'s island: where a formation's place is blocked
+/// or taken, the nearest free cell of the island instead. `None` for units beyond the island's
+/// cells. Ranks fill from the front, the units farthest ahead in the facing taking the front
+/// rank and each rank's files left to right in the units' own order, so that paths cross little.
+pub fn formation_slots(
+    grid: &NavGrid,
+    center: Cell,
+    positions: &[Vec2],
+    formation: Formation,
+    facing: Option<Vec2>,
+) -> Vec<Option<Cell>> {
+    let n = positions.len();
+    if n == 0 || !grid.is_walkable(center) {
+        return vec![None; n];
+    }
+    let middle = grid.cell_center(center);
+    let centre = positions.iter().copied().sum::<Vec2>() / n as f32;
+    let blob = || {
+        let slots = spread_slots(grid, center, n);
+        assign_slots(grid, positions, &slots, center)
+            .into_iter()
+            .map(|k| k.map(|k| slots[k]))
+            .collect()
+    };
+    let places: Vec<Vec2> = match formation {
+        Formation::Blob => return blob(),
+        Formation::KeepShape => {
+            let (lo, hi) = positions
+                .iter()
+                .fold((Vec2::INFINITY, Vec2::NEG_INFINITY), |(lo, hi), p| {
+                    (lo.min(*p), hi.max(*p))
+                });
+            let inside = middle.cmpge(lo - 0.5).all() && middle.cmple(hi + 0.5).all();
+            if inside {
+                return blob();
+            }
+            positions.iter().map(|p| middle + (*p - centre)).collect()
+        }
+        Formation::Line | Formation::Box => {
+            let ahead = facing
+                .and_then(Vec2::try_normalize)
+                .or_else(|| (middle - centre).try_normalize())
+                .unwrap_or(Vec2::X);
+            let right = Vec2::new(ahead.y, -ahead.x);
+            let aspect = if formation == Formation::Line {
+                4.0
+            } else {
+                1.0
+            };
+            let files = ((aspect * n as f32).sqrt().ceil() as usize).clamp(1, n);
+            let ranks = n.div_ceil(files);
+            // Units farthest ahead take the front rank; each rank left to right.
+            let mut order: Vec<usize> = (0..n).collect();
+            let along = |k: usize| positions[k].dot(ahead);
+            order.sort_by(|&a, &b| along(b).total_cmp(&along(a)).then(a.cmp(&b)));
+            let mut places = vec![Vec2::ZERO; n];
+            for (rank, chunk) in order.chunks_mut(files).enumerate() {
+                let side = |k: &usize| positions[*k].dot(right);
+                chunk.sort_by(|a, b| side(a).total_cmp(&side(b)).then(a.cmp(b)));
+                // Whole tiles from the centre, so that places fall on cell centres when the
+                // facing runs along the grid.
+                let forward = ((ranks - 1) / 2) as f32 - rank as f32;
+                let width = chunk.len();
+                for (file, &k) in chunk.iter().enumerate() {
+                    let sideways = file as f32 - ((width - 1) / 2) as f32;
+                    places[k] = middle + forward * ahead + sideways * right;
+                }
+            }
+            places
+        }
+    };
+    let island = grid.island(center);
+    let mut taken = bevy::platform::collections::HashSet::new();
+    let mut spill = grid.cells_outward(center, u32::MAX);
+    places
+        .iter()
+        .map(|&p| {
+            let free =
+                |c: Cell| grid.in_bounds(c) && grid.is_walkable(c) && grid.island(c) == island;
+            let slot = nearest_free(grid, p, |c| free(c) && !taken.contains(&c))
+                .or_else(|| spill.by_ref().find(|c| !taken.contains(c)))?;
+            taken.insert(slot);
+            Some(slot)
+        })
+        .collect()
+}
+
+/// Rings of cells searched round a formation's place for a free cell before the unit takes the
+/// next free cell out from the centre instead.
+const SLOT_SEARCH_RINGS: i32 = 4;
+
+/// The cell nearest `p` (grid space) within [`SLOT_SEARCH_RINGS`] rings of `p`'s cell that
+/// `ok` accepts (nearest by straight-line distance, ties in ring order).
+fn nearest_free(grid: &NavGrid, p: Vec2, ok: impl Fn(Cell) -> bool) -> Option<Cell> {
+    let at = grid.cell_at(p);
+    (0..=SLOT_SEARCH_RINGS).find_map(|ring| {
+        (-ring..=ring)
+            .flat_map(|dy| (-ring..=ring).map(move |dx| Cell::new(dx, dy)))
+            .filter(|d| d.x.abs().max(d.y.abs()) == ring)
+            .map(|d| at + d)
+            .filter(|&c| ok(c))
+            .min_by(|&a, &b| {
+                let d = |c: Cell| grid.cell_center(c).distance_squared(p);
+                d(a).total_cmp(&d(b))
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +247,75 @@ mod tests {
         // More units than slots: the farthest go without.
         let taken = assign_slots(&grid, &units, &slots[..1], Cell::new(5, 5));
         assert_eq!(taken.iter().flatten().count(), 1);
+    }
+
+    fn square_of_units(at: Vec2, side: i32) -> Vec<Vec2> {
+        (0..side * side)
+            .map(|k| at + Vec2::new((k % side) as f32, (k / side) as f32))
+            .collect()
+    }
+
+    #[test]
+    fn keep_shape_moves_the_group_as_it_stands_and_clumps_inside_its_box() {
+        let grid = NavGrid::new(60, 30).unwrap();
+        let units = square_of_units(Vec2::new(4.5, 10.5), 5);
+        let slots = formation_slots(&grid, Cell::new(40, 12), &units, Formation::KeepShape, None);
+        for (p, s) in units.iter().zip(&slots) {
+            let moved = grid.cell_center(s.unwrap()) - *p;
+            assert_eq!(moved, Vec2::new(34.0, 0.0), "{p} -> {s:?}");
+        }
+        // Inside its own box: a blob, as `Blob` gives it.
+        let inside = formation_slots(&grid, Cell::new(6, 12), &units, Formation::KeepShape, None);
+        let blob = formation_slots(&grid, Cell::new(6, 12), &units, Formation::Blob, None);
+        assert_eq!(inside, blob);
+    }
+
+    #[test]
+    fn a_line_is_wide_and_faces_the_order_and_keeps_units_on_their_side() {
+        let grid = NavGrid::new(60, 40).unwrap();
+        let units = square_of_units(Vec2::new(4.5, 15.5), 6);
+        let slots: Vec<Cell> =
+            formation_slots(&grid, Cell::new(40, 20), &units, Formation::Line, None)
+                .into_iter()
+                .map(Option::unwrap)
+                .collect();
+        // Facing east: ranks are columns, files run north-south; 36 units, 12 files of 3 ranks.
+        let xs: std::collections::BTreeSet<i32> = slots.iter().map(|c| c.x).collect();
+        let ys: std::collections::BTreeSet<i32> = slots.iter().map(|c| c.y).collect();
+        assert_eq!((xs.len(), ys.len()), (3, 12));
+        // The northernmost units hold the north files (facing east, north is on the left).
+        let north = units.iter().zip(&slots).filter(|(p, _)| p.y > 19.0);
+        assert!(north.clone().count() > 0);
+        assert!(north.into_iter().all(|(_, s)| s.y >= 20), "{slots:?}");
+        // Given a facing: north, the line runs east-west.
+        let facing = formation_slots(
+            &grid,
+            Cell::new(40, 20),
+            &units,
+            Formation::Line,
+            Some(Vec2::Y),
+        );
+        let ys: std::collections::BTreeSet<i32> = facing.iter().map(|c| c.unwrap().y).collect();
+        assert_eq!(ys.len(), 3);
+    }
+
+    #[test]
+    fn formation_slots_are_distinct_walkable_and_on_the_island() {
+        let mut grid = NavGrid::new(30, 30).unwrap();
+        for y in 0..30 {
+            grid.set_walkable(Cell::new(20, y), false).unwrap();
+        }
+        for x in 8..14 {
+            grid.set_walkable(Cell::new(x, 15), false).unwrap();
+        }
+        let units = square_of_units(Vec2::new(2.5, 2.5), 8);
+        for formation in Formation::ALL {
+            let slots = formation_slots(&grid, Cell::new(17, 15), &units, formation, None);
+            let mut seen = bevy::platform::collections::HashSet::new();
+            for s in slots.iter().map(|s| s.unwrap()) {
+                assert!(grid.is_walkable(s) && grid.island(s) == grid.island(Cell::new(0, 0)));
+                assert!(seen.insert(s), "{formation:?}: {s:?} twice");
+            }
+        }
     }
 }

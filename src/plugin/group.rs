@@ -4,7 +4,7 @@
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
-use crate::core::{GoalPolicy, assign_slots, group_center, spread_slots};
+use crate::core::{Formation, GoalPolicy, formation_slots, group_center};
 
 use super::map::NavMap;
 use super::request::{PathGoal, PathRequest};
@@ -39,46 +39,124 @@ pub fn group_order(
     target: Vec2,
     units: &[(Entity, Vec2)],
 ) -> Vec<(Entity, PathRequest)> {
-    let grid = map.grid();
-    let fallback = || PathRequest::to_world(target).with_policy(GoalPolicy::NearestReachable);
-    let islands: Vec<Option<u32>> = units
-        .iter()
-        .map(|&(_, p)| map.world_to_cell(p).and_then(|c| grid.island(c)))
-        .collect();
-    let mut counts: HashMap<u32, usize> = HashMap::default();
-    for i in islands.iter().flatten() {
-        *counts.entry(*i).or_default() += 1;
-    }
-    let island = counts
-        .into_iter()
-        .max_by_key(|&(i, n)| (n, i))
-        .map(|(i, _)| i);
-    let center = match (target.is_finite(), map.world_to_cell(target)) {
-        (true, Some(t)) if island.is_some() => group_center(grid, t, island),
-        _ => None,
-    };
-    let Some(center) = center else {
-        return units.iter().map(|&(e, _)| (e, fallback())).collect();
-    };
-    let members: Vec<usize> = (0..units.len())
-        .filter(|&k| islands[k].is_some() && islands[k] == island)
-        .collect();
-    let slots = spread_slots(grid, center, members.len());
-    let positions: Vec<Vec2> = members
-        .iter()
-        .map(|&k| map.world_to_grid(units[k].1))
-        .collect();
-    let taken = assign_slots(grid, &positions, &slots, center);
-    let mut requests: Vec<(Entity, PathRequest)> =
-        units.iter().map(|&(e, _)| (e, fallback())).collect();
-    for (m, slot) in members.iter().zip(taken) {
-        if let Some(s) = slot {
-            requests[*m].1 = PathRequest::new(PathGoal::Slot {
-                slot: slots[s],
-                target: center,
-            })
-            .with_policy(GoalPolicy::NearestReachable);
+    GroupOrder::new(target).requests(map, units)
+}
+
+/// A group order with a [`Formation`]: where the group goes (`target`, a world point), how it
+/// stands there, and which way it faces. [`group_order`] is `GroupOrder::new(target)` with the
+/// default [`Formation::Blob`].
+///
+/// On the way, the group walks side by side in lanes (see
+/// [`TilepathSettings::lanes`](crate::TilepathSettings::lanes)), each unit on the side its slot
+/// is: a [`Formation::KeepShape`] or [`Formation::Line`] group keeps its width in the open and
+/// shares a road's lanes in its own left-to-right order.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_tilepath::{Formation, GroupOrder, prelude::*};
+///
+/// let map = NavMap::new(NavGrid::new(64, 32).unwrap(), Vec2::ZERO, Vec2::ONE);
+/// let units: Vec<(Entity, Vec2)> = (0..12u32)
+///     .map(|i| (Entity::from_raw_u32(i + 1).unwrap(), Vec2::new(4.5 + (i % 4) as f32, 10.5 + (i / 4) as f32)))
+///     .collect();
+/// // A line facing north, its centre on the target.
+/// let order = GroupOrder::new(Vec2::new(40.5, 16.5))
+///     .with_formation(Formation::Line)
+///     .facing(Vec2::Y);
+/// let requests = order.requests(&map, &units);
+/// assert_eq!(requests.len(), 12);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupOrder {
+    /// The world point the group goes to.
+    pub target: Vec2,
+    /// How it stands there.
+    pub formation: Formation,
+    /// The way a [`Formation::Line`] or [`Formation::Box`] faces (a world direction); `None`:
+    /// the way the group goes, from its centre to the target.
+    pub facing: Option<Vec2>,
+}
+
+impl GroupOrder {
+    /// An order to `target` in a [`Formation::Blob`].
+    pub fn new(target: Vec2) -> Self {
+        GroupOrder {
+            target,
+            formation: Formation::Blob,
+            facing: None,
         }
     }
-    requests
+
+    /// The same order in `formation`.
+    pub fn with_formation(self, formation: Formation) -> Self {
+        GroupOrder { formation, ..self }
+    }
+
+    /// The same order facing `direction` (a world direction; a zero or not finite direction
+    /// leaves the facing to the way the group goes).
+    pub fn facing(self, direction: Vec2) -> Self {
+        GroupOrder {
+            facing: Some(direction),
+            ..self
+        }
+    }
+
+    /// The requests for `units` (entity, world position) on `map`. Each unit gets its own slot,
+    /// a walkable cell of the formation on the group's island (never a blocked cell or another
+    /// island; where the formation's place is blocked or taken, the nearest free cell). The
+    /// requests are [`PathGoal::Slot`]s: the queue serves them with one search shared from the
+    /// target, and each unit plans only its last tiles on its own.
+    ///
+    /// Units standing off the map or on another island than most of the group get a plain
+    /// request to the target (with [`GoalPolicy::NearestReachable`]). Insert the requests (and
+    /// [`PathRequest::on_map`] when there are several maps).
+    pub fn requests(&self, map: &NavMap, units: &[(Entity, Vec2)]) -> Vec<(Entity, PathRequest)> {
+        let target = self.target;
+        let grid = map.grid();
+        let fallback = || PathRequest::to_world(target).with_policy(GoalPolicy::NearestReachable);
+        let islands: Vec<Option<u32>> = units
+            .iter()
+            .map(|&(_, p)| map.world_to_cell(p).and_then(|c| grid.island(c)))
+            .collect();
+        let mut counts: HashMap<u32, usize> = HashMap::default();
+        for i in islands.iter().flatten() {
+            *counts.entry(*i).or_default() += 1;
+        }
+        let island = counts
+            .into_iter()
+            .max_by_key(|&(i, n)| (n, i))
+            .map(|(i, _)| i);
+        let center = match (target.is_finite(), map.world_to_cell(target)) {
+            (true, Some(t)) if island.is_some() => group_center(grid, t, island),
+            _ => None,
+        };
+        let Some(center) = center else {
+            return units.iter().map(|&(e, _)| (e, fallback())).collect();
+        };
+        let members: Vec<usize> = (0..units.len())
+            .filter(|&k| islands[k].is_some() && islands[k] == island)
+            .collect();
+        let positions: Vec<Vec2> = members
+            .iter()
+            .map(|&k| map.world_to_grid(units[k].1))
+            .collect();
+        // The facing in grid space (tiles may be scaled or flipped).
+        let facing = self
+            .facing
+            .filter(|d| d.is_finite() && *d != Vec2::ZERO)
+            .map(|d| map.world_to_grid(target + d) - map.world_to_grid(target));
+        let slots = formation_slots(grid, center, &positions, self.formation, facing);
+        let mut requests: Vec<(Entity, PathRequest)> =
+            units.iter().map(|&(e, _)| (e, fallback())).collect();
+        for (m, slot) in members.iter().zip(slots) {
+            if let Some(slot) = slot {
+                requests[*m].1 = PathRequest::new(PathGoal::Slot {
+                    slot,
+                    target: center,
+                })
+                .with_policy(GoalPolicy::NearestReachable);
+            }
+        }
+        requests
+    }
 }

@@ -84,6 +84,13 @@ pub struct TilepathSettings {
     /// what its own search would under the shared search's overlay (see the queue docs). Off:
     /// every unit searches alone. Requires a search without turn penalty or expansion limit.
     pub share_searches: bool,
+    /// Members of a group order ([`group_order`](crate::group_order), [`GroupOrder`](crate::GroupOrder))
+    /// walk side by side in lanes across the width their route has (a road three tiles wide
+    /// carries three lanes, open ground the group's own width), merging where the route narrows
+    /// and spreading after, instead of all following the one corridor of their shared search.
+    /// Their paths are then not the shortest, only close to it (see the queue docs). Needs
+    /// `share_searches`.
+    pub lanes: bool,
     /// Shared searches kept after they finish, for later requests to the same goal while the
     /// grid is unchanged (each holds memory the size of the grid: 16 bytes a cell).
     pub tree_cache: usize,
@@ -190,6 +197,7 @@ impl Default for TilepathSettings {
             stopped_unit_penalty: 20.0,
             record_expanded: false,
             share_searches: true,
+            lanes: true,
             tree_cache: 4,
             user_priority: 100,
             hierarchical_beyond: 64,

@@ -240,11 +240,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         radius: f32,
     ) {
         let (map_entity, class) = (first.map, first.class);
-        let mut members = vec![Member {
-            job: first,
-            start,
-            radius,
-        }];
+        let mut members = vec![Member::new(first, start, radius)];
         let joining: Vec<Job> = queue
             .waiting
             .extract_if(.., |j| {
@@ -256,7 +252,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                 continue;
             }
             if let Some((start, radius)) = self.place(queue, book, &job) {
-                members.push(Member { job, start, radius });
+                members.push(Member::new(job, start, radius));
             }
         }
         let map = self.maps.get(map_entity).expect("placed on it");
@@ -294,7 +290,14 @@ impl Starter<'_, '_, '_, '_, '_> {
                 }
             };
         let config = &self.settings.search;
-        let mut shared = SharedSearch::new((map_entity, class), goal, tree, overlay, fresh);
+        let mut shared = SharedSearch::new(
+            (map_entity, class),
+            goal,
+            tree,
+            overlay,
+            fresh,
+            self.settings.lanes,
+        );
         shared.add(grid, members);
         match self.settings.workers {
             WorkerMode::Inline => queue.shared.push(shared),

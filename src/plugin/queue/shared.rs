@@ -4,6 +4,13 @@
 //! Finished trees are kept in a small cache ([`TreeCache`]) for later requests to the same goal
 //! while the grid is unchanged.
 //!
+//! With [`TilepathSettings::lanes`](crate::TilepathSettings::lanes), a group order's members do
+//! not all follow the tree's one corridor: once the tree is grown, the path of the member nearest
+//! the group's centre becomes the group's reference, and each member walks it shifted sideways
+//! by its [`Lane`] (its slot's offset across the group's way), squeezed into the room the route
+//! has (see [`Lanes`]), then its own A* to its slot. A member whose lane cannot be walked (a
+//! wall or another unit's claim in the way, or a start far from the group) follows the tree.
+//!
 //! Claims are a per-search overlay: a shared search takes the claims and stopped cells of units
 //! that are *not* its members, within the claim radius of the box of its members' starts. The
 //! members' own spread comes from their slots and from movement. A tree reused from the cache
@@ -11,7 +18,11 @@
 
 use bevy::prelude::*;
 
-use crate::core::{AStar, Cell, CellOverlay, GoalTree, NavGrid, Path, SearchConfig, TreeStep};
+use bevy::platform::collections::HashSet;
+
+use crate::core::{
+    AStar, Cell, CellOverlay, GoalTree, Lane, Lanes, NavGrid, Path, SearchConfig, TreeStep,
+};
 use crate::plugin::classes::ClassId;
 use crate::plugin::outcomes::SearchKind;
 
@@ -22,6 +33,27 @@ pub(super) struct Member {
     pub(super) job: Job,
     pub(super) start: Cell,
     pub(super) radius: f32,
+    /// Its lane, once the search has planned them (`None`: it follows the tree).
+    pub(super) lane: Option<Lane>,
+}
+
+impl Member {
+    /// A member that has no lane yet.
+    pub(super) fn new(job: Job, start: Cell, radius: f32) -> Self {
+        Member {
+            job,
+            start,
+            radius,
+            lane: None,
+        }
+    }
+}
+
+/// A group's lanes: the reference path with the room beside it, and the cells other units'
+/// claims block (a lane never crosses one).
+struct GroupLanes {
+    guide: Lanes,
+    blocked: HashSet<Cell>,
 }
 
 /// One shared search: a tree from `goal` and the units it serves.
@@ -37,6 +69,12 @@ pub(super) struct SharedSearch {
     begun: bool,
     /// Every member's start is settled (or never can be).
     grown: bool,
+    /// Whether group members walk lanes ([`TilepathSettings::lanes`](crate::TilepathSettings::lanes)).
+    lanes_on: bool,
+    /// The lanes, planned when the tree is first grown (`None` before, or without lanes).
+    lanes: Option<GroupLanes>,
+    /// The lanes were planned (or there were none to plan).
+    planned: bool,
 }
 
 /// What one step of a shared search did.
@@ -62,6 +100,7 @@ impl SharedSearch {
         tree: Box<GoalTree>,
         overlay: Vec<(Cell, CellOverlay)>,
         fresh: bool,
+        lanes: bool,
     ) -> Self {
         SharedSearch {
             map,
@@ -72,6 +111,9 @@ impl SharedSearch {
             members: Vec::new(),
             begun: !fresh,
             grown: false,
+            lanes_on: lanes,
+            lanes: None,
+            planned: false,
         }
     }
 
@@ -144,11 +186,18 @@ impl SharedSearch {
                 }
             }
         }
+        if self.lanes_on && !self.planned {
+            self.plan_lanes(grid);
+        }
         while let Some(m) = self.members.pop() {
             if !keep(&m.job) {
                 continue;
             }
-            return match member_path(&self.tree, grid, &m, &self.overlay, search, config) {
+            let lanes = self.lanes.as_ref();
+            let path = lanes
+                .and_then(|l| lane_path(l, grid, &m, &self.overlay, search, config))
+                .or_else(|| member_path(&self.tree, grid, &m, &self.overlay, search, config));
+            return match path {
                 Some(path) => SharedStep::Served(
                     SearchResult {
                         job: m.job,
@@ -168,6 +217,64 @@ impl SharedSearch {
             };
         }
         SharedStep::Idle
+    }
+
+    /// Plans the lanes of the group's members (those going to slots): their lateral offsets
+    /// across the way from the centre of their starts to the target, and the reference path, the
+    /// tree's path from the start nearest that centre. Members added later follow the tree.
+    fn plan_lanes(&mut self, grid: &NavGrid) {
+        self.planned = true;
+        let slotted: Vec<usize> = (0..self.members.len())
+            .filter(|&k| matches!(self.members[k].job.goal, JobGoal::Slot { .. }))
+            .collect();
+        if slotted.len() < 2 {
+            return;
+        }
+        let target = grid.cell_center(self.goal);
+        let starts: Vec<Vec2> = slotted
+            .iter()
+            .map(|&k| grid.cell_center(self.members[k].start))
+            .collect();
+        let centre = starts.iter().copied().sum::<Vec2>() / starts.len() as f32;
+        let Some(way) = (target - centre).try_normalize() else {
+            return;
+        };
+        let across = Vec2::new(-way.y, way.x);
+        let laterals: Vec<f32> = slotted
+            .iter()
+            .map(|&k| match self.members[k].job.goal {
+                JobGoal::Slot { slot, .. } => (grid.cell_center(slot) - target).dot(across),
+                _ => 0.0,
+            })
+            .collect();
+        let leader = (0..starts.len())
+            .min_by(|&a, &b| {
+                starts[a]
+                    .distance_squared(centre)
+                    .total_cmp(&starts[b].distance_squared(centre))
+                    .then(a.cmp(&b))
+            })
+            .expect("two or more");
+        let Some(reference) = self
+            .tree
+            .path_from(grid, self.members[slotted[leader]].start)
+        else {
+            return;
+        };
+        let spread = laterals.iter().fold(0.0f32, |m, l| m.max(l.abs()));
+        for (&k, lane) in slotted.iter().zip(Lane::spread(&laterals)) {
+            self.members[k].lane = Some(lane);
+        }
+        let blocked = self
+            .overlay
+            .iter()
+            .filter(|(_, o)| matches!(o, CellOverlay::Blocked))
+            .map(|&(c, _)| c)
+            .collect();
+        self.lanes = Some(GroupLanes {
+            guide: Lanes::new(grid, &reference.cells, spread),
+            blocked,
+        });
     }
 
     /// The jobs of the members not served yet (the search stops here).
@@ -204,14 +311,94 @@ fn member_path(
     }
     // Where the shared path enters the circle around the target that holds the slot (plus a
     // margin): from there the slot is at most about the circle's diameter away.
+    let reach = slot_reach(grid, slot, target);
     let center = grid.cell_center(target);
-    let reach = grid.cell_center(slot).distance(center) + SLOT_MARGIN;
     let k = to_target
         .cells
         .iter()
         .position(|&c| grid.cell_center(c).distance(center) <= reach)
         .unwrap_or(to_target.cells.len() - 1);
     let from = to_target.cells[k];
+    let shared_cost = tree.cost_from(grid, m.start)? - tree.cost_from(grid, from)?;
+    let mut cells = to_target.cells;
+    cells.truncate(k);
+    let walked = (cells, from, shared_cost, to_target.expansions);
+    to_slot(grid, walked, slot, m, overlay, search, config)
+}
+
+/// How near the target a slot's unit leaves the shared way for its slot: the slot's distance
+/// from the target plus [`SLOT_MARGIN`].
+fn slot_reach(grid: &NavGrid, slot: Cell, target: Cell) -> f32 {
+    grid.cell_center(slot).distance(grid.cell_center(target)) + SLOT_MARGIN
+}
+
+/// A slot member's path on its lane (see [`Lanes`]): onto its lane beside the reference path a
+/// little ahead of where it stands, along it to where the reference enters the circle that holds
+/// its slot, then its own A* to the slot. `None` where that cannot be walked.
+fn lane_path(
+    lanes: &GroupLanes,
+    grid: &NavGrid,
+    m: &Member,
+    overlay: &[(Cell, CellOverlay)],
+    search: &mut AStar,
+    config: &SearchConfig,
+) -> Option<Path> {
+    let (lane, JobGoal::Slot { slot, target }) = (m.lane?, &m.job.goal) else {
+        return None;
+    };
+    let guide = &lanes.guide;
+    let (near, off) = guide.nearest(grid.cell_center(m.start))?;
+    if off > guide.spread() + JOIN_REACH {
+        return None;
+    }
+    let (reach, center) = (slot_reach(grid, *slot, *target), grid.cell_center(*target));
+    let end = (near..guide.len())
+        .find(|&i| guide.point(i).distance(center) <= reach)
+        .unwrap_or(guide.len() - 1);
+    let from = (near + JOIN_AHEAD).min(end);
+    if from == end {
+        return None;
+    }
+    let blocked = &lanes.blocked;
+    let mut cells = guide.walk(grid, m.start, lane, (from, end), |c| {
+        blocked.is_empty() || !blocked.contains(&c)
+    })?;
+    let cost = cells
+        .windows(2)
+        .map(|w| grid.step_cost(w[0], w[1]))
+        .sum::<Option<u64>>()?;
+    let from = cells.pop()?;
+    to_slot(
+        grid,
+        (cells, from, cost, 0),
+        *slot,
+        m,
+        overlay,
+        search,
+        config,
+    )
+}
+
+/// How far from the reference path a member may stand and still walk a lane, in tiles beyond
+/// the group's half-width (farther, it follows the tree).
+const JOIN_REACH: f32 = 4.0;
+/// Cells of the reference path ahead of a member's nearest at which it joins its lane.
+const JOIN_AHEAD: usize = 2;
+
+/// The cells walked before the leg to the slot, the cell it starts from, the cost of the walk
+/// up to that cell and the expansions spent on it.
+type Walked = (Vec<Cell>, Cell, u64, u32);
+
+/// The cells `walked` and the member's own A* from where they end to `slot`, as one path.
+fn to_slot(
+    grid: &NavGrid,
+    (mut cells, from, cost, expansions): Walked,
+    slot: Cell,
+    m: &Member,
+    overlay: &[(Cell, CellOverlay)],
+    search: &mut AStar,
+    config: &SearchConfig,
+) -> Option<Path> {
     let config = SearchConfig {
         goal_policy: m.job.policy,
         ..*config
@@ -220,14 +407,11 @@ fn member_path(
         .begin_with_overlay(grid, from, slot, &config, overlay)
         .ok()?;
     let last = search.finish(grid).ok()?;
-    let shared_cost = tree.cost_from(grid, m.start)? - tree.cost_from(grid, from)?;
-    let mut cells = to_target.cells;
-    cells.truncate(k);
     cells.extend_from_slice(&last.cells);
     Some(Path {
         length: grid.cells_length(&cells),
-        cost: shared_cost + last.cost,
-        expansions: to_target.expansions.saturating_add(last.expansions),
+        cost: cost + last.cost,
+        expansions: expansions.saturating_add(last.expansions),
         goal: last.goal,
         goal_index: None,
         cells,

@@ -1,0 +1,275 @@
+//! Army runner (headless): one group order for a whole army, walked to the end, measured as a
+//! player sees it.
+//!
+//! ```text
+//! cargo run --release --example army -- [--scene road|field] [--units N] [--formation F] \
+//!     [--no-lanes] [--seed X] [--frames N]
+//! ```
+//!
+//! `road`: a 150 x 60 map whose two open fields are joined by a road three tiles wide and 80
+//! long; the army stands in a blob on the left field and is ordered to the right one. `field`:
+//! the same map without walls, the army ordered 80 tiles east. `--formation` is `blob` (the
+//! default), `keep` (keep the group's shape), `line` or `box` (see [`Formation`]);
+//! `--no-lanes` turns lanes off ([`TilepathSettings::lanes`]), so every unit follows the one
+//! corridor of the group's shared search, as before lanes.
+//!
+//! Prints as its last line
+//! `summary scene=<s> formation=<f> lanes=<b> units=<n> arrived=<n> lane_spread=<f> rows_used=<n> road_rows=<s>/<m>/<n> arrival_spread_s=<f> first_arrival_s=<f> last_arrival_s=<f> shape_change=<f> overlaps_pct=<f> through_pct=<f> wall_frames=<n> jump_frames=<n>`
+//! - `lane_spread`: the mean distance, in tiles, of units from the group's shared path (the
+//!   exact path from the group's centre to the target) over the unit-frames they are on the
+//!   way, in the middle 60 tiles of the trip (on the road, in the road);
+//! - `rows_used`: on the road, the rows of the road (of 3) that hold at least a sixth of those
+//!   unit-frames; `road_rows`: the share of those unit-frames in each row, south to north, in %;
+//! - `arrival_spread_s`: seconds between the first and the last unit's first arrival;
+//! - `shape_change`: the median unit's change of its offset from the group's centre between
+//!   the start and the end, in tiles (small when the group kept its shape);
+//! - `overlaps_pct`, `through_pct`, `jump_frames`: the crowd's overlapping bodies, units walking
+//!   through others, and leaps (see `common::CrowdWatch`); `wall_frames`: unit-frames with a body
+//!   over a blocked cell.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::{
+    Cell, NavGrid, SearchConfig, find_path, group_center, overlaps_blocked, spread_slots,
+};
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{NavAgent, PathProgress};
+use common::{CrowdFrame, CrowdWatch, percentile};
+
+const USAGE: &str = "usage: army [--scene road|field] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--seed X] [--frames N]";
+
+/// The map's size, the road's rows and its ends.
+const WIDTH: i32 = 150;
+const HEIGHT: i32 = 60;
+const ROAD: [i32; 3] = [28, 29, 30];
+const ROAD_FROM: i32 = 35;
+const ROAD_TO: i32 = 115;
+
+struct Args {
+    road: bool,
+    units: u32,
+    formation: Formation,
+    lanes: bool,
+    seed: u64,
+    frames: usize,
+}
+
+impl Args {
+    fn parse() -> Result<Args, String> {
+        use lexopt::prelude::*;
+        let mut a = Args {
+            road: true,
+            units: 100,
+            formation: Formation::Blob,
+            lanes: true,
+            seed: 1,
+            frames: 3600,
+        };
+        let mut p = lexopt::Parser::from_env();
+        while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+            match arg {
+                Long("scene") => {
+                    a.road = match common::value::<String>(&mut p, "scene")?.as_str() {
+                        "road" => true,
+                        "field" => false,
+                        s => return Err(format!("unknown scene {s:?} (road, field)")),
+                    }
+                }
+                Long("units") => a.units = common::value(&mut p, "units")?,
+                Long("formation") => {
+                    a.formation = match common::value::<String>(&mut p, "formation")?.as_str() {
+                        "blob" => Formation::Blob,
+                        "keep" => Formation::KeepShape,
+                        "line" => Formation::Line,
+                        "box" => Formation::Box,
+                        f => {
+                            return Err(format!("unknown formation {f:?} (blob, keep, line, box)"));
+                        }
+                    }
+                }
+                Long("no-lanes") => a.lanes = false,
+                Long("seed") => a.seed = common::value(&mut p, "seed")?,
+                Long("frames") => a.frames = common::value(&mut p, "frames")?,
+                other => return Err(common::unexpected(other)),
+            }
+        }
+        Ok(a)
+    }
+}
+
+fn map_grid(road: bool) -> NavGrid {
+    let mut grid = NavGrid::new(WIDTH as u32, HEIGHT as u32).expect("valid size");
+    if road {
+        for x in ROAD_FROM..ROAD_TO {
+            for y in (0..HEIGHT).filter(|y| !ROAD.contains(y)) {
+                grid.set_walkable(Cell::new(x, y), false)
+                    .expect("in bounds");
+            }
+        }
+    }
+    grid
+}
+
+/// Distance from `p` to the polyline `line`.
+fn distance_to(line: &[Vec2], p: Vec2) -> f32 {
+    line.windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let t = ((p - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
+            p.distance(a + t * (b - a))
+        })
+        .fold(f32::INFINITY, f32::min)
+}
+
+fn main() {
+    let args = match Args::parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    let grid = map_grid(args.road);
+    let map = NavMap::new(grid.clone(), Vec2::ZERO, Vec2::ONE);
+    let mut rng = common::Rng::new(args.seed);
+    let (home, goal) = if args.road {
+        (Cell::new(17, 29), Cell::new(132, 29))
+    } else {
+        (Cell::new(20, 30), Cell::new(100, 30))
+    };
+    // The army: a blob of cells around `home`, each unit off its cell's centre a little.
+    let island = grid.island(home);
+    let home = group_center(&grid, home, island).expect("open ground");
+    let starts = spread_slots(&grid, home, args.units as usize);
+
+    let settings = TilepathSettings {
+        time_budget: Duration::from_secs(1),
+        lanes: args.lanes,
+        ..Default::default()
+    };
+    let period = Duration::from_secs_f64(1.0 / 60.0);
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
+        .insert_resource(settings)
+        .add_plugins(TilepathPlugins::default());
+    app.world_mut().spawn(map.clone());
+    let mut units: Vec<(Entity, Vec2)> = Vec::new();
+    for &c in &starts {
+        let jitter = Vec2::new(rng.unit() - 0.5, rng.unit() - 0.5) * 0.2;
+        let at = map.cell_to_world(c) + jitter;
+        let e = app
+            .world_mut()
+            .spawn((
+                Transform::from_translation(at.extend(0.0)),
+                NavAgent::default(),
+                Mover::default(),
+            ))
+            .id();
+        units.push((e, at));
+    }
+    // A frame for the map to be placed, then the order.
+    app.update();
+    let target = map.cell_to_world(goal);
+    let order = GroupOrder::new(target).with_formation(args.formation);
+    for (e, request) in order.requests(&map, &units) {
+        app.world_mut().entity_mut(e).insert(request);
+    }
+    let centre = |ps: &[Vec2]| ps.iter().copied().sum::<Vec2>() / ps.len().max(1) as f32;
+    let start_positions: Vec<Vec2> = units.iter().map(|u| u.1).collect();
+    let start_centre = centre(&start_positions);
+
+    // The group's shared path: the exact path from the group's centre to the target.
+    let shared = find_path(&grid, home, goal, &SearchConfig::default()).expect("a path");
+    let shared: Vec<Vec2> = shared.cells.iter().map(|&c| grid.cell_center(c)).collect();
+    let (from_x, to_x) = if args.road {
+        (ROAD_FROM as f32 + 10.0, ROAD_TO as f32 - 10.0)
+    } else {
+        (home.x as f32 + 10.0, goal.x as f32 - 10.0)
+    };
+
+    let mut watch = CrowdWatch::default();
+    let mut crowd = CrowdFrame::default();
+    let mut arrived: Vec<Option<usize>> = vec![None; units.len()];
+    let (mut spread_sum, mut spread_n) = (0.0f64, 0u64);
+    let mut rows = [0u64; 3];
+    let mut wall_frames = 0u64;
+    for frame in 1..=args.frames {
+        app.update();
+        let world = app.world_mut();
+        crowd += watch.frame(world);
+        for (k, &(e, _)) in units.iter().enumerate() {
+            let (Some(tf), Some(p)) = (world.get::<Transform>(e), world.get::<PathProgress>(e))
+            else {
+                continue;
+            };
+            let at = map.world_to_grid(tf.translation.truncate());
+            wall_frames += u64::from(overlaps_blocked(&grid, at, NavAgent::default().radius));
+            if p.state == MoveState::Arrived && arrived[k].is_none() {
+                arrived[k] = Some(frame);
+            }
+            if p.state.is_underway() && at.x > from_x && at.x < to_x {
+                spread_sum += f64::from(distance_to(&shared, at));
+                spread_n += 1;
+                if args.road
+                    && let Some(r) = ROAD.iter().position(|&y| y == at.y.floor() as i32)
+                {
+                    rows[r] += 1;
+                }
+            }
+        }
+        if arrived.iter().all(Option::is_some) && frame > 60 {
+            break;
+        }
+    }
+    let world = app.world_mut();
+    let end_positions: Vec<Vec2> = units
+        .iter()
+        .map(|&(e, _)| {
+            world
+                .get::<Transform>(e)
+                .map_or(Vec2::ZERO, |t| t.translation.truncate())
+        })
+        .collect();
+    let end_centre = centre(&end_positions);
+    let changes: Vec<f64> = start_positions
+        .iter()
+        .zip(&end_positions)
+        .map(|(s, e)| f64::from(((*e - end_centre) - (*s - start_centre)).length()))
+        .collect();
+    let times: Vec<usize> = arrived.iter().flatten().copied().collect();
+    let secs = |f: usize| f as f64 / 60.0;
+    let (first, last) = (
+        times.iter().min().copied().unwrap_or(0),
+        times.iter().max().copied().unwrap_or(0),
+    );
+    let in_road: u64 = rows.iter().sum();
+    let rows_used = rows.iter().filter(|&&n| n * 6 >= in_road.max(1)).count();
+    let pct = |n: u64| 100.0 * n as f64 / crowd.units.max(1) as f64;
+    println!(
+        "summary scene={} formation={:?} lanes={} units={} arrived={} lane_spread={:.2} rows_used={} road_rows={:.0}/{:.0}/{:.0} arrival_spread_s={:.1} first_arrival_s={:.1} last_arrival_s={:.1} shape_change={:.2} overlaps_pct={:.2} through_pct={:.2} wall_frames={} jump_frames={}",
+        if args.road { "road" } else { "field" },
+        args.formation,
+        args.lanes,
+        units.len(),
+        times.len(),
+        spread_sum / spread_n.max(1) as f64,
+        if args.road { rows_used } else { 0 },
+        100.0 * rows[0] as f64 / in_road.max(1) as f64,
+        100.0 * rows[1] as f64 / in_road.max(1) as f64,
+        100.0 * rows[2] as f64 / in_road.max(1) as f64,
+        secs(last - first),
+        secs(first),
+        secs(last),
+        percentile(&changes, 0.5),
+        pct(crowd.overlapping),
+        pct(crowd.walking_through),
+        wall_frames,
+        crowd.jumps,
+    );
+}
