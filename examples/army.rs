@@ -26,6 +26,9 @@
 //! - `overlaps_pct`, `through_pct`, `jump_frames`: the crowd's overlapping bodies, units walking
 //!   through others, and leaps (see `common::CrowdWatch`); `wall_frames`: unit-frames with a body
 //!   over a blocked cell.
+//!
+//! Exits non-zero if a unit did not arrive within `--frames` (default 3,600), a body touched a
+//! blocked cell or a unit leapt (moved more than half a tile in a frame).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -272,4 +275,8 @@ fn main() {
         wall_frames,
         crowd.jumps,
     );
+    if times.len() < units.len() || wall_frames > 0 || crowd.jumps > 0 {
+        eprintln!("error: units stuck, in walls or leaping");
+        std::process::exit(1);
+    }
 }

@@ -33,7 +33,7 @@ use bevy_tilepath::{
 
 use crate::DemoConfig;
 use crate::common::{CrowdFrame, CrowdWatch, Rng, percentile};
-use crate::inputs::{Input, Inputs, apply_inputs, checksums};
+use crate::inputs::{Input, Inputs, Shape, apply_inputs, checksums};
 use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_tilemap};
 use crate::orders::{PLAYER_PRIORITY, retry_failed};
 use crate::units::{Kind, Team, muster};
@@ -209,6 +209,7 @@ fn build_app(config: DemoConfig, inputs: Inputs) -> App {
             workers: config.worker_mode(),
             crowd: config.crowd(),
             fog: config.fog(),
+            lanes: config.lanes,
             ..Default::default()
         }
     } else {
@@ -224,6 +225,7 @@ fn build_app(config: DemoConfig, inputs: Inputs) -> App {
             time_budget: Duration::from_secs(3600),
             crowd: config.crowd(),
             fog: config.fog(),
+            lanes: config.lanes,
             ..Default::default()
         }
     };
@@ -314,6 +316,7 @@ fn give_orders(app: &mut App, rng: &mut Rng, frame: usize, last: bool, teams: &[
                 units: members,
                 tile: UVec2::new(x, y),
                 priority: 0,
+                shape: Shape::default(),
             });
         } else {
             let k = (frame / ORDER_EVERY) % 8;
@@ -328,6 +331,7 @@ fn give_orders(app: &mut App, rng: &mut Rng, frame: usize, last: bool, teams: &[
                 units: group,
                 tile,
                 priority: 0,
+                shape: Shape::default(),
             });
         }
     }
@@ -514,6 +518,7 @@ impl PlayerOrder {
             units: units.iter().map(|u| u.0).collect(),
             tile: UVec2::new(self.target.0, self.target.1),
             priority: PLAYER_PRIORITY,
+            shape: Shape::default(),
         });
         let target = map.cell(self.target.0, self.target.1);
         eprintln!("replayed order: {} units to {target}", units.len());

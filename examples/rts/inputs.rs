@@ -42,11 +42,12 @@ use crate::orders::order_group;
 /// One input to the simulation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
-    /// The units with these keys sent to a tile, at a priority.
+    /// The units with these keys sent to a tile, at a priority, to stand there in a shape.
     Order {
         units: Vec<u64>,
         tile: UVec2,
         priority: i32,
+        shape: Shape,
     },
     /// The units with these keys sent on to a tile after their current orders (shift-click);
     /// idle units go at once.
@@ -81,7 +82,14 @@ impl Input {
                 units,
                 tile,
                 priority,
-            } => format!("order {priority} {},{} {}", tile.x, tile.y, keys(units)),
+                shape,
+            } => format!(
+                "order {priority} {},{} {}{}",
+                tile.x,
+                tile.y,
+                keys(units),
+                shape.words()
+            ),
             Input::Waypoint {
                 units,
                 tile,
@@ -99,6 +107,63 @@ impl Input {
             Input::Wall(tile) => format!("wall {},{}", tile.x, tile.y),
             Input::Fog => "fog".to_string(),
         }
+    }
+}
+
+/// How an ordered group stands at its target: its formation and, for a line or a box, which
+/// way it faces (in tiles; `None`: the way it goes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    pub formation: Formation,
+    pub facing: Option<IVec2>,
+}
+
+impl Shape {
+    /// The formations' names in replays.
+    const NAMES: [(Formation, &'static str); 4] = [
+        (Formation::Blob, "blob"),
+        (Formation::KeepShape, "keep"),
+        (Formation::Line, "line"),
+        (Formation::Box, "box"),
+    ];
+
+    /// The formation's name.
+    pub fn name(&self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|n| n.0 == self.formation)
+            .map_or("blob", |n| n.1)
+    }
+
+    /// The words an order's replay line ends with: none for a blob with no facing, else
+    /// ` formation=NAME` and ` facing=DX,DY`.
+    fn words(&self) -> String {
+        let mut w = String::new();
+        if self.formation != Formation::Blob {
+            w += &format!(" formation={}", self.name());
+        }
+        if let Some(f) = self.facing {
+            w += &format!(" facing={},{}", f.x, f.y);
+        }
+        w
+    }
+
+    /// Reads the words [`Shape::words`] writes (none: a blob).
+    fn parse<'a>(words: &mut impl Iterator<Item = &'a str>) -> Option<Shape> {
+        let mut shape = Shape::default();
+        for word in words {
+            match word.split_once('=')? {
+                ("formation", name) => {
+                    shape.formation = Self::NAMES.iter().find(|n| n.1 == name)?.0;
+                }
+                ("facing", xy) => {
+                    let (x, y) = xy.split_once(',')?;
+                    shape.facing = Some(IVec2::new(x.parse().ok()?, y.parse().ok()?));
+                }
+                _ => return None,
+            }
+        }
+        Some(shape)
     }
 }
 
@@ -136,6 +201,7 @@ fn parse_line(line: &str) -> Option<Line> {
                     units,
                     tile,
                     priority,
+                    shape: Shape::parse(&mut words)?,
                 },
                 "waypoint" => Input::Waypoint {
                     units,
@@ -323,7 +389,8 @@ pub fn apply_inputs(world: &mut World) {
                 units,
                 tile,
                 priority,
-            } => order(world, &units, tile, priority, Mode::Move),
+                shape,
+            } => order(world, &units, tile, priority, Mode::Move(shape)),
             Input::Waypoint {
                 units,
                 tile,
@@ -357,8 +424,8 @@ pub fn apply_inputs(world: &mut World) {
 /// How an order joins a unit's orders.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// Replaces them.
-    Move,
+    /// Replaces them, the group standing at the target in a shape.
+    Move(Shape),
     /// After them (at once for a unit without any).
     Waypoint,
     /// Replaces them with a patrol between where the unit stands and the target.
@@ -384,7 +451,18 @@ fn units_by_keys(world: &mut World, keys: &[u64]) -> Vec<(Entity, Vec2)> {
 
 /// Sends the units with `keys` to `tile`, as `mode` says.
 fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32, mode: Mode) {
-    let target = world.resource::<DemoMap>().cell(tile.x, tile.y);
+    let demo_map = world.resource::<DemoMap>();
+    let target = demo_map.cell(tile.x, tile.y);
+    // The facing's second tile, on the map.
+    let facing_cell = match mode {
+        Mode::Move(Shape {
+            facing: Some(f), ..
+        }) => {
+            let to = (tile.as_ivec2() + f).max(IVec2::ZERO).as_uvec2();
+            Some(demo_map.cell(to.x, to.y)).filter(|&c| c != target)
+        }
+        _ => None,
+    };
     let units = units_by_keys(world, keys);
     let mut maps = world.query::<&NavMap>();
     let Ok(map) = maps.single(world) else {
@@ -409,7 +487,11 @@ fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32, mode: Mode
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, world);
     match mode {
-        Mode::Move => order_group(&mut commands, map, &units, target, priority),
+        Mode::Move(shape) => {
+            let facing = facing_cell.map(|c| map.cell_to_world(c) - map.cell_to_world(target));
+            let formation = (shape.formation, facing);
+            order_group(&mut commands, map, &units, target, priority, formation);
+        }
         Mode::Waypoint | Mode::Patrol => {
             let world_units: Vec<(Entity, Vec2)> = units
                 .iter()
@@ -506,11 +588,31 @@ mod tests {
                 units: vec![3, 17, 4],
                 tile: UVec2::new(82, 35),
                 priority: 10,
+                shape: Shape::default(),
+            },
+            Input::Order {
+                units: vec![3, 17],
+                tile: UVec2::new(8, 5),
+                priority: 10,
+                shape: Shape {
+                    formation: Formation::Line,
+                    facing: Some(IVec2::new(-3, 2)),
+                },
+            },
+            Input::Order {
+                units: vec![3],
+                tile: UVec2::new(8, 5),
+                priority: 10,
+                shape: Shape {
+                    formation: Formation::KeepShape,
+                    facing: None,
+                },
             },
             Input::Order {
                 units: vec![],
                 tile: UVec2::new(0, 1),
                 priority: -2,
+                shape: Shape::default(),
             },
             Input::Waypoint {
                 units: vec![5, 6],

@@ -22,7 +22,8 @@
 //!
 //! `--turning-radius R` gives units a turning radius of R tiles (default 0.5; 0 turns in place).
 //! `--avoidance` turns local avoidance (ORCA) on, `--no-pushing` turns pushing off (see
-//! [`CrowdSettings`](bevy_tilepath::CrowdSettings)).
+//! [`CrowdSettings`](bevy_tilepath::CrowdSettings)), `--no-lanes` turns a group's lanes off
+//! (every unit of an order follows one corridor, as before lanes).
 //! `--workers N` runs searches on N worker runners (0: inline; the window's default is 4, the
 //! headless run's 0).
 //!
@@ -43,9 +44,11 @@
 //!
 //! Unknown options are an error. Headless debugging: see `headless.rs`.
 //!
-//! Controls: drag with the left mouse button to select blue units, right-click to order them,
-//! `W` toggles a wall under the cursor, `F` toggles fog of war, `F1`-`F6` toggle the debug
-//! layers. Red units are given
+//! Controls: drag with the left mouse button to select blue units, right-click to order them
+//! (right-drag: the order's target where the drag starts, the formation facing the way it goes;
+//! shift: a waypoint after the current orders; `P` held: patrol), `G` cycles the formation of
+//! move orders (blob, keep shape, line, box), `S` stops, `H` holds, `W` toggles a wall under the
+//! cursor, `F` toggles fog of war, `F1`-`F6` toggle the debug layers. Red units are given
 //! orders by a simple script.
 //!
 //! - `map.rs`: the generated map, its tilemap, where units start.
@@ -108,6 +111,9 @@ pub struct DemoConfig {
     /// `--jitter` (headless): sleep a random 0-4 ms between frames (from the wall clock), to
     /// show a lockstep run does not depend on timing.
     pub jitter: bool,
+    /// `--no-lanes`: group orders without lanes ([`TilepathSettings::lanes`](bevy_tilepath::TilepathSettings)):
+    /// every unit of a group follows its shared search's one corridor.
+    pub lanes: bool,
 }
 
 impl DemoConfig {
@@ -148,6 +154,7 @@ impl DemoConfig {
             (self.fog, "--fog"),
             (self.avoidance, "--avoidance"),
             (!self.pushing, "--no-pushing"),
+            (!self.lanes, "--no-lanes"),
         ] {
             if on {
                 args.push(flag.to_string());
@@ -196,11 +203,12 @@ impl Default for DemoConfig {
             replay: None,
             checksums: 0,
             jitter: false,
+            lanes: true,
         }
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--fog] [--workers N] [--lockstep] [--record FILE] [--replay FILE] [--checksums N] [--jitter] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--fog] [--workers N] [--lockstep] [--record FILE] [--replay FILE] [--checksums N] [--jitter] [--no-lanes] [--screenshot FILE.png]";
 
 /// The command line; a replay's own options (its first line) replace the simulation's.
 fn parse_args() -> Result<(DemoConfig, Option<inputs::Replay>), String> {
@@ -257,6 +265,7 @@ fn parse_into(config: &mut DemoConfig, mut parser: lexopt::Parser) -> Result<(),
             Long("replay") => config.replay = Some(common::value(&mut parser, "--replay")?),
             Long("checksums") => config.checksums = common::value(&mut parser, "--checksums")?,
             Long("jitter") => config.jitter = true,
+            Long("no-lanes") => config.lanes = false,
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }

@@ -8,20 +8,26 @@ use bevy_tilepath::prelude::*;
 /// a player's order starts first and stops a less urgent search on a worker for its slot.
 pub const PLAYER_PRIORITY: i32 = 10;
 
-/// Orders `units` (entity, grid position) to `target` through the plugin's [`group_order`]: a
-/// cell each around the target, one search shared by the whole group, at `priority`.
+/// Orders `units` (entity, grid position) to `target` through the plugin's [`GroupOrder`]: a
+/// cell each in `formation` (facing the world direction given, or the way the group goes), one
+/// search shared by the whole group, at `priority`.
 pub fn order_group(
     commands: &mut Commands,
     map: &NavMap,
     units: &[(Entity, Vec2)],
     target: Cell,
     priority: i32,
+    (formation, facing): (Formation, Option<Vec2>),
 ) {
     let world: Vec<(Entity, Vec2)> = units
         .iter()
         .map(|&(e, p)| (e, map.grid_to_world(p)))
         .collect();
-    for (entity, request) in group_order(map, map.cell_to_world(target), &world) {
+    let mut order = GroupOrder::new(map.cell_to_world(target)).with_formation(formation);
+    if let Some(direction) = facing {
+        order = order.facing(direction);
+    }
+    for (entity, request) in order.requests(map, &world) {
         // A new order replaces queued ones, and a hold.
         commands
             .entity(entity)

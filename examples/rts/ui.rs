@@ -13,7 +13,7 @@ use bevy_tilepath::{Lockstep, LockstepKey, PathProgress, TilepathDiagnostics, Ti
 
 use crate::DemoConfig;
 use crate::common::Rng;
-use crate::inputs::{Input, Inputs, apply_inputs, checksums};
+use crate::inputs::{Input, Inputs, Shape, apply_inputs, checksums};
 use crate::map::{DemoMap, MAP_H, MAP_W, TILE, generate_map, spawn_tilemap};
 use crate::orders::{PLAYER_PRIORITY, retry_failed};
 use crate::units::{Kind, Team, muster};
@@ -22,6 +22,11 @@ use crate::units::{Kind, Team, muster};
 #[derive(Resource)]
 struct Game {
     drag_start: Option<Vec2>,
+    /// Where the right button went down (world) and on which tile: the order's target; where
+    /// it comes up sets the facing.
+    order_start: Option<(Vec2, UVec2)>,
+    /// The formation of the player's move orders (`G` cycles).
+    formation: Formation,
     red_timer: Timer,
     rng_state: u64,
 }
@@ -67,6 +72,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) {
         lockstep: config.lockstep.then(Lockstep::default),
         crowd: config.crowd(),
         fog: config.fog(),
+        lanes: config.lanes,
         ..Default::default()
     };
     let mut app = App::new();
@@ -100,6 +106,8 @@ pub fn run(config: DemoConfig, inputs: Inputs) {
     .insert_resource(inputs)
     .insert_resource(Game {
         drag_start: None,
+        order_start: None,
+        formation: Formation::Blob,
         red_timer: Timer::from_seconds(3.0, TimerMode::Repeating),
         rng_state: config.seed,
     })
@@ -112,6 +120,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) {
         (
             (
                 select_and_order,
+                cycle_formation,
                 stop_or_hold,
                 toggle_wall,
                 toggle_fog,
@@ -239,11 +248,21 @@ fn select_and_order(
             }
         }
     }
-    if mouse.just_pressed(MouseButton::Right)
-        && !inputs.replaying()
-        && let Ok(map) = maps.single()
-        && let Some(tile) = map.world_to_cell(cursor).and_then(|c| demo_map.tile(c))
+    let tile_at = |p: Vec2| {
+        let map = maps.single().ok()?;
+        let tile = demo_map.tile(map.world_to_cell(p)?)?;
+        Some(UVec2::new(tile.x, tile.y))
+    };
+    // The order goes when the right button comes up: a drag of a tile or more sets the facing.
+    if mouse.just_pressed(MouseButton::Right) && !inputs.replaying() {
+        game.order_start = tile_at(cursor).map(|t| (cursor, t));
+    }
+    if mouse.just_released(MouseButton::Right)
+        && let Some((_, tile)) = game.order_start.take()
     {
+        let facing = tile_at(cursor)
+            .map(|end| end.as_ivec2() - tile.as_ivec2())
+            .filter(|d| d.length_squared() >= 2);
         let mut group: Vec<(u64, Entity)> = units
             .iter()
             .filter(|u| u.3)
@@ -253,10 +272,7 @@ fn select_and_order(
         if group.is_empty() {
             return;
         }
-        let (units, tile) = (
-            group.iter().map(|u| u.0).collect(),
-            UVec2::new(tile.x, tile.y),
-        );
+        let units = group.iter().map(|u| u.0).collect();
         let priority = PLAYER_PRIORITY;
         let queued = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
         // Shift: a waypoint after the current orders; P held: patrol there and back.
@@ -277,6 +293,10 @@ fn select_and_order(
                 units,
                 tile,
                 priority,
+                shape: Shape {
+                    formation: game.formation,
+                    facing,
+                },
             }
         });
         // The HUD follows the order the units start on now (a waypoint starts later).
@@ -287,6 +307,15 @@ fn select_and_order(
                 ..default()
             };
         }
+    }
+}
+
+/// `G` cycles the formation of the player's move orders.
+fn cycle_formation(keys: Res<ButtonInput<KeyCode>>, mut game: ResMut<Game>) {
+    if keys.just_pressed(KeyCode::KeyG) {
+        let all = Formation::ALL;
+        let k = all.iter().position(|&f| f == game.formation).unwrap_or(0);
+        game.formation = all[(k + 1) % all.len()];
     }
 }
 
@@ -428,6 +457,7 @@ fn red_script(
         units: group,
         tile: UVec2::new(rng.below(MAP_W), rng.below(MAP_H)),
         priority: 0,
+        shape: Shape::default(),
     });
 }
 
@@ -463,6 +493,7 @@ fn screenshot_script(
                 units: blues.iter().map(|u| u.0).collect(),
                 tile: UVec2::new(MAP_W * 3 / 4, MAP_H / 2),
                 priority: PLAYER_PRIORITY,
+                shape: Shape::default(),
             });
             *step = 1;
         }
@@ -506,10 +537,20 @@ fn draw_selection(
             Color::srgb(0.5, 1.0, 0.5),
         );
     }
+    // A right-drag: the target and the way the formation will face.
+    if mouse.pressed(MouseButton::Right)
+        && let (Some((start, _)), Some(cursor)) =
+            (game.order_start, cursor_world(&windows, &cameras))
+        && start.distance(cursor) > TILE
+    {
+        gizmos.arrow_2d(start, cursor, Color::srgb(1.0, 0.9, 0.3));
+    }
 }
 
 fn update_hud(
     diagnostics: Res<DiagnosticsStore>,
+    game: Res<Game>,
+    settings: Res<TilepathSettings>,
     units: Query<&PathProgress>,
     selected: Query<(), With<Selected>>,
     order: Res<PlayerOrder>,
@@ -524,7 +565,7 @@ fn update_hud(
     let moving = units.iter().filter(|p| p.state.is_underway()).count();
     let frames = |f: Option<u32>| f.map_or("-".to_string(), |f| f.to_string());
     let your_order = format!(
-        "your order: {} units, first path after {} frames, all after {}",
+        "your order: {} units, first path after {} frames, all after {}   formation {} (G)   lanes {}",
         order.units,
         frames(order.first),
         if order.waiting.is_empty() {
@@ -532,10 +573,16 @@ fn update_hud(
         } else {
             format!("({} waiting)", order.waiting.len())
         },
+        Shape {
+            formation: game.formation,
+            facing: None
+        }
+        .name(),
+        if settings.lanes { "on" } else { "off" },
     );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (shift: waypoint, P: patrol)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (drag: facing; shift: waypoint, P: patrol)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,

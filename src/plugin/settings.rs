@@ -81,7 +81,8 @@ pub struct TilepathSettings {
     pub stopped_unit_penalty: f32,
     /// Serve waiting requests to the same goal cell (or the same group target) with one shared
     /// backward search ([`GoalTree`](crate::core::GoalTree)); each unit's path costs exactly
-    /// what its own search would under the shared search's overlay (see the queue docs). Off:
+    /// what its own search would under the shared search's overlay (see the queue docs), but
+    /// for group members walking lanes ([`TilepathSettings::lanes`]). Off:
     /// every unit searches alone. Requires a search without turn penalty or expansion limit.
     pub share_searches: bool,
     /// Members of a group order ([`group_order`](crate::group_order), [`GroupOrder`](crate::GroupOrder))

@@ -8,8 +8,10 @@
 //! not all follow the tree's one corridor: once the tree is grown, the path of the member nearest
 //! the group's centre becomes the group's reference, and each member walks it shifted sideways
 //! by its [`Lane`] (its slot's offset across the group's way), squeezed into the room the route
-//! has (see [`Lanes`]), then its own A* to its slot. A member whose lane cannot be walked (a
-//! wall or another unit's claim in the way, or a start far from the group) follows the tree.
+//! has (see [`Lanes`]), then its own A* to its slot. Where a wall or a cell of the search's
+//! overlay (another unit's claim, a stopped unit) is in a lane's way, the lane steps back
+//! towards the reference path, which the tree steered round them; a member that cannot be walked
+//! so, or that stands far from the group, follows the tree.
 //!
 //! Claims are a per-search overlay: a shared search takes the claims and stopped cells of units
 //! that are *not* its members, within the claim radius of the box of its members' starts. The
@@ -49,11 +51,12 @@ impl Member {
     }
 }
 
-/// A group's lanes: the reference path with the room beside it, and the cells other units'
-/// claims block (a lane never crosses one).
+/// A group's lanes: the reference path with the room beside it, and the cells of the search's
+/// overlay (other units' claims and stopped units: a lane never crosses one, stepping back
+/// towards the reference path instead, which the tree steered round them).
 struct GroupLanes {
     guide: Lanes,
-    blocked: HashSet<Cell>,
+    overlaid: HashSet<Cell>,
 }
 
 /// One shared search: a tree from `goal` and the units it serves.
@@ -265,15 +268,9 @@ impl SharedSearch {
         for (&k, lane) in slotted.iter().zip(Lane::spread(&laterals)) {
             self.members[k].lane = Some(lane);
         }
-        let blocked = self
-            .overlay
-            .iter()
-            .filter(|(_, o)| matches!(o, CellOverlay::Blocked))
-            .map(|&(c, _)| c)
-            .collect();
         self.lanes = Some(GroupLanes {
             guide: Lanes::new(grid, &reference.cells, spread),
-            blocked,
+            overlaid: self.overlay.iter().map(|&(c, _)| c).collect(),
         });
     }
 
@@ -359,9 +356,9 @@ fn lane_path(
     if from == end {
         return None;
     }
-    let blocked = &lanes.blocked;
+    let overlaid = &lanes.overlaid;
     let mut cells = guide.walk(grid, m.start, lane, (from, end), |c| {
-        blocked.is_empty() || !blocked.contains(&c)
+        overlaid.is_empty() || !overlaid.contains(&c)
     })?;
     let cost = cells
         .windows(2)
