@@ -99,7 +99,8 @@ fn an_army_walks_a_road_in_three_lanes_in_its_own_order() {
     let paths = delivered_paths(&mut app, &units);
     let rows = road_rows(&paths);
     assert_eq!(rows.keys().copied().collect::<Vec<_>>(), vec![14, 15, 16]);
-    assert!(rows.values().all(|&n| n >= 8), "{rows:?}");
+    // Members a tile apart across the way share a lane: rows hold a fifth of the army or more.
+    assert!(rows.values().all(|&n| n >= 6), "{rows:?}");
     // Each path is a walk: steps between neighbours, every cell walkable.
     let grid = app
         .world_mut()

@@ -32,7 +32,7 @@ pub struct Lane {
 
 impl Lane {
     /// The lanes of members whose lateral offsets are `laterals` (their ranks from the order of
-    /// the offsets, ties by index).
+    /// the offsets; members with equal offsets share a lane).
     pub fn spread(laterals: &[f32]) -> Vec<Lane> {
         let n = laterals.len();
         let mut order: Vec<usize> = (0..n).collect();
@@ -44,11 +44,21 @@ impl Lane {
             };
             n
         ];
-        for (r, &k) in order.iter().enumerate() {
-            lanes[k] = Lane {
-                lateral: laterals[k],
-                rank: 2.0 * (r as f32 + 0.5) / n as f32 - 1.0,
-            };
+        // Members with equal offsets share a lane: the middle of their ranks.
+        let mut r = 0;
+        while r < n {
+            let same = order[r..]
+                .iter()
+                .take_while(|&&k| laterals[k] == laterals[order[r]])
+                .count();
+            let middle = r as f32 + same as f32 / 2.0;
+            for &k in &order[r..r + same] {
+                lanes[k] = Lane {
+                    lateral: laterals[k],
+                    rank: 2.0 * middle / n as f32 - 1.0,
+                };
+            }
+            r += same;
         }
         lanes
     }
@@ -211,7 +221,51 @@ impl Lanes {
         if from > to || to >= self.len() || !grid.is_walkable(start) {
             return None;
         }
-        let mut cells = vec![start];
+        self.trace(grid, vec![start], lane, (from, to), &ok, &mut Vec::new())
+    }
+
+    /// `lane` walked along the whole reference path, once for every member on it (see
+    /// [`LaneWalk::join`]); `None` where it cannot be walked (see [`Lanes::walk`]).
+    pub fn walk_lane(
+        &self,
+        grid: &NavGrid,
+        lane: Lane,
+        ok: impl Fn(Cell) -> bool,
+    ) -> Option<LaneWalk> {
+        let last = self.len().checked_sub(1)?;
+        let on_lane = grid.cell_at(self.lane_point(0, lane));
+        let start = if grid.is_walkable(on_lane) && ok(on_lane) {
+            on_lane
+        } else {
+            grid.cell_at(self.points[0])
+        };
+        let mut marks = Vec::new();
+        let cells = self.trace(grid, vec![start], lane, (0, last), &ok, &mut marks)?;
+        let mut costs = Vec::with_capacity(cells.len());
+        costs.push(0u64);
+        for w in cells.windows(2) {
+            let step = grid.step_cost(w[0], w[1])?;
+            costs.push(costs.last().expect("not empty") + step);
+        }
+        Some(LaneWalk {
+            cells,
+            marks,
+            costs,
+        })
+    }
+
+    /// Walks on from `cells` along `lane` beside the reference's cells `from` to `to` (see
+    /// [`Lanes::walk`]), noting in `marks` where each reference cell it aims at was reached
+    /// (its index, and the position in the cells).
+    fn trace(
+        &self,
+        grid: &NavGrid,
+        mut cells: Vec<Cell>,
+        lane: Lane,
+        (from, to): (usize, usize),
+        ok: &impl Fn(Cell) -> bool,
+        marks: &mut Vec<(u32, u32)>,
+    ) -> Option<Vec<Cell>> {
         // Every other cell of the path: the lane's cells between are the steps between them.
         let every_other = (from..to).step_by(2).chain([to]);
         for i in every_other {
@@ -229,8 +283,56 @@ impl Lanes {
             if !found {
                 return None;
             }
+            marks.push((i as u32, (cells.len() - 1) as u32));
         }
         Some(cells)
+    }
+}
+
+/// One lane walked along a group's whole reference path ([`Lanes::walk_lane`]): every member
+/// on that lane joins it where it stands instead of walking it again.
+#[derive(Clone, Debug)]
+pub struct LaneWalk {
+    cells: Vec<Cell>,
+    /// Where the walk reached the reference cells it aimed at: (reference index, position in
+    /// `cells`), in order.
+    marks: Vec<(u32, u32)>,
+    /// The cost of the walk up to each cell (fixed point, as [`NavGrid::step_cost`]).
+    costs: Vec<u64>,
+}
+
+impl LaneWalk {
+    /// The cells a unit standing on `start` walks onto the lane beside the reference's cell
+    /// `from` (or the next one the walk aimed at) and along it to beside the cell `to`, and
+    /// their cost; `None` where the step onto the lane is not allowed (see [`Lanes::walk`]).
+    pub fn join(
+        &self,
+        grid: &NavGrid,
+        start: Cell,
+        (from, to): (usize, usize),
+        ok: impl Fn(Cell) -> bool,
+    ) -> Option<(Vec<Cell>, u64)> {
+        let at = |i: usize| {
+            let k = self.marks.partition_point(|m| (m.0 as usize) < i);
+            self.marks
+                .get(k)
+                .or(self.marks.last())
+                .map(|m| m.1 as usize)
+        };
+        let (p, q) = (at(from)?, at(to)?);
+        if p > q || !grid.is_walkable(start) {
+            return None;
+        }
+        let mut cells = vec![start];
+        if !step_to(grid, &mut cells, self.cells[p], &ok) {
+            return None;
+        }
+        let onto = cells
+            .windows(2)
+            .map(|w| grid.step_cost(w[0], w[1]))
+            .sum::<Option<u64>>()?;
+        cells.extend_from_slice(&self.cells[p + 1..=q]);
+        Some((cells, onto + self.costs[q] - self.costs[p]))
     }
 }
 
@@ -296,7 +398,8 @@ mod tests {
     fn lanes_keep_their_width_in_the_open_and_share_a_road_evenly() {
         let grid = road();
         let reference: Vec<Cell> = (2..58).map(|x| Cell::new(x, 10)).collect();
-        let laterals: Vec<f32> = (0..30).map(|k| (k % 11) as f32 - 5.0).collect();
+        // Thirty distinct offsets from -5 to 5, so that ranks spread evenly.
+        let laterals: Vec<f32> = (0..30).map(|k| (k as f32 - 14.5) / 2.9).collect();
         let lanes = Lane::spread(&laterals);
         let guide = Lanes::new(&grid, &reference, 5.0);
         let mut rows = [0; 3];
@@ -307,12 +410,36 @@ mod tests {
             assert!(cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
             // In the open, well before the road: its own offset.
             let open = cells.iter().find(|c| c.x == 8).unwrap();
-            assert_eq!(open.y, 10 + lane.lateral as i32, "{lane:?}");
+            assert_eq!(open.y, (10.5 + lane.lateral).floor() as i32, "{lane:?}");
             // On the road: a third of the group in each row.
             let on_road = cells.iter().find(|c| c.x == 30).unwrap();
             rows[(on_road.y - 9) as usize] += 1;
         }
         assert_eq!(rows, [10, 10, 10]);
+    }
+
+    #[test]
+    fn members_with_equal_offsets_share_a_lane_and_join_its_one_walk() {
+        let lanes = Lane::spread(&[1.0, -2.0, 1.0, 3.0]);
+        assert_eq!(lanes[0], lanes[2]);
+        assert!(lanes[1].rank < lanes[0].rank && lanes[0].rank < lanes[3].rank);
+        let grid = road();
+        let reference: Vec<Cell> = (2..58).map(|x| Cell::new(x, 10)).collect();
+        let guide = Lanes::new(&grid, &reference, 3.0);
+        let walk = guide.walk_lane(&grid, lanes[0], |_| true).unwrap();
+        // Joined from where a member stands, it is the walk from there.
+        let (cells, cost) = walk
+            .join(&grid, Cell::new(4, 12), (4, 50), |_| true)
+            .unwrap();
+        let alone = guide
+            .walk(&grid, Cell::new(4, 12), lanes[0], (4, 50), |_| true)
+            .unwrap();
+        assert_eq!(cells, alone);
+        let walked: u64 = cells
+            .windows(2)
+            .map(|w| grid.step_cost(w[0], w[1]).unwrap())
+            .sum();
+        assert_eq!(cost, walked);
     }
 
     #[test]

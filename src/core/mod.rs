@@ -44,7 +44,7 @@ pub(crate) use grid::cells_around;
 pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};
 pub use heuristic::Heuristic;
 pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};
-pub use lanes::{Lane, Lanes};
+pub use lanes::{Lane, LaneWalk, Lanes};
 pub use line::{
     cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
 };

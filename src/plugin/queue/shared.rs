@@ -20,10 +20,11 @@
 
 use bevy::prelude::*;
 
-use bevy::platform::collections::HashSet;
+use bevy::platform::collections::{HashMap, HashSet};
 
 use crate::core::{
-    AStar, Cell, CellOverlay, GoalTree, Lane, Lanes, NavGrid, Path, SearchConfig, TreeStep,
+    AStar, Cell, CellOverlay, GoalTree, Lane, LaneWalk, Lanes, NavGrid, Path, SearchConfig,
+    TreeStep,
 };
 use crate::plugin::classes::ClassId;
 use crate::plugin::outcomes::SearchKind;
@@ -57,6 +58,9 @@ impl Member {
 struct GroupLanes {
     guide: Lanes,
     overlaid: HashSet<Cell>,
+    /// Each lane walked once along the whole reference path, by its lateral offset and rank
+    /// (`None`: it cannot be walked).
+    walks: HashMap<(u32, u32), Option<LaneWalk>>,
 }
 
 /// One shared search: a tree from `goal` and the units it serves.
@@ -196,7 +200,7 @@ impl SharedSearch {
             if !keep(&m.job) {
                 continue;
             }
-            let lanes = self.lanes.as_ref();
+            let lanes = self.lanes.as_mut();
             let path = lanes
                 .and_then(|l| lane_path(l, grid, &m, &self.overlay, search, config))
                 .or_else(|| member_path(&self.tree, grid, &m, &self.overlay, search, config));
@@ -246,7 +250,8 @@ impl SharedSearch {
         let laterals: Vec<f32> = slotted
             .iter()
             .map(|&k| match self.members[k].job.goal {
-                JobGoal::Slot { slot, .. } => (grid.cell_center(slot) - target).dot(across),
+                // In whole tiles: members a tile apart share a lane, walked once.
+                JobGoal::Slot { slot, .. } => (grid.cell_center(slot) - target).dot(across).round(),
                 _ => 0.0,
             })
             .collect();
@@ -271,6 +276,7 @@ impl SharedSearch {
         self.lanes = Some(GroupLanes {
             guide: Lanes::new(grid, &reference.cells, spread),
             overlaid: self.overlay.iter().map(|&(c, _)| c).collect(),
+            walks: HashMap::default(),
         });
     }
 
@@ -333,7 +339,7 @@ fn slot_reach(grid: &NavGrid, slot: Cell, target: Cell) -> f32 {
 /// little ahead of where it stands, along it to where the reference enters the circle that holds
 /// its slot, then its own A* to the slot. `None` where that cannot be walked.
 fn lane_path(
-    lanes: &GroupLanes,
+    lanes: &mut GroupLanes,
     grid: &NavGrid,
     m: &Member,
     overlay: &[(Cell, CellOverlay)],
@@ -357,13 +363,13 @@ fn lane_path(
         return None;
     }
     let overlaid = &lanes.overlaid;
-    let mut cells = guide.walk(grid, m.start, lane, (from, end), |c| {
-        overlaid.is_empty() || !overlaid.contains(&c)
-    })?;
-    let cost = cells
-        .windows(2)
-        .map(|w| grid.step_cost(w[0], w[1]))
-        .sum::<Option<u64>>()?;
+    let ok = |c: Cell| overlaid.is_empty() || !overlaid.contains(&c);
+    let walk = lanes
+        .walks
+        .entry((lane.lateral.to_bits(), lane.rank.to_bits()))
+        .or_insert_with(|| guide.walk_lane(grid, lane, ok))
+        .as_ref()?;
+    let (mut cells, cost) = walk.join(grid, m.start, (from, end), ok)?;
     let from = cells.pop()?;
     to_slot(
         grid,
