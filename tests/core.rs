@@ -981,3 +981,52 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    /// Lanes beside any path, on any topology and move rules: every walk, whole or joined from
+    /// where a unit stands, is a walk the rules allow (neighbours, walkable, never a cell `ok`
+    /// refuses), starts where the unit stands, and costs what its steps cost.
+    #[test]
+    fn lanes_are_legal_walks(
+        (grid, _) in grid_strategy(),
+        s in any::<u32>(),
+        g in any::<u32>(),
+        laterals in proptest::collection::vec(-4i32..=4, 1..6),
+        refused in any::<u32>(),
+        from in any::<u32>(),
+    ) {
+        let cells: Vec<Cell> = grid.cells().filter(|&c| grid.is_walkable(c)).collect();
+        prop_assume!(cells.len() >= 2);
+        let (start, goal) = (cells[s as usize % cells.len()], cells[g as usize % cells.len()]);
+        let Ok(path) = find_path(&grid, start, goal, &SearchConfig::default()) else {
+            return Ok(());
+        };
+        let refused = cells[refused as usize % cells.len()];
+        let ok = |c: Cell| c != refused || c == start;
+        let laterals: Vec<f32> = laterals.iter().map(|&l| l as f32).collect();
+        let spread = laterals.iter().fold(0.0f32, |m, l| m.max(l.abs()));
+        let guide = Lanes::new(&grid, &path.cells, spread);
+        let legal = |walk: &[Cell]| {
+            walk.iter().all(|&c| grid.is_walkable(c))
+                && walk.windows(2).all(|w| grid.can_step(w[0], w[1]) && ok(w[1]))
+        };
+        let last = guide.len() - 1;
+        let from = from as usize % guide.len();
+        for lane in Lane::spread(&laterals) {
+            if let Some(walk) = guide.walk(&grid, start, lane, (from, last), ok) {
+                prop_assert_eq!(walk[0], start);
+                prop_assert!(legal(&walk), "{:?}", walk);
+            }
+            if let Some(walked) = guide.walk_lane(&grid, lane, ok)
+                && let Some((walk, cost)) = walked.join(&grid, start, (from, last), ok)
+            {
+                prop_assert_eq!(walk[0], start);
+                prop_assert!(legal(&walk), "{:?}", walk);
+                let steps: Option<u64> = walk.windows(2).map(|w| grid.step_cost(w[0], w[1])).sum();
+                prop_assert_eq!(Some(cost), steps);
+            }
+        }
+    }
+}
