@@ -45,7 +45,8 @@ pub use plugin::map::NavMap;
 #[cfg(feature = "serialize")]
 pub use plugin::map::NavMapData;
 pub use plugin::movement::{
-    Arrived, DesiredVelocity, Errand, MoveState, MovementPlugin, Mover, PathProgress,
+    Arrived, DesiredVelocity, Errand, FACE_TURN_RATE, MoveState, MovementPlugin, Mover,
+    PathProgress,
 };
 pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};

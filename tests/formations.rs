@@ -195,4 +195,13 @@ fn a_line_stands_square_to_its_facing() {
         });
     let size = hi - lo;
     assert!(size.x >= 8.0 && size.y <= 3.0, "{size}");
+    // A second later every unit faces north (its x axis turned to +y).
+    for _ in 0..60 {
+        app.update();
+    }
+    for &(e, _) in &units {
+        let tf = app.world().get::<Transform>(e).unwrap();
+        let ahead = (tf.rotation * Vec3::X).truncate();
+        assert!(ahead.dot(Vec2::Y) > 0.99, "{ahead}");
+    }
 }

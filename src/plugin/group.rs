@@ -73,7 +73,8 @@ pub struct GroupOrder {
     /// How it stands there.
     pub formation: Formation,
     /// The way a [`Formation::Line`] or [`Formation::Box`] faces (a world direction); `None`:
-    /// the way the group goes, from its centre to the target.
+    /// the way the group goes, from its centre to the target. Units turn to face it once they
+    /// have arrived ([`PathRequest::facing`]); given, units of any formation do.
     pub facing: Option<Vec2>,
 }
 
@@ -146,15 +147,26 @@ impl GroupOrder {
             .filter(|d| d.is_finite() && *d != Vec2::ZERO)
             .map(|d| map.world_to_grid(target + d) - map.world_to_grid(target));
         let slots = formation_slots(grid, center, &positions, self.formation, facing);
+        // Where the units face once there: the facing given, or for ranks the way the group goes.
+        let centre =
+            members.iter().map(|&k| units[k].1).sum::<Vec2>() / members.len().max(1) as f32;
+        let face = self.facing.or(match self.formation {
+            Formation::Line | Formation::Box => Some(target - centre),
+            Formation::Blob | Formation::KeepShape => None,
+        });
         let mut requests: Vec<(Entity, PathRequest)> =
             units.iter().map(|&(e, _)| (e, fallback())).collect();
         for (m, slot) in members.iter().zip(slots) {
             if let Some(slot) = slot {
-                requests[*m].1 = PathRequest::new(PathGoal::Slot {
+                let mut request = PathRequest::new(PathGoal::Slot {
                     slot,
                     target: center,
                 })
                 .with_policy(GoalPolicy::NearestReachable);
+                if let Some(face) = face {
+                    request = request.facing(face);
+                }
+                requests[*m].1 = request;
             }
         }
         requests

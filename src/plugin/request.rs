@@ -61,6 +61,10 @@ pub struct PathRequest {
     /// ([`TilepathSettings::hierarchical_beyond`](crate::TilepathSettings::hierarchical_beyond)),
     /// whose paths may be a few percent longer.
     pub optimal: bool,
+    /// The way a unit with a [`Mover`](crate::Mover) turns to face once it has arrived (a world
+    /// direction; `None`: the way it was walking). A formation's facing
+    /// ([`GroupOrder`](crate::GroupOrder)).
+    pub facing: Option<Vec2>,
 }
 
 impl PathRequest {
@@ -87,6 +91,7 @@ impl PathRequest {
             priority: 0,
             map: None,
             optimal: false,
+            facing: None,
         }
     }
 
@@ -105,6 +110,13 @@ impl PathRequest {
     /// On a given map.
     pub fn on_map(mut self, map: Entity) -> Self {
         self.map = Some(map);
+        self
+    }
+
+    /// Facing `direction` (a world direction) once arrived (see [`PathRequest::facing`]; a zero
+    /// or not finite direction: none).
+    pub fn facing(mut self, direction: Vec2) -> Self {
+        self.facing = (direction.is_finite() && direction != Vec2::ZERO).then_some(direction);
         self
     }
 

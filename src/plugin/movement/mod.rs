@@ -15,6 +15,7 @@
 //! - `avoid`: a moving unit's step turned aside for the units near (ORCA).
 //! - `passage`: passages one cell wide, carrying one way at a time.
 //! - `push`: overlapping bodies pushed apart after the frame's moves.
+//! - `facing`: arrived units turned toward their request's facing (a formation's).
 //! - `output`: what movement writes: the `Transform`, or a [`DesiredVelocity`] for the game's
 //!   controller.
 
@@ -22,6 +23,7 @@ mod avoid;
 mod claiming;
 mod crowd;
 mod errands;
+mod facing;
 mod follow;
 mod neighbours;
 mod output;
@@ -32,6 +34,7 @@ mod system;
 mod walk;
 mod walls;
 
+pub use facing::FACE_TURN_RATE;
 pub use output::DesiredVelocity;
 pub use state::{Errand, MoveState, PathProgress};
 pub(crate) use system::{move_units, release_departed};
@@ -111,7 +114,13 @@ impl Plugin for MovementPlugin {
             .init_resource::<MoverOrder>()
             .add_systems(
                 schedule,
-                (release_departed, order_movers, move_units, push::push_apart)
+                (
+                    release_departed,
+                    order_movers,
+                    move_units,
+                    push::push_apart,
+                    facing::face_on_arrival,
+                )
                     .chain()
                     .in_set(TilepathSystems::Move),
             );
