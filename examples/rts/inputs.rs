@@ -118,29 +118,29 @@ pub struct Shape {
     pub facing: Option<IVec2>,
 }
 
+/// The formations' names, in replays and the HUD.
+const FORMATION_NAMES: [(Formation, &str); 4] = [
+    (Formation::Blob, "blob"),
+    (Formation::KeepShape, "keep"),
+    (Formation::Line, "line"),
+    (Formation::Box, "box"),
+];
+
+/// A formation's name.
+pub fn formation_name(formation: Formation) -> &'static str {
+    FORMATION_NAMES
+        .iter()
+        .find(|n| n.0 == formation)
+        .map_or("blob", |n| n.1)
+}
+
 impl Shape {
-    /// The formations' names in replays.
-    const NAMES: [(Formation, &'static str); 4] = [
-        (Formation::Blob, "blob"),
-        (Formation::KeepShape, "keep"),
-        (Formation::Line, "line"),
-        (Formation::Box, "box"),
-    ];
-
-    /// The formation's name.
-    pub fn name(&self) -> &'static str {
-        Self::NAMES
-            .iter()
-            .find(|n| n.0 == self.formation)
-            .map_or("blob", |n| n.1)
-    }
-
     /// The words an order's replay line ends with: none for a blob with no facing, else
     /// ` formation=NAME` and ` facing=DX,DY`.
     fn words(&self) -> String {
         let mut w = String::new();
         if self.formation != Formation::Blob {
-            w += &format!(" formation={}", self.name());
+            w += &format!(" formation={}", formation_name(self.formation));
         }
         if let Some(f) = self.facing {
             w += &format!(" facing={},{}", f.x, f.y);
@@ -154,7 +154,7 @@ impl Shape {
         for word in words {
             match word.split_once('=')? {
                 ("formation", name) => {
-                    shape.formation = Self::NAMES.iter().find(|n| n.1 == name)?.0;
+                    shape.formation = FORMATION_NAMES.iter().find(|n| n.1 == name)?.0;
                 }
                 ("facing", xy) => {
                     let (x, y) = xy.split_once(',')?;

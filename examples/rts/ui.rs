@@ -13,7 +13,7 @@ use bevy_tilepath::{Lockstep, LockstepKey, PathProgress, TilepathDiagnostics, Ti
 
 use crate::DemoConfig;
 use crate::common::Rng;
-use crate::inputs::{Input, Inputs, Shape, apply_inputs, checksums};
+use crate::inputs::{Input, Inputs, Shape, apply_inputs, checksums, formation_name};
 use crate::map::{DemoMap, MAP_H, MAP_W, TILE, generate_map, spawn_tilemap};
 use crate::orders::{PLAYER_PRIORITY, retry_failed};
 use crate::units::{Kind, Team, muster};
@@ -573,11 +573,7 @@ fn update_hud(
         } else {
             format!("({} waiting)", order.waiting.len())
         },
-        Shape {
-            formation: game.formation,
-            facing: None
-        }
-        .name(),
+        formation_name(game.formation),
         if settings.lanes { "on" } else { "off" },
     );
     for mut text in &mut hud {

@@ -48,10 +48,12 @@ pub(crate) fn face_on_arrival(
         ) else {
             continue;
         };
-        let angle = fmath::atan2(now.perp_dot(want), now.dot(want));
-        if angle.abs() <= 1e-4 {
+        let (across, along) = (now.perp_dot(want), now.dot(want));
+        // Facing it already (most frames of an arrived unit): no turn to work out.
+        if along > 0.0 && across.abs() <= 1e-4 {
             continue;
         }
+        let angle = fmath::atan2(across, along);
         let turn = angle.clamp(-step, step);
         let (s, c) = (fmath::sin(turn), fmath::cos(turn));
         let heading = Vec2::new(now.x * c - now.y * s, now.x * s + now.y * c);
