@@ -90,8 +90,9 @@ fn queued_waypoints_are_walked_in_turn_without_stopping() {
     let (mut app, _) = app();
     let unit = spawn(&mut app, Cell::new(2, 10));
     let (a, b, c) = (Cell::new(14, 10), Cell::new(14, 3), Cell::new(30, 3));
+    // The first order's facing (a formation's, say) is its own, not the waypoints'.
     app.world_mut().entity_mut(unit).insert((
-        PathRequest::to_cell(a),
+        PathRequest::to_cell(a).facing(Vec2::Y),
         OrderQueue::new([PathGoal::Cell(b), PathGoal::Cell(c)]),
     ));
     let (mut near_a, mut near_b) = (f32::MAX, f32::MAX);
@@ -133,6 +134,7 @@ fn queued_waypoints_are_walked_in_turn_without_stopping() {
         .map(|a| a.cell)
         .collect();
     assert_eq!(arrivals, vec![c]);
+    assert_eq!(app.world().get::<PathRequest>(unit).unwrap().facing, None);
     assert!(
         app.world()
             .get::<OrderQueue>(unit)

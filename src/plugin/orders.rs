@@ -131,8 +131,10 @@ pub(crate) fn advance_orders(
         if queue.patrol {
             queue.goals.push_back(request.goal.clone());
         }
+        // The order's policy, priority and map; its facing was for its own goal (a formation's).
         let next = PathRequest {
             goal,
+            facing: None,
             ..request.clone()
         };
         commands.entity(entity).insert(next);
