@@ -50,6 +50,7 @@ pub use plugin::movement::{
 };
 pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
+pub use plugin::pursuit::{CLOSE_IN, PURSUIT_SLACK, Pursuit};
 pub use plugin::queue::{PathQueue, PathQueuePlugin};
 pub use plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,
@@ -63,7 +64,7 @@ pub mod prelude {
     pub use crate::core::{Cell, GoalPolicy, NavGrid};
     pub use crate::{
         Arrived, Formation, GroupOrder, MoveState, Mover, NavAgent, NavMap, NavPath, OutcomeKind,
-        PathFailure, PathGoal, PathOrigin, PathOutcome, PathRequest, PathStatus, SearchKind,
-        TilepathPlugins, TilepathSettings, TilepathSystems, WorkerMode, group_order,
+        PathFailure, PathGoal, PathOrigin, PathOutcome, PathRequest, PathStatus, Pursuit,
+        SearchKind, TilepathPlugins, TilepathSettings, TilepathSystems, WorkerMode, group_order,
     };
 }

@@ -8,7 +8,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
     Claims, HoldPosition, MoveState, NEXT_ORDER_WITHIN, OrderQueue, PathProgress, PendingRequests,
-    hold_position, stop,
+    Pursuit, hold_position, stop,
 };
 
 /// What the game saw: outcomes and arrivals.
@@ -342,4 +342,330 @@ fn a_unit_whose_order_is_taken_back_lets_its_cells_go() {
     let here = position(&app, unit);
     let cell = Cell::new(here.x as i32, here.y as i32);
     assert_eq!(claims.moving_at(map, cell), None);
+}
+
+/// Every outcome of `unit`'s requests (the game's and the plugin's own), with their origins.
+fn all_outcomes_of(app: &App, unit: Entity) -> Vec<(PathOrigin, OutcomeKind)> {
+    let log = app.world().resource::<Log>();
+    log.outcomes
+        .iter()
+        .filter(|o| o.entity == unit)
+        .map(|o| (o.origin, o.kind))
+        .collect()
+}
+
+fn pursuit(app: &App, unit: Entity) -> Option<Pursuit> {
+    app.world().get::<Pursuit>(unit).copied()
+}
+
+#[test]
+fn a_follower_keeps_within_range_of_a_moving_target() {
+    let (mut app, _) = app();
+    let range = 3.0;
+    let target = spawn(&mut app, Cell::new(4, 10));
+    app.world_mut().entity_mut(target).insert((
+        Mover {
+            speed: 2.5,
+            ..default()
+        },
+        PathRequest::to_cell(Cell::new(36, 14)),
+    ));
+    let follower = spawn(&mut app, Cell::new(2, 2));
+    app.world_mut()
+        .entity_mut(follower)
+        .insert(PathRequest::follow(target, range));
+    // Once it has caught up, it stays in range while the target walks 33 tiles and stops.
+    let (mut caught_up, mut frames, mut in_range) = (false, 0, 0);
+    for _ in 0..60 * 20 {
+        app.update();
+        let d = position(&app, follower).distance(position(&app, target));
+        caught_up |= d <= range;
+        if caught_up {
+            frames += 1;
+            in_range += usize::from(d <= range + 0.5);
+        }
+    }
+    assert!(caught_up, "never caught up");
+    assert!(
+        in_range * 10 >= frames * 9,
+        "in range {in_range} of {frames} frames"
+    );
+    // Both stand now: the follower within its range, stopped, and knowing it.
+    let d = position(&app, follower).distance(position(&app, target));
+    assert!(d <= range + 0.05, "{d}");
+    assert!(arrived(&app, follower));
+    assert!(pursuit(&app, follower).is_some_and(|p| p.in_range && p.target == target));
+    // The game's one order; the rest were the plugin's: searches after the target and a stop.
+    let all = all_outcomes_of(&app, follower);
+    assert_eq!(outcomes_of(&app, follower).len(), 1, "{all:?}");
+    assert!(
+        all.iter().any(|(o, _)| *o == PathOrigin::Pursuit),
+        "{all:?}"
+    );
+    assert!(
+        all.len() <= 40,
+        "it searched {} times in 20 s: {all:?}",
+        all.len()
+    );
+    assert_eq!(
+        app.world().get::<PathRequest>(follower).unwrap().goal,
+        PathGoal::Entity { target, range },
+        "the game's request stays as it was"
+    );
+}
+
+#[test]
+fn a_follower_stops_within_its_range_of_a_standing_target() {
+    let (mut app, _) = app();
+    let target = spawn(&mut app, Cell::new(30, 10));
+    let follower = spawn(&mut app, Cell::new(2, 10));
+    app.world_mut()
+        .entity_mut(follower)
+        .insert(PathRequest::follow(target, 6.0));
+    for _ in 0..60 * 10 {
+        app.update();
+    }
+    // It stopped a tile inside its range (CLOSE_IN), not at the target's cell.
+    let d = position(&app, follower).distance(position(&app, target));
+    assert!((4.5..=5.05).contains(&d), "{d}");
+    assert!(arrived(&app, follower));
+    let all = all_outcomes_of(&app, follower);
+    assert_eq!(
+        all.last().map(|o| o.0),
+        Some(PathOrigin::InRange),
+        "{all:?}"
+    );
+    assert_eq!(all.len(), 2, "{all:?}");
+    // The target steps away, within range: the follower stands.
+    app.world_mut()
+        .entity_mut(target)
+        .insert(PathRequest::to_cell(Cell::new(31, 10)));
+    for _ in 0..60 * 2 {
+        app.update();
+    }
+    assert_eq!(all_outcomes_of(&app, follower).len(), 2);
+    // Out of range: it follows.
+    app.world_mut()
+        .entity_mut(target)
+        .insert(PathRequest::to_cell(Cell::new(36, 10)));
+    for _ in 0..60 * 4 {
+        app.update();
+    }
+    let d = position(&app, follower).distance(position(&app, target));
+    assert!(d <= 5.05, "{d}");
+    assert!(all_outcomes_of(&app, follower).len() > 2);
+}
+
+#[test]
+fn followers_of_one_target_share_their_searches() {
+    let (mut app, _) = app();
+    let target = spawn(&mut app, Cell::new(34, 10));
+    let followers: Vec<Entity> = (0..8)
+        .map(|k| spawn(&mut app, Cell::new(2 + k % 2, 4 + k)))
+        .collect();
+    for &f in &followers {
+        app.world_mut()
+            .entity_mut(f)
+            .insert(PathRequest::follow(target, 4.0));
+    }
+    for _ in 0..3 {
+        app.update();
+    }
+    let log = app.world().resource::<Log>();
+    let shared = log
+        .outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                o.kind,
+                OutcomeKind::Found {
+                    search: SearchKind::Shared,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(shared, followers.len(), "{:?}", log.outcomes);
+}
+
+#[test]
+fn a_follower_whose_target_is_despawned_fails_once_and_takes_its_next_order() {
+    let (mut app, _) = app();
+    let target = spawn(&mut app, Cell::new(30, 10));
+    let follower = spawn(&mut app, Cell::new(2, 10));
+    let next = Cell::new(10, 2);
+    app.world_mut().entity_mut(follower).insert((
+        PathRequest::follow(target, 2.0),
+        OrderQueue::new([PathGoal::Cell(next)]),
+    ));
+    for _ in 0..60 {
+        app.update();
+    }
+    app.world_mut().entity_mut(target).despawn();
+    for _ in 0..60 * 8 {
+        app.update();
+    }
+    let all = all_outcomes_of(&app, follower);
+    let gone: Vec<_> = all
+        .iter()
+        .filter(|(_, k)| *k == OutcomeKind::Failed(PathFailure::TargetGone))
+        .collect();
+    assert_eq!(gone.len(), 1, "{all:?}");
+    assert_eq!(gone[0].0, PathOrigin::Pursuit);
+    assert!(arrived(&app, follower));
+    assert!(position(&app, follower).distance(center(next)) < 0.1);
+    // A follow order given with its target gone fails at once, with the reason.
+    app.world_mut()
+        .entity_mut(follower)
+        .insert(PathRequest::follow(target, 2.0));
+    app.update();
+    assert_eq!(
+        outcomes_of(&app, follower).last(),
+        Some(&OutcomeKind::Failed(PathFailure::TargetGone))
+    );
+    assert_eq!(
+        app.world().get::<PathStatus>(follower),
+        Some(&PathStatus::Failed(PathFailure::TargetGone))
+    );
+}
+
+#[test]
+fn a_follower_of_a_target_out_of_reach_fails_then_follows_once_it_can() {
+    let (mut app, map) = app();
+    // A pen of walls round (30..=34, 8..=12), the target inside.
+    let pen: Vec<Cell> = (29..=35)
+        .flat_map(|x| (7..=13).map(move |y| Cell::new(x, y)))
+        .filter(|c| c.x == 29 || c.x == 35 || c.y == 7 || c.y == 13)
+        .collect();
+    {
+        let mut nav = app.world_mut().get_mut::<NavMap>(map).unwrap();
+        for &c in &pen {
+            nav.set_walkable(c, false).unwrap();
+        }
+    }
+    let target = spawn(&mut app, Cell::new(32, 10));
+    let follower = spawn(&mut app, Cell::new(2, 10));
+    app.world_mut()
+        .entity_mut(follower)
+        .insert(PathRequest::follow(target, 2.0));
+    for _ in 0..60 {
+        app.update();
+    }
+    assert_eq!(
+        outcomes_of(&app, follower),
+        vec![OutcomeKind::Failed(PathFailure::Unreachable)]
+    );
+    let tries = all_outcomes_of(&app, follower).len();
+    assert!(tries <= 2, "it tried {tries} times while the target stood");
+    // The pen opens and the target steps out: the follower follows.
+    {
+        let mut nav = app.world_mut().get_mut::<NavMap>(map).unwrap();
+        nav.set_walkable(Cell::new(29, 10), false).ok();
+        for &c in &pen {
+            nav.set_walkable(c, true).unwrap();
+        }
+    }
+    app.world_mut()
+        .entity_mut(target)
+        .insert(PathRequest::to_cell(Cell::new(26, 10)));
+    for _ in 0..60 * 10 {
+        app.update();
+    }
+    let d = position(&app, follower).distance(position(&app, target));
+    assert!(d <= 2.05, "{d}: {:?}", all_outcomes_of(&app, follower));
+    assert!(pursuit(&app, follower).is_some_and(|p| p.in_range));
+}
+
+#[test]
+fn a_follow_range_that_is_not_a_number_fails() {
+    let (mut app, _) = app();
+    let target = spawn(&mut app, Cell::new(30, 10));
+    let follower = spawn(&mut app, Cell::new(2, 10));
+    for range in [f32::NAN, -1.0] {
+        app.world_mut()
+            .entity_mut(follower)
+            .insert(PathRequest::follow(target, range));
+        app.update();
+        assert_eq!(
+            outcomes_of(&app, follower).last(),
+            Some(&OutcomeKind::Failed(PathFailure::BadRange))
+        );
+    }
+}
+
+#[test]
+fn queued_waypoints_go_on_after_a_failed_leg() {
+    let (mut app, map) = app();
+    let walled = Cell::new(20, 10);
+    app.world_mut()
+        .get_mut::<NavMap>(map)
+        .unwrap()
+        .set_walkable(walled, false)
+        .unwrap();
+    let unit = spawn(&mut app, Cell::new(2, 10));
+    let (a, c) = (Cell::new(10, 10), Cell::new(30, 4));
+    app.world_mut().entity_mut(unit).insert((
+        PathRequest::to_cell(a),
+        OrderQueue::new([PathGoal::Cell(walled), PathGoal::Cell(c)]),
+    ));
+    for _ in 0..60 * 12 {
+        app.update();
+    }
+    assert_eq!(
+        outcomes_of(&app, unit)
+            .iter()
+            .map(|k| matches!(k, OutcomeKind::Found { .. }))
+            .collect::<Vec<_>>(),
+        vec![true, false, true]
+    );
+    assert_eq!(
+        outcomes_of(&app, unit)[1],
+        OutcomeKind::Failed(PathFailure::GoalBlocked)
+    );
+    assert!(arrived(&app, unit));
+    assert!(position(&app, unit).distance(center(c)) < 0.1);
+}
+
+#[test]
+fn a_patrol_whose_route_is_walled_off_keeps_to_the_rest_without_spinning() {
+    let (mut app, map) = app();
+    let unit = spawn(&mut app, Cell::new(4, 10));
+    let (a, b, c) = (Cell::new(4, 10), Cell::new(34, 10), Cell::new(4, 3));
+    app.world_mut().entity_mut(unit).insert((
+        PathRequest::to_cell(b),
+        OrderQueue::patrol([PathGoal::Cell(c), PathGoal::Cell(a)]),
+    ));
+    app.update();
+    // b is walled in before the unit gets there.
+    {
+        let mut nav = app.world_mut().get_mut::<NavMap>(map).unwrap();
+        for x in 31..=37 {
+            for y in 7..=13 {
+                if x == 31 || x == 37 || y == 7 || y == 13 {
+                    nav.set_walkable(Cell::new(x, y), false).unwrap();
+                }
+            }
+        }
+    }
+    for _ in 0..60 * 30 {
+        app.update();
+    }
+    let kinds = outcomes_of(&app, unit);
+    let all = all_outcomes_of(&app, unit);
+    assert!(
+        all.contains(&(
+            PathOrigin::GridEdit,
+            OutcomeKind::Failed(PathFailure::Unreachable)
+        )),
+        "{all:?}"
+    );
+    // It patrols between a and c: a handful of orders in 30 s, not one every frame.
+    let queue = app.world().get::<OrderQueue>(unit).unwrap();
+    assert!(!queue.goals.contains(&PathGoal::Cell(b)), "{queue:?}");
+    assert!(kinds.len() <= 60, "{} orders: {kinds:?}", kinds.len());
+    let found = kinds
+        .iter()
+        .filter(|k| matches!(k, OutcomeKind::Found { .. }))
+        .count();
+    assert!(found >= 4, "{kinds:?}");
 }

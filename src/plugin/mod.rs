@@ -12,6 +12,7 @@
 //!   keep for them; [`fog`]: fog of war, what each player's units have seen.
 //! - [`orders`]: queued waypoints and patrols ([`OrderQueue`](orders::OrderQueue)), stop and
 //!   hold position.
+//! - [`pursuit`]: follow orders on moving units ([`Pursuit`](pursuit::Pursuit)).
 //! - [`saves`]: saved games ([`save_with`](saves::save_with)): what is saved, what is rebuilt.
 //! - [`lockstep`]: the stable order units are handled in and the desync checksum of
 //!   lockstep mode.
@@ -29,6 +30,7 @@ pub mod map;
 pub mod movement;
 pub mod orders;
 pub mod outcomes;
+pub mod pursuit;
 pub mod queue;
 pub mod request;
 pub mod saves;

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
 
 use crate::plugin::map::NavMap;
@@ -16,10 +17,13 @@ pub const NEXT_ORDER_WITHIN: f32 = 1.5;
 /// The orders a unit carries out after its current [`PathRequest`], one after another: when
 /// the unit comes within [`NEXT_ORDER_WITHIN`] tiles of its path's end, or its order fails,
 /// the plugin gives it a request to the next goal (with the current request's policy,
-/// priority, map and optimality), so it walks on without stopping. Each queued order ends in
+/// priority, map and optimality), so it walks on without stopping. A follow order
+/// ([`PathGoal::Entity`]) has no end: the next order starts once it fails (its target
+/// despawned or out of reach). Each queued order ends in
 /// its own [`PathOutcome`](crate::PathOutcome), as a request of the game's.
 ///
-/// A patrol loops: each goal the unit leaves for the next goes to the back of the queue.
+/// A patrol loops: each goal the unit leaves for the next goes to the back of the queue, unless
+/// its order failed (the point is walled off, say: it drops out of the patrol).
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -35,6 +39,7 @@ pub const NEXT_ORDER_WITHIN: f32 = 1.5;
 /// }
 /// ```
 #[derive(Component, Clone, Debug, Default, PartialEq, Reflect)]
+#[component(map_entities)]
 #[reflect(Component, Default)]
 pub struct OrderQueue {
     /// Goals still to go to, in order.
@@ -63,6 +68,14 @@ impl OrderQueue {
     /// Queues `goal` after the others (a shift-click).
     pub fn push(&mut self, goal: PathGoal) {
         self.goals.push_back(goal);
+    }
+}
+
+impl MapEntities for OrderQueue {
+    fn map_entities<E: EntityMapper>(&mut self, mapper: &mut E) {
+        for goal in &mut self.goals {
+            goal.map_entities(mapper);
+        }
     }
 }
 
@@ -117,7 +130,9 @@ pub(crate) fn advance_orders(
         }
         let next_now = match status {
             PathStatus::Failed(_) => true,
-            // Not the end of a trip made for others (its order resumes after it).
+            // Not the end of a trip made for others (its order resumes after it), nor a
+            // follower's (it follows until its target is gone).
+            PathStatus::Found if matches!(request.goal, PathGoal::Entity { .. }) => false,
             PathStatus::Found => path.is_some_and(|p| {
                 !matches!(p.origin, PathOrigin::MakeWay | PathOrigin::StepAside)
                     && near_end(p, &maps, transform)
@@ -128,7 +143,9 @@ pub(crate) fn advance_orders(
             continue;
         }
         let goal = queue.goals.pop_front().expect("not empty");
-        if queue.patrol {
+        // A patrol point the unit could not reach (walled off, say) drops out of the loop:
+        // kept, a patrol that can reach one point or none would ask again every frame.
+        if queue.patrol && *status == PathStatus::Found {
             queue.goals.push_back(request.goal.clone());
         }
         // The order's policy, priority and map; its facing was for its own goal (a formation's).

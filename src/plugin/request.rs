@@ -29,6 +29,28 @@ pub enum PathGoal {
         /// The group's target, where the shared search starts from.
         target: Cell,
     },
+    /// Follow a unit (any entity with a `Transform`) and stop within `range` tiles of it
+    /// (centre to centre): the path goes to the cell the target stands on when the request is
+    /// searched; while the target moves the plugin searches again whenever the path no longer
+    /// ends near it, stops the follower once it is in range and sets off again once the target
+    /// is out of it (see [`Pursuit`](crate::Pursuit)). Followers of one target searched together
+    /// share one search. The order lasts until it is replaced or removed, or its target is
+    /// despawned ([`PathFailure::TargetGone`]).
+    Entity {
+        /// The unit to follow.
+        target: Entity,
+        /// How close (tiles, centre to centre) is close enough; a range shorter than the
+        /// bodies allow stops the follower as close as it can get.
+        range: f32,
+    },
+}
+
+impl MapEntities for PathGoal {
+    fn map_entities<E: EntityMapper>(&mut self, mapper: &mut E) {
+        if let PathGoal::Entity { target, .. } = self {
+            *target = mapper.get_mapped(*target);
+        }
+    }
 }
 
 /// Ask for a path: insert this on a unit (an entity with a `Transform`). Inserting a new one
@@ -83,6 +105,11 @@ impl PathRequest {
         Self::new(PathGoal::NearestOf(goals))
     }
 
+    /// A request to follow `target` and stop within `range` tiles of it ([`PathGoal::Entity`]).
+    pub fn follow(target: Entity, range: f32) -> Self {
+        Self::new(PathGoal::Entity { target, range })
+    }
+
     /// A request to any goal.
     pub fn new(goal: PathGoal) -> Self {
         PathRequest {
@@ -130,6 +157,7 @@ impl PathRequest {
 impl MapEntities for PathRequest {
     fn map_entities<E: EntityMapper>(&mut self, mapper: &mut E) {
         self.map.map_entities(mapper);
+        self.goal.map_entities(mapper);
     }
 }
 
@@ -157,6 +185,12 @@ pub enum PathOrigin {
     /// (a wall where it planned open ground): the same goal, searched again with what is known
     /// now.
     Revealed,
+    /// A follower's target ([`PathGoal::Entity`]) moved away from where the follower's path
+    /// ends, or out of its range while it stood: the same order, searched again toward where
+    /// the target is now (or failing with [`PathFailure::TargetGone`] once it is despawned).
+    Pursuit,
+    /// A follower came within range of its target on the way: it stops where it stands.
+    InRange,
 }
 
 impl PathOrigin {
@@ -194,6 +228,10 @@ pub enum PathFailure {
     /// map supports ([`ClassError`](crate::core::ClassError): at most `MAX_CLEARANCE - 1`
     /// rings, and on hexagons none).
     UnitTooWide,
+    /// The unit to follow ([`PathGoal::Entity`]) is despawned or has no `Transform`.
+    TargetGone,
+    /// A follow range ([`PathGoal::Entity`]) that is negative or not a finite number.
+    BadRange,
 }
 
 impl From<PathError> for PathFailure {

@@ -61,7 +61,7 @@ impl Job {
     /// Whether this job, starting at `start`, goes through the region map first: a single goal
     /// at least [`TilepathSettings::hierarchical_beyond`] tiles away, a search without turn
     /// penalty or expansion limit, a request that does not ask for a shortest path, and one of
-    /// the game's or a repath after a grid edit (`origin`): the plugin's searches around units
+    /// the game's, a repath after a grid edit or a follower's after its target (`origin`): the plugin's searches around units
     /// in the way stay flat, as the region map's route does not know where units stand. Classes
     /// that plan with a player's knowledge (fog of war) have no region map: they search flat.
     /// Where jump point search runs (`grid` of one terrain without penalties, with
@@ -85,7 +85,10 @@ impl Job {
         let beyond = settings.hierarchical_beyond;
         beyond > 0
             && !self.request.optimal
-            && matches!(origin, None | Some(PathOrigin::User | PathOrigin::GridEdit))
+            && matches!(
+                origin,
+                None | Some(PathOrigin::User | PathOrigin::GridEdit | PathOrigin::Pursuit)
+            )
             && settings.search.turn_penalty == 0
             && settings.search.max_expansions.is_none()
             && (goal - start).abs().max_element() >= beyond as i32

@@ -246,6 +246,7 @@ impl Plugin for PathQueuePlugin {
             .register_type::<crate::plugin::saves::SavedNav>()
             .register_type::<crate::plugin::orders::OrderQueue>()
             .register_type::<crate::plugin::orders::HoldPosition>()
+            .register_type::<crate::plugin::pursuit::Pursuit>()
             .add_systems(
                 schedule,
                 (
@@ -260,7 +261,11 @@ impl Plugin for PathQueuePlugin {
                     )
                         .chain()
                         .in_set(TilepathSystems::Collect),
-                    crate::plugin::orders::advance_orders.in_set(TilepathSystems::First),
+                    (
+                        crate::plugin::orders::advance_orders,
+                        crate::plugin::pursuit::pursue,
+                    )
+                        .in_set(TilepathSystems::First),
                     service::service_queue.in_set(TilepathSystems::Service),
                     (delivery::receive_results, refine::apply_refined, roll_frame)
                         .chain()

@@ -38,10 +38,12 @@ fn validate(
     transform: &Transform,
     class: ClassId,
     maps: &Query<(Entity, &NavMap)>,
+    units: &Query<(&Transform, Option<&ClassId>)>,
     frame: u64,
 ) -> Result<Job, PathFailure> {
     let map_entity = pick_map(request.map, maps).ok_or(PathFailure::NoMap)?;
     let (_, map) = maps.get(map_entity).map_err(|_| PathFailure::NoMap)?;
+    let start = unit_cell(map, transform).ok_or(PathFailure::StartOutOfBounds)?;
     let goal = match &request.goal {
         PathGoal::World(p) if !p.is_finite() => return Err(PathFailure::GoalNotFinite),
         PathGoal::World(p) => {
@@ -53,9 +55,11 @@ fn validate(
             slot: *slot,
             target: *target,
         },
+        PathGoal::Entity { target, range } => {
+            JobGoal::Single(follow_goal(map, transform, units, *target, *range, start)?)
+        }
     };
     // Check the ends now: bad input and unreachable goals end here, without a search.
-    let start = unit_cell(map, transform).ok_or(PathFailure::StartOutOfBounds)?;
     let grid = match map.class_grid(class) {
         Some(Err(_)) => return Err(PathFailure::UnitTooWide),
         _ => map.grid_of(class),
@@ -77,6 +81,33 @@ fn validate(
         enqueued: frame,
         request,
         alone: false,
+    })
+}
+
+/// The cell a follower standing on `start` goes for: the one its `target` stands on, or its
+/// own if the target is within `range` already.
+fn follow_goal(
+    map: &NavMap,
+    follower: &Transform,
+    units: &Query<(&Transform, Option<&ClassId>)>,
+    target: Entity,
+    range: f32,
+    start: Cell,
+) -> Result<Cell, PathFailure> {
+    if !(range.is_finite() && range >= 0.0) {
+        return Err(PathFailure::BadRange);
+    }
+    let (at, _) = units.get(target).map_err(|_| PathFailure::TargetGone)?;
+    let at = at.translation.truncate();
+    if !at.is_finite() {
+        return Err(PathFailure::GoalNotFinite);
+    }
+    let goal = map.world_to_cell(at).ok_or(PathFailure::GoalOutOfBounds)?;
+    let here = map.world_to_grid(follower.translation.truncate());
+    Ok(if here.distance(map.world_to_grid(at)) <= range {
+        start
+    } else {
+        goal
     })
 }
 
@@ -115,13 +146,26 @@ pub(crate) fn collect_requests(
         };
         let origin = book.origin(s.entity).unwrap_or_default();
         let class = ClassId::of(class);
-        match validate(s.entity, s.ticket, request, transform, class, &maps, frame) {
+        match validate(
+            s.entity,
+            s.ticket,
+            request,
+            transform,
+            class,
+            &maps,
+            &transforms,
+            frame,
+        ) {
             Ok(mut job) => {
-                // The game's orders, and the short trips of units making way for them, before
-                // the plugin's repaths.
+                // The game's orders, the short trips of units making way for them, and
+                // followers stopping in range (a path to where they stand), before the
+                // plugin's repaths.
                 if matches!(
                     origin,
-                    PathOrigin::User | PathOrigin::MakeWay | PathOrigin::StepAside
+                    PathOrigin::User
+                        | PathOrigin::MakeWay
+                        | PathOrigin::StepAside
+                        | PathOrigin::InRange
                 ) {
                     job.priority = job.priority.saturating_add(settings.user_priority);
                 }
@@ -133,10 +177,14 @@ pub(crate) fn collect_requests(
                         .saturating_add(settings.user_priority.saturating_mul(2));
                 }
                 // Searches around units in the way need the claims as they are now, not as a
-                // shared (or cached) tree saw them: they search alone.
+                // shared (or cached) tree saw them: they search alone. Followers of one target
+                // share theirs.
                 job.alone = !matches!(
                     origin,
-                    PathOrigin::User | PathOrigin::GridEdit | PathOrigin::Revealed
+                    PathOrigin::User
+                        | PathOrigin::GridEdit
+                        | PathOrigin::Revealed
+                        | PathOrigin::Pursuit
                 );
                 queue.waiting.push(job);
             }
