@@ -2,8 +2,8 @@
 //! player sees it.
 //!
 //! ```text
-//! cargo run --release --example army -- [--scene road|field] [--units N] [--formation F] \
-//!     [--no-lanes] [--seed X] [--frames N]
+//! cargo run --release --example army -- [--scene road|field|pursuit] [--units N] \
+//!     [--formation F] [--no-lanes] [--seed X] [--frames N]
 //! ```
 //!
 //! `road`: a 150 x 60 map whose two open fields are joined by a road three tiles wide and 80
@@ -29,9 +29,31 @@
 //!
 //! Exits non-zero if a unit did not arrive within `--frames` (default 3,600), a body touched a
 //! blocked cell or a unit leapt (moved more than half a tile in a frame).
+//!
+//! `pursuit`: follow orders on moving targets. A 150 x 60 field with 60 walls scattered over it
+//! (bars of six tiles; none with `--open`); 20 targets wander (2.5 tiles a second, a new goal up
+//! to 30 tiles away each time they arrive), and `--units` followers (default 200, 4 tiles a
+//! second), as many per target, each ordered to follow its target within `--range` tiles
+//! (default 3; [`PathRequest::follow`]), for `--frames` (default 3,600: 60 s). Prints as its
+//! last line
+//! `summary scene=pursuit followers=<n> targets=<n> seconds=<f> in_range_pct=<f> worst_in_range_pct=<f> reachable_pct=<f> searches_per_s=<f> pursuit_per_s=<f> stops_per_s=<f> shared_pct=<f> queue_cpu_ms_per_s=<f> frame_cpu_ms_per_s=<f> overlaps_pct=<f> wall_frames=<n> jump_frames=<n>`
+//! - `in_range_pct`: the share of follower-frames, after the first 5 s, with the follower within
+//!   its range of its target, of those with the target reachable (on the follower's island);
+//!   `worst_in_range_pct`: the same for the follower least often in range;
+//! - `searches_per_s`: the followers' outcomes a second (the plugin's searches after their
+//!   targets, `pursuit_per_s`, and stops in range, `stops_per_s`, among them); `shared_pct`: the
+//!   share of those found by a shared search;
+//! - `queue_cpu_ms_per_s`: the queue's main-thread CPU time a second
+//!   ([`TilepathFrameStats::main_thread_cpu`](bevy_tilepath::TilepathFrameStats)),
+//!   `frame_cpu_ms_per_s`: the whole frame's (every system: movement, the pursuit checks).
+//!
+//! Exits non-zero if fewer than `--min-in-range` % (default 90) of follower-frames are in
+//! range, or a body touched a blocked cell or leapt.
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "army/pursuit.rs"]
+mod pursuit;
 
 use std::time::Duration;
 
@@ -44,7 +66,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress};
 use common::{CrowdFrame, CrowdWatch, percentile};
 
-const USAGE: &str = "usage: army [--scene road|field] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--seed X] [--frames N]";
+const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--seed X] [--frames N] [--range R] [--open] [--min-in-range PCT]";
 
 /// The map's size, the road's rows and its ends.
 const WIDTH: i32 = 150;
@@ -53,37 +75,58 @@ const ROAD: [i32; 3] = [28, 29, 30];
 const ROAD_FROM: i32 = 35;
 const ROAD_TO: i32 = 115;
 
+/// What the runner does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scene {
+    Road,
+    Field,
+    Pursuit,
+}
+
 struct Args {
+    scene: Scene,
     road: bool,
     units: u32,
     formation: Formation,
     lanes: bool,
     seed: u64,
     frames: usize,
+    /// The pursuit scene's follow range, whether its field has no walls, and the share of
+    /// follower-frames in range below which it fails.
+    range: f32,
+    open: bool,
+    min_in_range: f64,
 }
 
 impl Args {
     fn parse() -> Result<Args, String> {
         use lexopt::prelude::*;
         let mut a = Args {
+            scene: Scene::Road,
             road: true,
-            units: 100,
+            units: 0,
             formation: Formation::Blob,
             lanes: true,
             seed: 1,
             frames: 3600,
+            range: 3.0,
+            open: false,
+            min_in_range: 90.0,
         };
         let mut p = lexopt::Parser::from_env();
+        let mut units = None;
         while let Some(arg) = p.next().map_err(|e| e.to_string())? {
             match arg {
                 Long("scene") => {
-                    a.road = match common::value::<String>(&mut p, "scene")?.as_str() {
-                        "road" => true,
-                        "field" => false,
-                        s => return Err(format!("unknown scene {s:?} (road, field)")),
-                    }
+                    a.scene = match common::value::<String>(&mut p, "scene")?.as_str() {
+                        "road" => Scene::Road,
+                        "field" => Scene::Field,
+                        "pursuit" => Scene::Pursuit,
+                        s => return Err(format!("unknown scene {s:?} (road, field, pursuit)")),
+                    };
+                    a.road = a.scene == Scene::Road;
                 }
-                Long("units") => a.units = common::value(&mut p, "units")?,
+                Long("units") => units = Some(common::value(&mut p, "units")?),
                 Long("formation") => {
                     a.formation = match common::value::<String>(&mut p, "formation")?.as_str() {
                         "blob" => Formation::Blob,
@@ -98,9 +141,13 @@ impl Args {
                 Long("no-lanes") => a.lanes = false,
                 Long("seed") => a.seed = common::value(&mut p, "seed")?,
                 Long("frames") => a.frames = common::value(&mut p, "frames")?,
+                Long("range") => a.range = common::value(&mut p, "range")?,
+                Long("open") => a.open = true,
+                Long("min-in-range") => a.min_in_range = common::value(&mut p, "min-in-range")?,
                 other => return Err(common::unexpected(other)),
             }
         }
+        a.units = units.unwrap_or(if a.scene == Scene::Pursuit { 200 } else { 100 });
         Ok(a)
     }
 }
@@ -137,6 +184,10 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if args.scene == Scene::Pursuit {
+        pursuit::run(&args);
+        return;
+    }
     let grid = map_grid(args.road);
     let map = NavMap::new(grid.clone(), Vec2::ZERO, Vec2::ONE);
     let mut rng = common::Rng::new(args.seed);

@@ -50,7 +50,7 @@ pub use plugin::movement::{
 };
 pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
-pub use plugin::pursuit::{CLOSE_IN, PURSUIT_SLACK, Pursuit};
+pub use plugin::pursuit::{ANCHOR_STEP, CLOSE_IN, LEAD, PURSUIT_SLACK, Pursuit};
 pub use plugin::queue::{PathQueue, PathQueuePlugin};
 pub use plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,

@@ -436,15 +436,15 @@ fn a_follower_stops_within_its_range_of_a_standing_target() {
         "{all:?}"
     );
     assert_eq!(all.len(), 2, "{all:?}");
-    // The target steps away, within range: the follower stands.
+    // The target steps closer: the follower stands.
     app.world_mut()
         .entity_mut(target)
-        .insert(PathRequest::to_cell(Cell::new(31, 10)));
+        .insert(PathRequest::to_cell(Cell::new(29, 10)));
     for _ in 0..60 * 2 {
         app.update();
     }
     assert_eq!(all_outcomes_of(&app, follower).len(), 2);
-    // Out of range: it follows.
+    // Away, toward the edge of the range: it follows before the target is out of range.
     app.world_mut()
         .entity_mut(target)
         .insert(PathRequest::to_cell(Cell::new(36, 10)));

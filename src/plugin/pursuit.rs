@@ -1,30 +1,36 @@
-//! Follow orders ([`PathGoal::Entity`]): a follower's path goes to the cell its target stood on
-//! when it was searched; each frame the plugin checks every follower against where its target
-//! is now and asks for a search of its own only when the path no longer serves:
+//! Follow orders ([`PathGoal::Entity`]): the game's request goes to the cell its target stands
+//! on; after that, each frame, the plugin checks every follower against where its target is
+//! and asks for a search of its own only when the follower's path no longer serves.
 //!
-//! - on its way, once the target is farther from the path's end than the follower's range plus
-//!   [`PURSUIT_SLACK`] of the distance between them (a far follower does not chase every step
-//!   of its target: its path is searched again as it closes in), a search toward where the
-//!   target is now ([`PathOrigin::Pursuit`]; followers of one target searched in the same frame
-//!   share one search, and later ones the cached tree);
-//! - on its way, once [`CLOSE_IN`] tiles inside its range (at most half the range), a stop
-//!   where it stands ([`PathOrigin::InRange`]): a target walking away then has a tile to go
-//!   before it is out of range;
-//! - standing (stopped in range, or at its path's end), once the target is out of range and
-//!   has moved since, a search toward it again;
-//! - after a failure (target out of reach, say), a search again once the target stands on
-//!   another cell;
-//! - its target despawned, one last search that fails with [`PathFailure::TargetGone`]
-//!   (the follower stops, and its next queued order, if any, starts).
+//! Each followed target has an *anchor*: the cell it will reach in [`LEAD`] seconds at the
+//! speed it moved last frame (its own cell when it stands), kept until the target is
+//! [`ANCHOR_STEP`] tiles from it. Followers aim at the anchor, so they head where the target
+//! goes, not where it was, and all the followers of one target that need a new path in a frame
+//! ask for the same cell and share one search ([`PathOrigin::Pursuit`]).
+//!
+//! - On its way, a follower gets a new path once its target's anchor is farther from its
+//!   path's end than the distance at which it stops plus [`PURSUIT_SLACK`] of the distance
+//!   between the two (a far follower does not chase every step of its target).
+//! - On its way, [`CLOSE_IN`] tiles inside its range (at most half the range), it stops where
+//!   it stands ([`PathOrigin::InRange`]).
+//! - Stopped in range, it sets off again once the target is more than half of [`CLOSE_IN`]
+//!   inside the range's edge, before the target is out of range.
+//! - At its path's end (or stopped short of it, beside a crowd), not close enough, it sets off
+//!   again once the target has left the cell the path went to.
+//! - After a failure (the target out of reach, say), it tries again once the anchor moves.
+//! - Its target despawned, one last search fails with [`PathFailure::TargetGone`]: the
+//!   follower stops, and its next queued order, if any, starts.
 //!
 //! The follower's [`PathRequest`] stays the game's follow order throughout; [`Pursuit`] tells
 //! the game whether the follower is in range (where its attack would start).
 
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
-use crate::core::Cell;
+use crate::core::{Cell, NavGrid};
 use crate::plugin::lockstep::{LockstepKey, lockstep_order};
 use crate::plugin::map::NavMap;
+use crate::plugin::movement::{MoveState, PathProgress};
 use crate::plugin::orders::OrderQueue;
 use crate::plugin::outcomes::NavPath;
 use crate::plugin::request::{
@@ -32,19 +38,29 @@ use crate::plugin::request::{
 };
 use crate::plugin::settings::TilepathSettings;
 
-/// Share of the distance between a follower and its target by which the target may stray from
-/// the end of the follower's path (beyond the follower's range, plus half a tile) before the
-/// path is searched again.
+/// Share of the distance between a follower and its target by which the target's anchor may
+/// stray from the end of the follower's path (beyond the distance at which the follower
+/// stops) before the path is searched again.
 pub const PURSUIT_SLACK: f32 = 0.25;
 
 /// Tiles inside its range a follower on its way walks on before it stops (at most half its
-/// range): it sets off again once its target is out of range, so a target walking away does
-/// not leave its range the moment the follower stops (nor does the follower start and stop at
-/// the edge).
+/// range): a target walking away does not leave its range the moment the follower stops, and
+/// the follower sets off again before it does.
 pub const CLOSE_IN: f32 = 1.0;
+
+/// Seconds ahead a followed target's anchor leads it, at the speed the target moved last frame.
+pub const LEAD: f32 = 1.0;
+
+/// Tiles a followed target's lead point moves from its anchor before the anchor moves (see
+/// the module's documentation).
+pub const ANCHOR_STEP: f32 = 1.5;
 
 /// A follower within this many tiles of its path's last waypoint stands at its end.
 const AT_END: f32 = 0.5;
+
+/// Tiles a target may move in one frame and still count as walking (more: it was placed
+/// elsewhere, and its anchor does not lead it).
+const TELEPORT: f32 = 1.0;
 
 /// A follower's pursuit, kept by the plugin on every unit with a follow order
 /// ([`PathGoal::Entity`]): read [`Pursuit::in_range`] to know when it is close enough (to
@@ -55,8 +71,9 @@ pub struct Pursuit {
     /// The unit followed.
     #[entities]
     pub target: Entity,
-    /// The cell the target stood on when the follower's latest search toward it was asked for
-    /// (`None`: the game's own request, whose path ends there).
+    /// The target's anchor (see the [module](self)'s documentation) when the follower last
+    /// asked for a path toward it (`None`: not yet; the game's own request went to the
+    /// target's cell).
     pub aimed: Option<Cell>,
     /// Whether the follower was within its range of the target at the plugin's last check
     /// (this frame's, before movement).
@@ -74,8 +91,14 @@ impl Pursuit {
     }
 }
 
+/// How close a follower with `range` comes before it stops: [`CLOSE_IN`] tiles inside its
+/// range, at most half of it.
+pub(crate) fn stop_within(range: f32) -> f32 {
+    (range - CLOSE_IN).max(range * 0.5)
+}
+
 /// What [`pursue`] reads of a follower.
-type Follower = (
+type FollowerItem = (
     Entity,
     &'static PathRequest,
     &'static PathStatus,
@@ -83,20 +106,88 @@ type Follower = (
     &'static Transform,
     Option<&'static mut Pursuit>,
     Option<&'static OrderQueue>,
+    Option<&'static PathProgress>,
 );
 
-/// Checks every follower against its target (see the module's documentation): in lockstep
-/// mode in the units' lockstep order, so their searches queue in the same order everywhere.
+/// A followed target this frame, on one map: where it stands (grid space), its cell and its
+/// anchor.
+#[derive(Clone, Copy)]
+struct Seen {
+    at: Vec2,
+    cell: Cell,
+    anchor: Cell,
+}
+
+/// Every followed target's anchor, by target and map, this frame and the one before.
+#[derive(Default)]
+pub(crate) struct Anchors {
+    now: HashMap<(Entity, Entity), Seen>,
+    before: HashMap<(Entity, Entity), Seen>,
+}
+
+impl Anchors {
+    /// Begins a frame: anchors of targets nobody follows any more are dropped by its end.
+    fn next_frame(&mut self) {
+        std::mem::swap(&mut self.now, &mut self.before);
+        self.now.clear();
+    }
+
+    /// The target `key` standing at `at` (grid space) on `cell` of `grid`, with its anchor:
+    /// kept while the point it will reach in [`LEAD`] seconds (`lead_scale`: [`LEAD`] over
+    /// the frame's time) is within [`ANCHOR_STEP`] tiles, else that point's cell (its own if
+    /// that cell is blocked or on another island).
+    fn see(
+        &mut self,
+        key: (Entity, Entity),
+        grid: &NavGrid,
+        (at, cell): (Vec2, Cell),
+        lead_scale: f32,
+    ) -> Seen {
+        if let Some(&seen) = self.now.get(&key) {
+            return seen;
+        }
+        let before = self.before.get(&key).copied();
+        let step = before.map_or(Vec2::ZERO, |b| at - b.at);
+        let lead = if step.length_squared() <= TELEPORT * TELEPORT {
+            at + step * lead_scale
+        } else {
+            at
+        };
+        let anchor = match before {
+            Some(b) if grid.cell_center(b.anchor).distance(lead) <= ANCHOR_STEP => b.anchor,
+            _ => {
+                let ahead = grid.cell_at(lead);
+                let open = grid.in_bounds(ahead)
+                    && grid.is_walkable(ahead)
+                    && grid.island(ahead) == grid.island(cell);
+                if open { ahead } else { cell }
+            }
+        };
+        let seen = Seen { at, cell, anchor };
+        self.now.insert(key, seen);
+        seen
+    }
+}
+
+/// Checks every follower against its target (see the [module](self)'s documentation): in
+/// lockstep mode in the units' lockstep order, so their searches queue in the same order
+/// everywhere.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn pursue(
-    mut followers: Query<Follower>,
+    mut followers: Query<FollowerItem>,
     targets: Query<&Transform>,
-    maps: Query<&NavMap>,
+    maps: Query<(Entity, &NavMap)>,
     book: Res<PendingRequests>,
     settings: Res<TilepathSettings>,
+    time: Res<Time>,
     keys: Query<(Entity, &PathRequest, Option<&LockstepKey>)>,
     mut order: Local<Vec<Entity>>,
+    mut anchors: Local<Anchors>,
     mut commands: Commands,
 ) {
+    anchors.next_frame();
+    let dt = time.delta_secs();
+    let lead_scale = if dt > 0.0 { LEAD / dt } else { 0.0 };
     let only_map = {
         let mut it = maps.iter();
         match (it.next(), it.next()) {
@@ -104,35 +195,70 @@ pub(crate) fn pursue(
             _ => None,
         }
     };
-    let mut check = |item: <Follower as bevy::ecs::query::QueryData>::Item<'_, '_>| {
-        let (entity, request, status, path, transform, pursuit, queue) = item;
+    let mut check = |item: <FollowerItem as bevy::ecs::query::QueryData>::Item<'_, '_>| {
+        let (entity, request, status, path, transform, pursuit, queue, progress) = item;
         let PathGoal::Entity { target, range } = request.goal else {
             return;
         };
-        if book.contains(entity) {
-            return;
-        }
         let map = match path.map(|p| p.map).or(request.map) {
             Some(m) => maps.get(m).ok(),
             None => only_map,
         };
-        let Some(map) = map else { return };
+        let Some((map_entity, map)) = map else { return };
+        // The target (and its anchor, seen every frame it is followed, a search pending or
+        // not: its lead comes from its last frame's move).
+        let seen = targets.get(target).ok().and_then(|t| {
+            let world = t.translation.truncate();
+            let cell = map.world_to_cell(world)?;
+            let at = map.world_to_grid(world);
+            Some(anchors.see((target, map_entity), map.grid(), (at, cell), lead_scale))
+        });
+        if book.contains(entity) {
+            return;
+        }
         let mut state = match &pursuit {
             Some(p) if p.target == target => **p,
             _ => Pursuit::of(target),
         };
-        let ask = check_one(
-            &mut state,
-            (request, *status, path, transform),
-            targets.get(target).ok(),
-            map,
-            range,
-        );
+        let follower = Follower {
+            here: map.world_to_grid(transform.translation.truncate()),
+            arrived: progress.is_some_and(|p| p.state == MoveState::Arrived),
+        };
+        let gone = targets.get(target).is_err();
+        let ask = if gone {
+            // Gone: one last search, which fails (unless it has failed so already).
+            state.in_range = false;
+            (*status != PathStatus::Failed(PathFailure::TargetGone))
+                .then(|| (request.clone(), PathOrigin::Pursuit))
+        } else {
+            seen.and_then(|seen| {
+                check_one(
+                    &mut state,
+                    (request, *status, path),
+                    follower,
+                    seen,
+                    map,
+                    range,
+                )
+            })
+        };
         // A failed follower with orders queued after it goes on to those.
         let ask = ask.filter(|_| {
             !(matches!(status, PathStatus::Failed(_)) && queue.is_some_and(|q| !q.goals.is_empty()))
         });
-        if let Some((request, origin)) = ask {
+        if let Some((mut request, origin)) = ask {
+            // A pursuit goes to the anchor, where the follower's class can stand.
+            if origin == PathOrigin::Pursuit
+                && let (Some(seen), false) = (seen, gone)
+            {
+                let class = path.map(|p| p.class).unwrap_or_default();
+                let anchor = if map.grid_of(class).is_walkable(seen.anchor) {
+                    seen.anchor
+                } else {
+                    seen.cell
+                };
+                request.goal = PathGoal::Cell(anchor);
+            }
             commands.queue(SubmitInternal {
                 entity,
                 request,
@@ -167,59 +293,75 @@ pub(crate) fn pursue(
     }
 }
 
-/// One follower's check: updates `state` and returns the search to ask for, if any.
+/// A follower as [`check_one`] sees it: where it stands (grid space), and whether it has
+/// arrived (stopped at or short of its path's end).
+#[derive(Clone, Copy)]
+struct Follower {
+    here: Vec2,
+    arrived: bool,
+}
+
+/// One follower's check against its target, `seen`: updates `state` and returns the search to
+/// ask for, if any (a stop where it stands, or a pursuit, whose goal the caller sets).
 fn check_one(
     state: &mut Pursuit,
-    (request, status, path, transform): (&PathRequest, PathStatus, Option<&NavPath>, &Transform),
-    target: Option<&Transform>,
+    (request, status, path): (&PathRequest, PathStatus, Option<&NavPath>),
+    follower: Follower,
+    seen: Seen,
     map: &NavMap,
     range: f32,
 ) -> Option<(PathRequest, PathOrigin)> {
-    let Some(target) = target else {
-        // Gone: one last search, which fails (unless it has failed so already).
-        state.in_range = false;
-        return (status != PathStatus::Failed(PathFailure::TargetGone))
-            .then(|| (request.clone(), PathOrigin::Pursuit));
-    };
-    let at = map.world_to_grid(target.translation.truncate());
-    let here = map.world_to_grid(transform.translation.truncate());
-    let distance = here.distance(at);
+    let distance = follower.here.distance(seen.at);
     state.in_range = distance <= range;
-    let target_cell = map.world_to_cell(target.translation.truncate());
     let aim = |state: &mut Pursuit| {
-        state.aimed = target_cell;
+        state.aimed = Some(seen.anchor);
         Some((request.clone(), PathOrigin::Pursuit))
     };
+    let stop_within = stop_within(range);
     match status {
         PathStatus::Failed(PathFailure::TargetGone) => None,
-        PathStatus::Failed(_) => (state.aimed != target_cell).then(|| aim(state)).flatten(),
+        PathStatus::Failed(_) => (state.aimed != Some(seen.anchor))
+            .then(|| aim(state))
+            .flatten(),
         PathStatus::Found => {
             let path = path?;
             if path.origin == PathOrigin::StepAside {
                 return None; // it resumes by itself
             }
-            let stopped = matches!(path.origin, PathOrigin::InRange | PathOrigin::MakeWay);
-            let at_end = path
-                .waypoints
-                .last()
-                .is_none_or(|&end| here.distance(map.world_to_grid(end)) <= AT_END);
-            let aimed = state.aimed.unwrap_or(path.goal);
-            if stopped || at_end {
-                // Standing: off again once the target is out of range (and has moved since
-                // the follower's path went to it: a path that ended short of the range, in a
-                // crowd say, is not searched again and again).
-                let moved = target_cell != Some(aimed) || stopped;
-                (!state.in_range && moved).then(|| aim(state)).flatten()
-            } else if distance <= (range - CLOSE_IN).max(range * 0.5) {
-                // On its way, well within range: stop where it stands.
+            if matches!(path.origin, PathOrigin::InRange | PathOrigin::MakeWay) {
+                // Stopped in range: off again before the target is out of range.
+                return (distance > range - CLOSE_IN * 0.5)
+                    .then(|| aim(state))
+                    .flatten();
+            }
+            let at_end = follower.arrived
+                || path
+                    .waypoints
+                    .last()
+                    .is_none_or(|&end| follower.here.distance(map.world_to_grid(end)) <= AT_END);
+            if at_end {
+                // At the end of a path (or stopped short of it): on after the target if it is
+                // not close enough and has left the cell the path went to (a path that ended
+                // short of the target, in a crowd say, is not searched again and again).
+                (distance > stop_within && seen.cell != path.goal && seen.anchor != path.goal)
+                    .then(|| aim(state))
+                    .flatten()
+            } else if distance <= stop_within {
+                // On its way, close enough: stop where it stands.
                 let stop = PathRequest {
-                    goal: PathGoal::World(transform.translation.truncate()),
+                    goal: PathGoal::World(map.grid_to_world(follower.here)),
                     ..request.clone()
                 };
                 Some((stop, PathOrigin::InRange))
             } else {
-                let strayed = map.grid().cell_center(aimed).distance(at);
-                (strayed > range + PURSUIT_SLACK * distance + 0.5)
+                // On its way: a new path once the target's anchor has strayed from the path's
+                // end (by more the farther the follower is).
+                let grid = map.grid();
+                let aimed = state.aimed.unwrap_or(path.goal);
+                let strayed = grid
+                    .cell_center(aimed)
+                    .distance(grid.cell_center(seen.anchor));
+                (strayed > stop_within + PURSUIT_SLACK * distance)
                     .then(|| aim(state))
                     .flatten()
             }

@@ -7,6 +7,7 @@ use crate::core::{Cell, check_nearest, resolve_ends};
 use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer};
 use crate::plugin::map::NavMap;
+use crate::plugin::pursuit::stop_within;
 use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
 
@@ -85,7 +86,7 @@ fn validate(
 }
 
 /// The cell a follower standing on `start` goes for: the one its `target` stands on, or its
-/// own if the target is within `range` already.
+/// own if the target is as close as a follower with `range` comes already.
 fn follow_goal(
     map: &NavMap,
     follower: &Transform,
@@ -104,11 +105,13 @@ fn follow_goal(
     }
     let goal = map.world_to_cell(at).ok_or(PathFailure::GoalOutOfBounds)?;
     let here = map.world_to_grid(follower.translation.truncate());
-    Ok(if here.distance(map.world_to_grid(at)) <= range {
-        start
-    } else {
-        goal
-    })
+    Ok(
+        if here.distance(map.world_to_grid(at)) <= stop_within(range) {
+            start
+        } else {
+            goal
+        },
+    )
 }
 
 /// Collect: validates the requests made since last frame, in order, within a quarter of what is

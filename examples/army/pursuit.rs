@@ -1,0 +1,253 @@
+//! The army runner's `pursuit` scene: followers on wandering targets (see the runner's
+//! documentation for what it prints).
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::{Cell, NavGrid, spread_slots};
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{NavAgent, PathProgress, TilepathFrameStats};
+
+use super::Args;
+use super::common::{CrowdFrame, CrowdWatch, Rng};
+
+const WIDTH: u32 = 150;
+const HEIGHT: u32 = 60;
+const TARGETS: usize = 20;
+const TARGET_SPEED: f32 = 2.5;
+/// How far (tiles, each axis) a target's next goal lies at most.
+const WANDER: i32 = 30;
+/// Frames before the share in range is counted (the followers catching up at first).
+const WARM_UP: usize = 300;
+
+/// The field: open ground with `bars` walls scattered over it (bars of 1 x 6 and 6 x 1 tiles).
+fn field(rng: &mut Rng, bars: u32) -> NavGrid {
+    let mut grid = NavGrid::new(WIDTH, HEIGHT).expect("valid size");
+    for _ in 0..bars {
+        let (x, y) = (
+            rng.below(WIDTH - 8) as i32 + 4,
+            rng.below(HEIGHT - 8) as i32 + 4,
+        );
+        let across = rng.below(2) == 0;
+        for k in 0..6 {
+            let c = if across {
+                Cell::new(x + k, y)
+            } else {
+                Cell::new(x, y + k)
+            };
+            grid.set_walkable(c, false).ok();
+        }
+    }
+    grid
+}
+
+/// The calling thread's CPU time (wall time where there is no thread clock).
+fn thread_cpu() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
+}
+
+/// A random open cell of `island` within [`WANDER`] tiles of `near`.
+fn wander(grid: &NavGrid, rng: &mut Rng, near: Cell, island: Option<u32>) -> Cell {
+    loop {
+        let c = near
+            + IVec2::new(
+                rng.below(2 * WANDER as u32 + 1) as i32 - WANDER,
+                rng.below(2 * WANDER as u32 + 1) as i32 - WANDER,
+            );
+        if grid.in_bounds(c) && grid.is_walkable(c) && grid.island(c) == island {
+            return c;
+        }
+    }
+}
+
+pub fn run(args: &Args) {
+    let mut rng = Rng::new(args.seed);
+    let grid = field(&mut rng, if args.open { 0 } else { 60 });
+    let map = NavMap::new(grid.clone(), Vec2::ZERO, Vec2::ONE);
+    let period = Duration::from_secs_f64(1.0 / 60.0);
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
+        .insert_resource(TilepathSettings {
+            time_budget: Duration::from_secs(1),
+            ..Default::default()
+        })
+        .add_plugins(TilepathPlugins::default());
+    app.world_mut().spawn(map.clone());
+    // The biggest island: every target and follower starts on it.
+    let centre = Cell::new(WIDTH as i32 / 2, HEIGHT as i32 / 2);
+    let island = grid.island(
+        grid.cells_outward(centre, 20)
+            .find(|&c| grid.is_walkable(c))
+            .expect("open ground"),
+    );
+    let per_target = (args.units as usize).div_ceil(TARGETS);
+    let mut targets = Vec::new();
+    let mut followers: Vec<(Entity, usize)> = Vec::new();
+    for t in 0..TARGETS {
+        let home = wander(&grid, &mut rng, centre, island);
+        let target = app
+            .world_mut()
+            .spawn((
+                Transform::from_translation(map.cell_to_world(home).extend(0.0)),
+                NavAgent::default(),
+                Mover {
+                    speed: TARGET_SPEED,
+                    ..default()
+                },
+            ))
+            .id();
+        targets.push(target);
+        // Its followers a few tiles off, in a blob.
+        let near = wander(&grid, &mut rng, home, island);
+        let near = grid
+            .cells_outward(home, 8)
+            .filter(|&c| grid.island(c) == island && c.distance_squared(home) >= 16)
+            .nth(rng.below(8) as usize)
+            .unwrap_or(near);
+        for c in spread_slots(&grid, near, per_target) {
+            if followers.len() >= args.units as usize {
+                break;
+            }
+            let f = app
+                .world_mut()
+                .spawn((
+                    Transform::from_translation(map.cell_to_world(c).extend(0.0)),
+                    NavAgent::default(),
+                    Mover::default(),
+                ))
+                .id();
+            followers.push((f, t));
+        }
+    }
+    app.update();
+    for &(f, t) in &followers {
+        app.world_mut()
+            .entity_mut(f)
+            .insert(PathRequest::follow(targets[t], args.range));
+    }
+
+    let mut watch = CrowdWatch::default();
+    let mut crowd = CrowdFrame::default();
+    let mut outcomes = app
+        .world_mut()
+        .resource_mut::<Messages<PathOutcome>>()
+        .get_cursor();
+    let is_follower: std::collections::HashSet<Entity> = followers.iter().map(|f| f.0).collect();
+    let (mut searches, mut pursuits, mut stops, mut shared) = (0u64, 0u64, 0u64, 0u64);
+    let (mut reachable, mut in_range) = (vec![0u64; followers.len()], vec![0u64; followers.len()]);
+    let (mut queue_cpu, mut frame_cpu) = (Duration::ZERO, Duration::ZERO);
+    let mut wall_frames = 0u64;
+    for frame in 1..=args.frames {
+        let before = thread_cpu();
+        app.update();
+        frame_cpu += thread_cpu().saturating_sub(before);
+        let world = app.world_mut();
+        queue_cpu += world.resource::<TilepathFrameStats>().main_thread_cpu;
+        crowd += watch.frame(world);
+        for o in outcomes.read(world.resource::<Messages<PathOutcome>>()) {
+            if !is_follower.contains(&o.entity) {
+                continue;
+            }
+            searches += 1;
+            pursuits += u64::from(o.origin == PathOrigin::Pursuit);
+            stops += u64::from(o.origin == PathOrigin::InRange);
+            shared += u64::from(matches!(
+                o.kind,
+                OutcomeKind::Found {
+                    search: SearchKind::Shared,
+                    ..
+                }
+            ));
+        }
+        // Targets that arrived (or failed) wander on.
+        for &t in &targets {
+            let (Some(tf), Some(p)) = (world.get::<Transform>(t), world.get::<PathProgress>(t))
+            else {
+                continue;
+            };
+            let s = world.get::<PathStatus>(t).unwrap_or(&PathStatus::Idle);
+            let idle = matches!(s, PathStatus::Idle | PathStatus::Failed(_))
+                || (*s == PathStatus::Found && !p.state.is_underway());
+            if idle {
+                let here = map
+                    .world_to_cell(tf.translation.truncate())
+                    .expect("on the map");
+                let next = wander(&grid, &mut rng, here, island);
+                world.entity_mut(t).insert(PathRequest::to_cell(next));
+            }
+        }
+        let at = |world: &World, e: Entity| {
+            map.world_to_grid(
+                world
+                    .get::<Transform>(e)
+                    .expect("a unit")
+                    .translation
+                    .truncate(),
+            )
+        };
+        for &t in &targets {
+            let p = at(world, t);
+            wall_frames += u64::from(bevy_tilepath::core::overlaps_blocked(
+                &grid,
+                p,
+                NavAgent::default().radius,
+            ));
+        }
+        for (k, &(f, t)) in followers.iter().enumerate() {
+            let (p, q) = (at(world, f), at(world, targets[t]));
+            wall_frames += u64::from(bevy_tilepath::core::overlaps_blocked(
+                &grid,
+                p,
+                NavAgent::default().radius,
+            ));
+            let same_island = grid.island(grid.cell_at(p)) == grid.island(grid.cell_at(q));
+            if frame > WARM_UP && same_island {
+                reachable[k] += 1;
+                in_range[k] += u64::from(p.distance(q) <= args.range);
+            }
+        }
+    }
+    let seconds = args.frames as f64 / 60.0;
+    let all_reachable: u64 = reachable.iter().sum();
+    let all_in_range: u64 = in_range.iter().sum();
+    let in_range_pct = 100.0 * all_in_range as f64 / all_reachable.max(1) as f64;
+    let worst = reachable
+        .iter()
+        .zip(&in_range)
+        .map(|(&r, &i)| 100.0 * i as f64 / r.max(1) as f64)
+        .fold(100.0f64, f64::min);
+    let counted = (args.frames.saturating_sub(WARM_UP) * followers.len()).max(1);
+    let per_s = |n: u64| n as f64 / seconds;
+    println!(
+        "summary scene=pursuit followers={} targets={} seconds={seconds:.0} in_range_pct={in_range_pct:.1} worst_in_range_pct={worst:.1} reachable_pct={:.1} searches_per_s={:.1} pursuit_per_s={:.1} stops_per_s={:.1} shared_pct={:.1} queue_cpu_ms_per_s={:.2} frame_cpu_ms_per_s={:.1} overlaps_pct={:.2} wall_frames={wall_frames} jump_frames={}",
+        followers.len(),
+        targets.len(),
+        100.0 * all_reachable as f64 / counted as f64,
+        per_s(searches),
+        per_s(pursuits),
+        per_s(stops),
+        100.0 * shared as f64 / searches.max(1) as f64,
+        queue_cpu.as_secs_f64() * 1000.0 / seconds,
+        frame_cpu.as_secs_f64() * 1000.0 / seconds,
+        100.0 * crowd.overlapping as f64 / crowd.units.max(1) as f64,
+        crowd.jumps,
+    );
+    if in_range_pct < args.min_in_range || wall_frames > 0 || crowd.jumps > 0 {
+        eprintln!("error: followers out of range, in walls or leaping");
+        std::process::exit(1);
+    }
+}
