@@ -37,6 +37,8 @@ enum Input {
     Group(Vec<u64>, Cell),
     Toggle(Cell),
     Despawn(u64),
+    /// A unit ordered to follow another (by key), within 3 tiles.
+    Follow(u64, u64),
 }
 
 /// A fixed pseudo-random stream of inputs over `ticks` ticks for `units` units (the recording).
@@ -63,6 +65,15 @@ fn inputs(units: u64, ticks: u64) -> Vec<(u64, Input)> {
             // Gate cells and cells of the open field: walls go up and come down.
             let cell = Cell::new([32, 64, 10, 80][next(4) as usize], 12 + 24 * next(4) as i32);
             out.push((tick, Input::Toggle(cell)));
+        }
+        if tick % 60 == 30 {
+            // Some follow the unit that is despawned half way.
+            let target = if tick % 120 == 30 {
+                units - 1
+            } else {
+                next(units)
+            };
+            out.push((tick, Input::Follow(next(units - 1), target)));
         }
         if tick == ticks / 2 {
             out.push((tick, Input::Despawn(units - 1)));
@@ -150,6 +161,12 @@ fn apply(world: &mut World, map: Entity, units: &[Entity], input: &Input) {
         }
         Input::Despawn(k) => {
             world.despawn(units[*k as usize]);
+        }
+        Input::Follow(k, target) => {
+            let target = units[*target as usize];
+            if let Ok(mut e) = world.get_entity_mut(units[*k as usize]) {
+                e.insert(PathRequest::follow(target, 3.0));
+            }
         }
     }
 }
