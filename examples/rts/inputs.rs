@@ -20,8 +20,9 @@
 //!
 //! The first line holds the options the simulation depends on (the replay runs with them,
 //! whatever the command line says); then one input or checksum a line, in tick order: `order
-//! PRIORITY X,Y KEY,KEY,...` sends the units with those keys to tile (X, Y), `wall X,Y` toggles
-//! that tile between wall and grass, `fog` toggles fog of war.
+//! PRIORITY X,Y KEY,KEY,...` sends the units with those keys to tile (X, Y), `follow PRIORITY
+//! TARGET KEY,KEY,...` has them follow the unit with key TARGET, `wall X,Y` toggles that tile
+//! between wall and grass, `fog` toggles fog of war.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -37,7 +38,7 @@ use bevy_tilepath::{HoldPosition, LockstepKey, NavChecksum, OrderQueue};
 
 use crate::DemoConfig;
 use crate::map::{DemoMap, Terrain};
-use crate::orders::order_group;
+use crate::orders::{FOLLOW_RANGE, order_group};
 
 /// One input to the simulation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,6 +65,13 @@ pub enum Input {
     },
     /// The units with these keys stop where they stand (and, with `hold`, hold the position).
     Stop { units: Vec<u64>, hold: bool },
+    /// The units with these keys follow the unit with key `target` (within
+    /// [`FOLLOW_RANGE`](crate::orders::FOLLOW_RANGE)), at a priority.
+    Follow {
+        units: Vec<u64>,
+        target: u64,
+        priority: i32,
+    },
     /// A tile toggled between wall and grass.
     Wall(UVec2),
     /// Fog of war turned on or off.
@@ -104,6 +112,11 @@ impl Input {
                 let word = if *hold { "hold" } else { "stop" };
                 format!("{word} {}", keys(units))
             }
+            Input::Follow {
+                units,
+                target,
+                priority,
+            } => format!("follow {priority} {target} {}", keys(units)),
             Input::Wall(tile) => format!("wall {},{}", tile.x, tile.y),
             Input::Fog => "fog".to_string(),
         }
@@ -221,6 +234,14 @@ fn parse_line(line: &str) -> Option<Line> {
             Input::Stop {
                 units: parse_keys(words.next())?,
                 hold: kind == "hold",
+            },
+        ),
+        "follow" => Line::Input(
+            tick,
+            Input::Follow {
+                priority: words.next()?.parse().ok()?,
+                target: words.next()?.parse().ok()?,
+                units: parse_keys(words.next())?,
             },
         ),
         "wall" => Line::Input(tick, Input::Wall(parse_tile(words.next()?)?)),
@@ -412,6 +433,11 @@ pub fn apply_inputs(world: &mut World) {
                     }
                 }
             }
+            Input::Follow {
+                units,
+                target,
+                priority,
+            } => follow(world, &units, target, priority),
             Input::Wall(tile) => toggle_wall(world, tile),
             Input::Fog => {
                 let mut settings = world.resource_mut::<TilepathSettings>();
@@ -520,6 +546,21 @@ fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32, mode: Mode
         }
     }
     queue.apply(world);
+}
+
+/// The units with `keys` follow the unit with key `target` (a unit gone: their orders fail as
+/// the target's).
+fn follow(world: &mut World, keys: &[u64], target: u64, priority: i32) {
+    let target = units_by_keys(world, &[target])
+        .first()
+        .map_or(Entity::PLACEHOLDER, |u| u.0);
+    for (entity, _) in units_by_keys(world, keys) {
+        let request = PathRequest::follow(target, FOLLOW_RANGE).with_priority(priority);
+        world
+            .entity_mut(entity)
+            .remove::<(OrderQueue, HoldPosition)>()
+            .insert(request);
+    }
 }
 
 /// Toggles a tile between wall and grass (its look too, where it is drawn).
@@ -631,6 +672,11 @@ mod tests {
             Input::Stop {
                 units: vec![4],
                 hold: true,
+            },
+            Input::Follow {
+                units: vec![7, 8],
+                target: 120,
+                priority: 0,
             },
             Input::Wall(UVec2::new(40, 20)),
             Input::Fog,

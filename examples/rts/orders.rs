@@ -8,6 +8,9 @@ use bevy_tilepath::prelude::*;
 /// a player's order starts first and stops a less urgent search on a worker for its slot.
 pub const PLAYER_PRIORITY: i32 = 10;
 
+/// Tiles from its target a unit ordered to follow one stops at (its weapon's range, say).
+pub const FOLLOW_RANGE: f32 = 3.0;
+
 /// Orders `units` (entity, grid position) to `target` through the plugin's [`GroupOrder`]: a
 /// cell each in `formation` (facing the world direction given, or the way the group goes), one
 /// search shared by the whole group, at `priority`.
@@ -37,13 +40,15 @@ pub fn order_group(
 }
 
 /// A unit whose request failed (e.g. every way was blocked by stopped units) tries its order
-/// again.
+/// again; not a follow order (the plugin tries those again itself while the target lives).
 pub fn retry_failed(
     mut commands: Commands,
     units: Query<(Entity, &PathStatus, &PathRequest), Changed<PathStatus>>,
 ) {
     for (entity, status, request) in &units {
-        if matches!(status, PathStatus::Failed(_)) {
+        if matches!(status, PathStatus::Failed(_))
+            && !matches!(request.goal, PathGoal::Entity { .. })
+        {
             commands
                 .entity(entity)
                 .insert(request.clone().with_policy(GoalPolicy::NearestReachable));

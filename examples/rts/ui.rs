@@ -258,8 +258,12 @@ fn select_and_order(
         game.order_start = tile_at(cursor).map(|t| (cursor, t));
     }
     if mouse.just_released(MouseButton::Right)
-        && let Some((_, tile)) = game.order_start.take()
+        && let Some((press, tile)) = game.order_start.take()
     {
+        let units_near: Vec<(Team, Vec2, u64)> = units
+            .iter()
+            .map(|(_, team, tf, _, key)| (*team, tf.translation.truncate(), key.0))
+            .collect();
         let facing = tile_at(cursor)
             .map(|end| end.as_ivec2() - tile.as_ivec2())
             .filter(|d| d.length_squared() >= 2);
@@ -275,8 +279,21 @@ fn select_and_order(
         let units = group.iter().map(|u| u.0).collect();
         let priority = PLAYER_PRIORITY;
         let queued = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
+        // On a red unit: follow it (and stop within range of it).
+        let enemy = units_near
+            .iter()
+            .filter(|u| u.0 == Team::Red)
+            .map(|u| (u.1.distance_squared(press), u.2))
+            .filter(|u| u.0 <= (0.8 * TILE) * (0.8 * TILE))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
         // Shift: a waypoint after the current orders; P held: patrol there and back.
-        inputs.give(if queued {
+        inputs.give(if let Some((_, target)) = enemy {
+            Input::Follow {
+                units,
+                target,
+                priority,
+            }
+        } else if queued {
             Input::Waypoint {
                 units,
                 tile,
@@ -432,8 +449,9 @@ fn hide_in_fog(
     }
 }
 
-/// Red's orders: every few seconds a group of red units heads somewhere random (not while a
-/// replay gives the orders).
+/// Red's orders: every few seconds a group of red units heads somewhere random, or (every
+/// other time, on average) a smaller group chases a blue unit (not while a replay gives the
+/// orders).
 fn red_script(
     time: Res<Time>,
     mut game: ResMut<Game>,
@@ -451,13 +469,30 @@ fn red_script(
         .map(|(_, key)| key.0)
         .collect();
     reds.sort_unstable();
+    let mut blues: Vec<u64> = units
+        .iter()
+        .filter(|u| *u.0 == Team::Blue)
+        .map(|(_, key)| key.0)
+        .collect();
+    blues.sort_unstable();
     let k = rng.below(6) as usize;
-    let group: Vec<u64> = reds.iter().skip(k * 50).take(50).copied().collect();
-    inputs.give(Input::Order {
-        units: group,
-        tile: UVec2::new(rng.below(MAP_W), rng.below(MAP_H)),
-        priority: 0,
-        shape: Shape::default(),
+    // Every other time, a smaller group chases a blue unit instead.
+    let chase = rng.below(2) == 0 && !blues.is_empty();
+    let size = if chase { 20 } else { 50 };
+    let group: Vec<u64> = reds.iter().skip(k * size).take(size).copied().collect();
+    inputs.give(if chase {
+        Input::Follow {
+            units: group,
+            target: blues[rng.below(blues.len() as u32) as usize],
+            priority: 0,
+        }
+    } else {
+        Input::Order {
+            units: group,
+            tile: UVec2::new(rng.below(MAP_W), rng.below(MAP_H)),
+            priority: 0,
+            shape: Shape::default(),
+        }
     });
 }
 
@@ -578,7 +613,7 @@ fn update_hud(
     );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (drag: facing; shift: waypoint, P: patrol)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (drag: facing; shift: waypoint, P: patrol; on a red unit: follow)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,
