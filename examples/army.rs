@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example army -- [--scene road|field|pursuit] [--units N] \
-//!     [--formation F] [--no-lanes] [--seed X] [--frames N]
+//!     [--formation F] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N]
 //! ```
 //!
 //! `road`: a 150 x 60 map whose two open fields are joined by a road three tiles wide and 80
@@ -11,10 +11,12 @@
 //! the same map without walls, the army ordered 80 tiles east. `--formation` is `blob` (the
 //! default), `keep` (keep the group's shape), `line` or `box` (see [`Formation`]);
 //! `--no-lanes` turns lanes off ([`TilepathSettings::lanes`]), so every unit follows the one
-//! corridor of the group's shared search, as before lanes.
+//! corridor of the group's shared search, as before lanes. `--mixed-speeds` makes every other
+//! unit half as fast again (6 tiles a second against 4); `--pace` orders the group at the
+//! slowest's pace ([`GroupOrder::at_pace`]).
 //!
 //! Prints as its last line
-//! `summary scene=<s> formation=<f> lanes=<b> units=<n> arrived=<n> lane_spread=<f> rows_used=<n> road_rows=<s>/<m>/<n> arrival_spread_s=<f> first_arrival_s=<f> last_arrival_s=<f> shape_change=<f> overlaps_pct=<f> through_pct=<f> wall_frames=<n> jump_frames=<n>`
+//! `summary scene=<s> formation=<f> lanes=<b> pace=<b> units=<n> arrived=<n> lane_spread=<f> rows_used=<n> road_rows=<s>/<m>/<n> arrival_spread_s=<f> first_arrival_s=<f> last_arrival_s=<f> shape_change=<f> overlaps_pct=<f> through_pct=<f> wall_frames=<n> jump_frames=<n>`
 //! - `lane_spread`: the mean distance, in tiles, of units from the group's shared path (the
 //!   exact path from the group's centre to the target) over the unit-frames they are on the
 //!   way, in the middle 60 tiles of the trip (on the road, in the road);
@@ -66,7 +68,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress};
 use common::{CrowdFrame, CrowdWatch, percentile};
 
-const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--seed X] [--frames N] [--range R] [--open] [--min-in-range PCT]";
+const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] [--range R] [--open] [--min-in-range PCT]";
 
 /// The map's size, the road's rows and its ends.
 const WIDTH: i32 = 150;
@@ -96,6 +98,10 @@ struct Args {
     range: f32,
     open: bool,
     min_in_range: f64,
+    /// Every other unit half as fast again (6 tiles a second against 4), and whether the order
+    /// goes at the slowest's pace.
+    mixed_speeds: bool,
+    pace: bool,
 }
 
 impl Args {
@@ -112,6 +118,8 @@ impl Args {
             range: 3.0,
             open: false,
             min_in_range: 90.0,
+            mixed_speeds: false,
+            pace: false,
         };
         let mut p = lexopt::Parser::from_env();
         let mut units = None;
@@ -143,6 +151,8 @@ impl Args {
                 Long("frames") => a.frames = common::value(&mut p, "frames")?,
                 Long("range") => a.range = common::value(&mut p, "range")?,
                 Long("open") => a.open = true,
+                Long("mixed-speeds") => a.mixed_speeds = true,
+                Long("pace") => a.pace = true,
                 Long("min-in-range") => a.min_in_range = common::value(&mut p, "min-in-range")?,
                 other => return Err(common::unexpected(other)),
             }
@@ -214,15 +224,20 @@ fn main() {
         .add_plugins(TilepathPlugins::default());
     app.world_mut().spawn(map.clone());
     let mut units: Vec<(Entity, Vec2)> = Vec::new();
-    for &c in &starts {
+    for (k, &c) in starts.iter().enumerate() {
         let jitter = Vec2::new(rng.unit() - 0.5, rng.unit() - 0.5) * 0.2;
         let at = map.cell_to_world(c) + jitter;
+        let speed = if args.mixed_speeds && k % 2 == 0 {
+            6.0
+        } else {
+            4.0
+        };
         let e = app
             .world_mut()
             .spawn((
                 Transform::from_translation(at.extend(0.0)),
                 NavAgent::default(),
-                Mover::default(),
+                Mover { speed, ..default() },
             ))
             .id();
         units.push((e, at));
@@ -230,7 +245,10 @@ fn main() {
     // A frame for the map to be placed, then the order.
     app.update();
     let target = map.cell_to_world(goal);
-    let order = GroupOrder::new(target).with_formation(args.formation);
+    let mut order = GroupOrder::new(target).with_formation(args.formation);
+    if args.pace {
+        order = order.at_pace(4.0);
+    }
     for (e, request) in order.requests(&map, &units) {
         app.world_mut().entity_mut(e).insert(request);
     }
@@ -306,10 +324,11 @@ fn main() {
     let rows_used = rows.iter().filter(|&&n| n * 6 >= in_road.max(1)).count();
     let pct = |n: u64| 100.0 * n as f64 / crowd.units.max(1) as f64;
     println!(
-        "summary scene={} formation={:?} lanes={} units={} arrived={} lane_spread={:.2} rows_used={} road_rows={:.0}/{:.0}/{:.0} arrival_spread_s={:.1} first_arrival_s={:.1} last_arrival_s={:.1} shape_change={:.2} overlaps_pct={:.2} through_pct={:.2} wall_frames={} jump_frames={}",
+        "summary scene={} formation={:?} lanes={} pace={} units={} arrived={} lane_spread={:.2} rows_used={} road_rows={:.0}/{:.0}/{:.0} arrival_spread_s={:.1} first_arrival_s={:.1} last_arrival_s={:.1} shape_change={:.2} overlaps_pct={:.2} through_pct={:.2} wall_frames={} jump_frames={}",
         if args.road { "road" } else { "field" },
         args.formation,
         args.lanes,
+        args.pace,
         units.len(),
         times.len(),
         spread_sum / spread_n.max(1) as f64,

@@ -205,3 +205,73 @@ fn a_line_stands_square_to_its_facing() {
         assert!(ahead.dot(Vec2::Y) > 0.99, "{ahead}");
     }
 }
+
+/// Seconds between the first and the last unit's arrival, and the median change of the units'
+/// offsets from the group's centre, for a KeepShape order across the road with every other
+/// unit half as fast again as the rest (6 tiles a second against 4), at the slowest's pace or
+/// each at its own speed.
+fn mixed_speeds(pace: bool) -> (f32, f32) {
+    let mut app = new_app(true);
+    let units = army(&mut app, Vec2::new(6.5, 12.5), 24);
+    for (k, &(e, _)) in units.iter().enumerate() {
+        if k % 2 == 0 {
+            app.world_mut().get_mut::<Mover>(e).unwrap().speed = 6.0;
+        }
+    }
+    let mut order_ = GroupOrder::new(Vec2::new(78.5, 15.5)).with_formation(Formation::KeepShape);
+    if pace {
+        order_ = order_.at_pace(4.0);
+    }
+    order(&mut app, order_, &units);
+    let mut arrived = vec![None; units.len()];
+    for frame in 0..3600 {
+        app.update();
+        for (k, &(e, _)) in units.iter().enumerate() {
+            let there = app
+                .world()
+                .get::<PathProgress>(e)
+                .is_some_and(|p| p.state == MoveState::Arrived);
+            if there && arrived[k].is_none() {
+                arrived[k] = Some(frame);
+            }
+        }
+        if arrived.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    let frames: Vec<i32> = arrived.iter().map(|a| a.expect("arrived")).collect();
+    let spread = (frames.iter().max().unwrap() - frames.iter().min().unwrap()) as f32 / 60.0;
+    let end: Vec<Vec2> = units
+        .iter()
+        .map(|&(e, _)| {
+            app.world()
+                .get::<Transform>(e)
+                .unwrap()
+                .translation
+                .truncate()
+        })
+        .collect();
+    let start: Vec<Vec2> = units.iter().map(|u| u.1).collect();
+    let (c0, c1) = (centre(&start), centre(&end));
+    let mut changes: Vec<f32> = start
+        .iter()
+        .zip(&end)
+        .map(|(s, e)| ((*e - c1) - (*s - c0)).length())
+        .collect();
+    changes.sort_by(f32::total_cmp);
+    (spread, changes[changes.len() / 2])
+}
+
+#[test]
+fn a_group_at_its_slowest_units_pace_arrives_together() {
+    let (own, own_change) = mixed_speeds(false);
+    let (paced, paced_change) = mixed_speeds(true);
+    assert!(
+        paced * 2.0 <= own,
+        "arrival spread {paced} s at the pace, {own} s each at its own speed"
+    );
+    assert!(
+        paced_change <= 1.0,
+        "{paced_change} (own speeds: {own_change})"
+    );
+}

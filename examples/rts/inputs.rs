@@ -510,13 +510,25 @@ fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32, mode: Mode
                 || status == PathStatus::Found && walking
         })
         .collect();
+    // A formation walks at its slowest unit's speed.
+    let slowest = units
+        .iter()
+        .filter_map(|&(e, _)| world.get::<Mover>(e).map(|m| m.speed))
+        .reduce(f32::min);
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, world);
     match mode {
         Mode::Move(shape) => {
             let facing = facing_cell.map(|c| map.cell_to_world(c) - map.cell_to_world(target));
             let formation = (shape.formation, facing);
-            order_group(&mut commands, map, &units, target, priority, formation);
+            order_group(
+                &mut commands,
+                map,
+                &units,
+                (target, priority),
+                formation,
+                slowest,
+            );
         }
         Mode::Waypoint | Mode::Patrol => {
             let world_units: Vec<(Entity, Vec2)> = units

@@ -13,14 +13,15 @@ pub const FOLLOW_RANGE: f32 = 3.0;
 
 /// Orders `units` (entity, grid position) to `target` through the plugin's [`GroupOrder`]: a
 /// cell each in `formation` (facing the world direction given, or the way the group goes), one
-/// search shared by the whole group, at `priority`.
+/// search shared by the whole group, at `priority`; a formation other than a blob at the pace
+/// given (its slowest unit's speed).
 pub fn order_group(
     commands: &mut Commands,
     map: &NavMap,
     units: &[(Entity, Vec2)],
-    target: Cell,
-    priority: i32,
+    (target, priority): (Cell, i32),
     (formation, facing): (Formation, Option<Vec2>),
+    pace: Option<f32>,
 ) {
     let world: Vec<(Entity, Vec2)> = units
         .iter()
@@ -29,6 +30,9 @@ pub fn order_group(
     let mut order = GroupOrder::new(map.cell_to_world(target)).with_formation(formation);
     if let Some(direction) = facing {
         order = order.facing(direction);
+    }
+    if let Some(speed) = pace.filter(|_| formation != Formation::Blob) {
+        order = order.at_pace(speed);
     }
     for (entity, request) in order.requests(map, &world) {
         // A new order replaces queued ones, and a hold.

@@ -76,6 +76,9 @@ pub struct GroupOrder {
     /// the way the group goes, from its centre to the target. Units turn to face it once they
     /// have arrived ([`PathRequest::facing`]); given, units of any formation do.
     pub facing: Option<Vec2>,
+    /// The group's pace, in tiles a second: every unit walks at most this fast
+    /// ([`PathRequest::pace`]; `None`: each at its own speed).
+    pub pace: Option<f32>,
 }
 
 impl GroupOrder {
@@ -85,6 +88,7 @@ impl GroupOrder {
             target,
             formation: Formation::Blob,
             facing: None,
+            pace: None,
         }
     }
 
@@ -98,6 +102,16 @@ impl GroupOrder {
     pub fn facing(self, direction: Vec2) -> Self {
         GroupOrder {
             facing: Some(direction),
+            ..self
+        }
+    }
+
+    /// The same order walked at `speed` tiles a second at most: give the speed of the group's
+    /// slowest unit, and the formation keeps together on the way (a speed that is not a
+    /// positive finite number: each unit at its own speed).
+    pub fn at_pace(self, speed: f32) -> Self {
+        GroupOrder {
+            pace: (speed.is_finite() && speed > 0.0).then_some(speed),
             ..self
         }
     }
@@ -168,6 +182,9 @@ impl GroupOrder {
                 }
                 requests[*m].1 = request;
             }
+        }
+        for (_, request) in &mut requests {
+            request.pace = self.pace;
         }
         requests
     }

@@ -87,6 +87,10 @@ pub struct PathRequest {
     /// direction; `None`: the way it was walking). A formation's facing
     /// ([`GroupOrder`](crate::GroupOrder)).
     pub facing: Option<Vec2>,
+    /// The fastest a unit with a [`Mover`](crate::Mover) walks this order, in tiles a second
+    /// (`None`: its own speed): a group's pace ([`GroupOrder::at_pace`](crate::GroupOrder::at_pace)),
+    /// the speed of its slowest member, so tanks and infantry ordered together keep together.
+    pub pace: Option<f32>,
 }
 
 impl PathRequest {
@@ -119,6 +123,7 @@ impl PathRequest {
             map: None,
             optimal: false,
             facing: None,
+            pace: None,
         }
     }
 
@@ -144,6 +149,13 @@ impl PathRequest {
     /// or not finite direction: none).
     pub fn facing(mut self, direction: Vec2) -> Self {
         self.facing = (direction.is_finite() && direction != Vec2::ZERO).then_some(direction);
+        self
+    }
+
+    /// Walked at most `speed` tiles a second (see [`PathRequest::pace`]; a speed that is not a
+    /// positive finite number: the unit's own).
+    pub fn at_pace(mut self, speed: f32) -> Self {
+        self.pace = (speed.is_finite() && speed > 0.0).then_some(speed);
         self
     }
 

@@ -171,6 +171,18 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         _ => (agent.radius, 0, false),
     };
     let grid = map.grid_of(path.class);
+    // A group's pace slows its faster units to it.
+    let paced;
+    let mover = match path.request.pace {
+        Some(pace) if pace < mover.speed => {
+            paced = Mover {
+                speed: pace,
+                ..mover.clone()
+            };
+            &paced
+        }
+        _ => mover,
+    };
     // A unit loaded from a saved game walks on along the path it had.
     let resumed = progress.restored.take() == Some(path.ticket);
     let unit = Unit {
@@ -230,7 +242,7 @@ fn index_units(
         let Ok(nav) = maps.get(map) else { continue };
         let speed = match progress.state {
             MoveState::Moving | MoveState::WalkingThrough { .. } => {
-                mover.speed * progress.speed_factor
+                mover.speed.min(path.request.pace.unwrap_or(f32::INFINITY)) * progress.speed_factor
             }
             _ => 0.0,
         };
