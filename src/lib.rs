@@ -39,7 +39,7 @@ pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
 pub use plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
 pub use plugin::fog::{FogStats, Sight};
-pub use plugin::group::{GroupOrder, group_order};
+pub use plugin::group::{CLASS_SLOT_REACH, GroupOrder, group_order};
 pub use plugin::lockstep::{LockstepKey, NavChecksum};
 pub use plugin::map::NavMap;
 #[cfg(feature = "serialize")]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{MoveState, PathProgress};
+use bevy_tilepath::{ClassId, MoveState, PathProgress};
 
 /// A 90 x 31 map, one tile a world unit: two open fields joined by a road three tiles wide
 /// (rows 14-16) from x 25 to x 65. 60 frames a second.
@@ -274,4 +274,68 @@ fn a_group_at_its_slowest_units_pace_arrives_together() {
         paced_change <= 1.0,
         "{paced_change} (own speeds: {own_change})"
     );
+}
+
+#[test]
+fn wide_units_get_slots_their_class_can_stand_on() {
+    let mut app = new_app(true);
+    // Twelve wide bodies (a footprint of one ring round their cell) on the west field.
+    let tanks: Vec<(Entity, Vec2)> = (0..12)
+        .map(|k| {
+            let p = Vec2::new(4.5 + (k % 4) as f32 * 2.0, 4.5 + (k / 4) as f32 * 2.0);
+            let e = app
+                .world_mut()
+                .spawn((
+                    Transform::from_xyz(p.x, p.y, 0.0),
+                    Mover::default(),
+                    NavAgent { radius: 0.9 },
+                ))
+                .id();
+            (e, p)
+        })
+        .collect();
+    for _ in 0..3 {
+        app.update();
+    }
+    let map = app
+        .world_mut()
+        .query::<&NavMap>()
+        .single(app.world())
+        .unwrap()
+        .clone();
+    let classes: Vec<(Entity, Vec2, ClassId)> = tanks
+        .iter()
+        .map(|&(e, p)| (e, p, *app.world().get::<ClassId>(e).unwrap()))
+        .collect();
+    let class = classes[0].2;
+    assert_ne!(class, ClassId::DEFAULT);
+    let grid = map.grid_of(class);
+    // A line against the wall at x = 25, facing it.
+    let order = GroupOrder::new(Vec2::new(24.5, 6.5))
+        .with_formation(Formation::Line)
+        .facing(Vec2::X);
+    let slot = |r: &PathRequest| match r.goal {
+        PathGoal::Slot { slot, .. } => slot,
+        _ => panic!("not a slot: {r:?}"),
+    };
+    let shared: Vec<Cell> = order
+        .requests(&map, &tanks)
+        .iter()
+        .map(|r| slot(&r.1))
+        .collect();
+    assert!(
+        shared.iter().any(|&c| !grid.is_walkable(c)),
+        "some slot on the shared grid should be too near the wall for a wide body: {shared:?}"
+    );
+    let by_class: Vec<Cell> = order
+        .requests_by_class(&map, &classes)
+        .iter()
+        .map(|r| slot(&r.1))
+        .collect();
+    assert!(
+        by_class.iter().all(|&c| grid.is_walkable(c)),
+        "{by_class:?}"
+    );
+    let distinct: std::collections::HashSet<Cell> = by_class.iter().copied().collect();
+    assert_eq!(distinct.len(), by_class.len(), "{by_class:?}");
 }

@@ -34,7 +34,7 @@ use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::BLOCKED;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::NavTile;
-use bevy_tilepath::{HoldPosition, LockstepKey, NavChecksum, OrderQueue};
+use bevy_tilepath::{ClassId, HoldPosition, LockstepKey, NavChecksum, OrderQueue};
 
 use crate::DemoConfig;
 use crate::map::{DemoMap, Terrain};
@@ -515,6 +515,10 @@ fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32, mode: Mode
         .iter()
         .filter_map(|&(e, _)| world.get::<Mover>(e).map(|m| m.speed))
         .reduce(f32::min);
+    let classed: Vec<(Entity, Vec2, ClassId)> = units
+        .iter()
+        .map(|&(e, p)| (e, p, ClassId::of(world.get::<ClassId>(e))))
+        .collect();
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, world);
     match mode {
@@ -524,7 +528,7 @@ fn order(world: &mut World, keys: &[u64], tile: UVec2, priority: i32, mode: Mode
             order_group(
                 &mut commands,
                 map,
-                &units,
+                &classed,
                 (target, priority),
                 formation,
                 slowest,

@@ -1,11 +1,12 @@
 //! Group orders: one request per unit, each to its own cell around the target, all sharing one
 //! search to the target.
 
-use bevy::platform::collections::HashMap;
+use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 
-use crate::core::{Formation, GoalPolicy, formation_slots, group_center};
+use crate::core::{Cell, Formation, GoalPolicy, formation_slots, group_center};
 
+use super::classes::ClassId;
 use super::map::NavMap;
 use super::request::{PathGoal, PathRequest};
 
@@ -41,6 +42,11 @@ pub fn group_order(
 ) -> Vec<(Entity, PathRequest)> {
     GroupOrder::new(target).requests(map, units)
 }
+
+/// How many steps from its formation place a slot its unit's class cannot stand on moves at
+/// most ([`GroupOrder::requests_by_class`]; beyond, the place stays, and the unit's request
+/// goes to the nearest cell it can reach).
+pub const CLASS_SLOT_REACH: u32 = 8;
 
 /// A group order with a [`Formation`]: where the group goes (`target`, a world point), how it
 /// stands there, and which way it faces. [`group_order`] is `GroupOrder::new(target)` with the
@@ -126,6 +132,60 @@ impl GroupOrder {
     /// request to the target (with [`GoalPolicy::NearestReachable`]). Insert the requests (and
     /// [`PathRequest::on_map`] when there are several maps).
     pub fn requests(&self, map: &NavMap, units: &[(Entity, Vec2)]) -> Vec<(Entity, PathRequest)> {
+        self.formation_requests(map, units)
+    }
+
+    /// The requests for `units` (entity, world position, class: the [`ClassId`] the plugin
+    /// puts on each unit) on `map`, each slot one its unit's class can stand on: a slot on a
+    /// cell its class's grid blocks (a tank's next to a wall or in a forest), or on another
+    /// island of that grid than the unit, moves to the nearest cell within
+    /// [`CLASS_SLOT_REACH`] steps the class can stand on and no other unit's slot takes. Units
+    /// of the default class keep the slots [`GroupOrder::requests`] gives.
+    pub fn requests_by_class(
+        &self,
+        map: &NavMap,
+        units: &[(Entity, Vec2, ClassId)],
+    ) -> Vec<(Entity, PathRequest)> {
+        let plain: Vec<(Entity, Vec2)> = units.iter().map(|u| (u.0, u.1)).collect();
+        let mut requests = self.formation_requests(map, &plain);
+        let slot_of = |r: &PathRequest| match r.goal {
+            PathGoal::Slot { slot, .. } => Some(slot),
+            _ => None,
+        };
+        let mut taken: HashSet<Cell> = requests.iter().filter_map(|r| slot_of(&r.1)).collect();
+        for ((_, request), &(_, at, class)) in requests.iter_mut().zip(units) {
+            let PathGoal::Slot { slot, target } = request.goal else {
+                continue;
+            };
+            if class == ClassId::DEFAULT {
+                continue;
+            }
+            let grid = map.grid_of(class);
+            let island = map.world_to_cell(at).and_then(|c| grid.island(c));
+            let fits =
+                |c: Cell| island.is_some() && grid.is_walkable(c) && grid.island(c) == island;
+            if fits(slot) {
+                continue;
+            }
+            let free = map
+                .grid()
+                .cells_outward(slot, CLASS_SLOT_REACH)
+                .find(|&c| fits(c) && !taken.contains(&c));
+            if let Some(free) = free {
+                taken.remove(&slot);
+                taken.insert(free);
+                request.goal = PathGoal::Slot { slot: free, target };
+            }
+        }
+        requests
+    }
+
+    /// The requests with every unit's slot picked on the shared grid.
+    fn formation_requests(
+        &self,
+        map: &NavMap,
+        units: &[(Entity, Vec2)],
+    ) -> Vec<(Entity, PathRequest)> {
         let target = self.target;
         let grid = map.grid();
         let fallback = || PathRequest::to_world(target).with_policy(GoalPolicy::NearestReachable);
