@@ -406,3 +406,56 @@ fn a_square_match_with_fog_and_tanks_carries_on_after_loading() {
 fn a_hex_match_with_fog_carries_on_after_loading() {
     save_and_load_a_running_match(true);
 }
+
+#[test]
+fn a_follow_order_follows_its_target_after_loading() {
+    let mut app = app();
+    let map = NavMap::new(NavGrid::new(40, 20).unwrap(), Vec2::ZERO, Vec2::ONE);
+    app.world_mut().spawn(map);
+    let target = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(4.5, 10.5, 0.0),
+            Mover {
+                speed: 2.0,
+                ..default()
+            },
+            PathRequest::to_cell(Cell::new(36, 16)),
+        ))
+        .id();
+    let follower = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(2.5, 3.5, 0.0),
+            Mover::default(),
+            PathRequest::follow(target, 3.0),
+        ))
+        .id();
+    for _ in 0..120 {
+        app.update();
+    }
+    let ron = save(&mut app);
+    // Loaded beside other entities, so the loaded units' ids differ from the saved ones.
+    let mut app = self::app();
+    for _ in 0..5 {
+        app.world_mut().spawn_empty();
+    }
+    let ids = saved_game::load(app.world_mut(), &ron).expect("the saved game loads");
+    let (target, follower) = (ids[&target], ids[&follower]);
+    // The order and the pursuit name the loaded target.
+    assert_eq!(
+        app.world().get::<PathRequest>(follower).unwrap().goal,
+        PathGoal::Entity { target, range: 3.0 }
+    );
+    for _ in 0..60 * 20 {
+        app.update();
+    }
+    let d = position(&app, follower).distance(position(&app, target));
+    assert!(d <= 3.05, "{d}");
+    assert_eq!(
+        app.world()
+            .get::<Pursuit>(follower)
+            .map(|p| (p.target, p.in_range)),
+        Some((target, true))
+    );
+}
