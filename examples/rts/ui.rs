@@ -279,10 +279,10 @@ fn select_and_order(
         let units = group.iter().map(|u| u.0).collect();
         let priority = PLAYER_PRIORITY;
         let queued = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
-        // On a red unit: follow it (and stop within range of it).
+        // A click (not a drag) on a red unit: follow it (and stop within range of it).
         let enemy = units_near
             .iter()
-            .filter(|u| u.0 == Team::Red)
+            .filter(|u| u.0 == Team::Red && facing.is_none())
             .map(|u| (u.1.distance_squared(press), u.2))
             .filter(|u| u.0 <= (0.8 * TILE) * (0.8 * TILE))
             .min_by(|a, b| a.0.total_cmp(&b.0));
@@ -613,7 +613,7 @@ fn update_hud(
     );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (drag: facing; shift: waypoint, P: patrol; on a red unit: follow)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (drag: facing; shift: waypoint, P: patrol; click a red unit: follow)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,
