@@ -31,7 +31,8 @@ pub enum SearchKind {
     #[default]
     Own,
     /// The unit's own jump point search: exact, as A* (on eight-way grids of one terrain without
-    /// penalties, with [`SearchConfig::jump_points`](crate::core::SearchConfig::jump_points)).
+    /// penalties, with [`SearchConfig::jump_points`](crate::core::SearchConfig::jump_points), to
+    /// a goal more than 16 tiles away: nearer ones run A*, faster there).
     JumpPoints,
     /// A search shared with other units going to the same goal or group target, grown in this
     /// request's frames or earlier and kept in the cache

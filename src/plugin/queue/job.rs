@@ -139,6 +139,10 @@ pub(crate) fn begin_any(
     begin(search, grid, start, job, config, overlay).map(|()| None)
 }
 
+/// Searches to a goal at most this many tiles away (on either axis) run plain A*, even where
+/// jump point search is on.
+const SHORT_PLAIN: i32 = 16;
+
 /// Starts `job`'s search from `start` with `overlay`.
 pub(crate) fn begin(
     search: &mut AStar,
@@ -154,6 +158,13 @@ pub(crate) fn begin(
     };
     match &job.goal {
         JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => {
+            // A short search runs plain A*: on open ground a jump point search's jumps scan to
+            // the map's edges, far beyond a goal a few tiles away.
+            let short = (*goal - start).abs().max_element() <= SHORT_PLAIN;
+            let config = SearchConfig {
+                jump_points: config.jump_points && !short,
+                ..config
+            };
             search.begin_with_overlay(grid, start, *goal, &config, overlay)
         }
         JobGoal::Nearest(goals) => {
