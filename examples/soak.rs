@@ -8,7 +8,8 @@
 //! The mix of issue 31, as a game's players and AI would make it: on an S x S map (256 by
 //! default) with scattered blocks, N units (500) with a `Mover`; every frame 1 % of the units get
 //! a new order to a random cell (`GoalPolicy::NearestReachable`); every 300 frames a 200-unit
-//! group order through `group_order`; every 10 frames 3 random cells toggled (never within a
+//! group order through `group_order`; every 100 frames 5 units ordered to follow others
+//! (`PathRequest::follow`, range 3); every 10 frames 3 random cells toggled (never within a
 //! cell of a unit); every 500 frames 20 units despawned and 20 spawned with orders; every 50
 //! frames a request outside the map and a unit given three orders in one frame. F frames of that
 //! (20,000), then D frames (900) with no new input. Default settings except `--workers`
@@ -339,6 +340,13 @@ impl Game {
         }
         if frame.is_multiple_of(300) {
             self.group_order(world);
+        }
+        if frame % 100 == 25 {
+            // Five units follow others (some of whom are despawned while followed).
+            for _ in 0..5 {
+                let (unit, target) = (self.random_unit(), self.random_unit());
+                self.order(world, unit, PathRequest::follow(target, 3.0));
+            }
         }
         if frame.is_multiple_of(10) {
             self.toggle_cells(world, 3);
