@@ -159,6 +159,18 @@ fn centre(points: &[Vec2]) -> Vec2 {
     points.iter().copied().sum::<Vec2>() / points.len() as f32
 }
 
+/// The median unit's change of its offset from the group's centre between `start` and `end`.
+fn median_shape_change(start: &[Vec2], end: &[Vec2]) -> f32 {
+    let (c0, c1) = (centre(start), centre(end));
+    let mut changes: Vec<f32> = start
+        .iter()
+        .zip(end)
+        .map(|(s, e)| ((*e - c1) - (*s - c0)).length())
+        .collect();
+    changes.sort_by(f32::total_cmp);
+    changes[changes.len() / 2]
+}
+
 #[test]
 fn keep_shape_brings_the_group_through_the_road_as_it_stood() {
     let mut app = new_app(true);
@@ -167,14 +179,9 @@ fn keep_shape_brings_the_group_through_the_road_as_it_stood() {
     order(&mut app, order_, &units);
     let end = walk(&mut app, &units);
     let start: Vec<Vec2> = units.iter().map(|u| u.1).collect();
-    let (c0, c1) = (centre(&start), centre(&end));
-    let mut changes: Vec<f32> = start
-        .iter()
-        .zip(&end)
-        .map(|(s, e)| ((*e - c1) - (*s - c0)).length())
-        .collect();
-    changes.sort_by(f32::total_cmp);
-    assert!(changes[changes.len() / 2] <= 1.0, "{changes:?}");
+    let change = median_shape_change(&start, &end);
+    assert!(change <= 1.0, "{change}");
+    let c1 = centre(&end);
     assert!(c1.distance(Vec2::new(78.5, 15.5)) < 1.5, "{c1}");
 }
 
@@ -252,14 +259,7 @@ fn mixed_speeds(pace: bool) -> (f32, f32) {
         })
         .collect();
     let start: Vec<Vec2> = units.iter().map(|u| u.1).collect();
-    let (c0, c1) = (centre(&start), centre(&end));
-    let mut changes: Vec<f32> = start
-        .iter()
-        .zip(&end)
-        .map(|(s, e)| ((*e - c1) - (*s - c0)).length())
-        .collect();
-    changes.sort_by(f32::total_cmp);
-    (spread, changes[changes.len() / 2])
+    (spread, median_shape_change(&start, &end))
 }
 
 #[test]
