@@ -207,7 +207,8 @@ pub(crate) fn pursue(
         let Some((map_entity, map)) = map else { return };
         // The target (and its anchor, seen every frame it is followed, a search pending or
         // not: its lead comes from its last frame's move).
-        let seen = targets.get(target).ok().and_then(|t| {
+        let target_at = targets.get(target).ok();
+        let seen = target_at.and_then(|t| {
             let world = t.translation.truncate();
             let cell = map.world_to_cell(world)?;
             let at = map.world_to_grid(world);
@@ -224,8 +225,7 @@ pub(crate) fn pursue(
             here: map.world_to_grid(transform.translation.truncate()),
             arrived: progress.is_some_and(|p| p.state == MoveState::Arrived),
         };
-        let gone = targets.get(target).is_err();
-        let ask = if gone {
+        let ask = if target_at.is_none() {
             // Gone: one last search, which fails (unless it has failed so already).
             state.in_range = false;
             (*status != PathStatus::Failed(PathFailure::TargetGone))
@@ -249,7 +249,7 @@ pub(crate) fn pursue(
         if let Some((mut request, origin)) = ask {
             // A pursuit goes to the anchor, where the follower's class can stand.
             if origin == PathOrigin::Pursuit
-                && let (Some(seen), false) = (seen, gone)
+                && let Some(seen) = seen
             {
                 let class = path.map(|p| p.class).unwrap_or_default();
                 let anchor = if map.grid_of(class).is_walkable(seen.anchor) {
