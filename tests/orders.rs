@@ -514,6 +514,8 @@ fn a_follower_whose_target_is_despawned_fails_once_and_takes_its_next_order() {
     assert_eq!(gone[0].0, PathOrigin::Pursuit);
     assert!(arrived(&app, follower));
     assert!(position(&app, follower).distance(center(next)) < 0.1);
+    // On its next order it is no follower: no pursuit says it is in range of anything.
+    assert_eq!(pursuit(&app, follower), None);
     // A follow order given with its target gone fails at once, with the reason.
     app.world_mut()
         .entity_mut(follower)

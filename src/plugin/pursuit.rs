@@ -63,8 +63,8 @@ const AT_END: f32 = 0.5;
 const TELEPORT: f32 = 1.0;
 
 /// A follower's pursuit, kept by the plugin on every unit with a follow order
-/// ([`PathGoal::Entity`]): read [`Pursuit::in_range`] to know when it is close enough (to
-/// attack, say).
+/// ([`PathGoal::Entity`]) and removed once the unit's order is another: read
+/// [`Pursuit::in_range`] to know when it is close enough (to attack, say).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
 pub struct Pursuit {
@@ -198,6 +198,10 @@ pub(crate) fn pursue(
     let mut check = |item: <FollowerItem as bevy::ecs::query::QueryData>::Item<'_, '_>| {
         let (entity, request, status, path, transform, pursuit, queue, progress) = item;
         let PathGoal::Entity { target, range } = request.goal else {
+            // Its order is no longer a follow: no pursuit to report.
+            if pursuit.is_some() {
+                commands.entity(entity).remove::<Pursuit>();
+            }
             return;
         };
         let map = match path.map(|p| p.map).or(request.map) {
