@@ -143,6 +143,23 @@ pub(crate) fn begin_any(
 /// jump point search is on.
 const SHORT_PLAIN: i32 = 16;
 
+/// `config` for a search from `start` to `goal` with `policy`: plain A* for a goal at most
+/// [`SHORT_PLAIN`] tiles away (on open ground a jump point search's jumps scan to the map's
+/// edges, far beyond a goal a few tiles away).
+pub(crate) fn config_to(
+    config: &SearchConfig,
+    start: Cell,
+    goal: Cell,
+    policy: GoalPolicy,
+) -> SearchConfig {
+    let short = (goal - start).abs().max_element() <= SHORT_PLAIN;
+    SearchConfig {
+        goal_policy: policy,
+        jump_points: config.jump_points && !short,
+        ..*config
+    }
+}
+
 /// Starts `job`'s search from `start` with `overlay`.
 pub(crate) fn begin(
     search: &mut AStar,
@@ -152,22 +169,16 @@ pub(crate) fn begin(
     config: &SearchConfig,
     overlay: &[(Cell, CellOverlay)],
 ) -> Result<(), PathError> {
-    let config = SearchConfig {
-        goal_policy: job.policy,
-        ..*config
-    };
     match &job.goal {
         JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => {
-            // A short search runs plain A*: on open ground a jump point search's jumps scan to
-            // the map's edges, far beyond a goal a few tiles away.
-            let short = (*goal - start).abs().max_element() <= SHORT_PLAIN;
-            let config = SearchConfig {
-                jump_points: config.jump_points && !short,
-                ..config
-            };
+            let config = config_to(config, start, *goal, job.policy);
             search.begin_with_overlay(grid, start, *goal, &config, overlay)
         }
         JobGoal::Nearest(goals) => {
+            let config = SearchConfig {
+                goal_policy: job.policy,
+                ..*config
+            };
             search.begin_nearest_with_overlay(grid, start, goals, &config, overlay)
         }
     }

@@ -29,7 +29,7 @@ use crate::core::{
 use crate::plugin::classes::ClassId;
 use crate::plugin::outcomes::SearchKind;
 
-use super::job::{Job, JobGoal, SearchResult};
+use super::job::{Job, JobGoal, SearchResult, config_to};
 
 /// A unit served by a shared search.
 pub(super) struct Member {
@@ -402,10 +402,7 @@ fn to_slot(
     search: &mut AStar,
     config: &SearchConfig,
 ) -> Option<Path> {
-    let config = SearchConfig {
-        goal_policy: m.job.policy,
-        ..*config
-    };
+    let config = config_to(config, from, slot, m.job.policy);
     search
         .begin_with_overlay(grid, from, slot, &config, overlay)
         .ok()?;
