@@ -10,8 +10,9 @@
 //! cells at the end (units that stop at the edge of their gathered crowd arrive short of their
 //! slots).
 //!
-//! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap, `RTS_MAP=1` prints
-//! the map with them, `RTS_TRACE=12,40` prints those entities' state each frame, `RTS_HASH=1`
+//! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap (and every 600 frames
+//! after the final order how many have not), `RTS_MAP=1` prints the map with them at the end
+//! (`RTS_MAP_AT=3000,4200`: at those frames too), `RTS_TRACE=12,40` prints those entities' state each frame, `RTS_HASH=1`
 //! prints a hash of all unit positions each frame (to show two builds behave the same),
 //! `RTS_ORDER=600:82,35:1,2,35,45` orders, at frame 600, the blue units standing on tiles from
 //! (1, 2) to (35, 45) to tile (82, 35) as the player (to replay a windowed order; the script
@@ -92,6 +93,10 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
     };
     let debug = std::env::var_os("RTS_DEBUG").is_some();
     let hash = std::env::var_os("RTS_HASH").is_some();
+    let map_at: Vec<usize> = std::env::var("RTS_MAP_AT")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_default();
     let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
@@ -132,6 +137,14 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
         if settled.is_none() && frame > final_order_frame && frame % 30 == 0 {
             let (_, not_arrived) = count_arrivals(&mut app, &map, false, false);
             settled = (not_arrived == 0).then_some(frame - final_order_frame);
+            if debug && frame % 600 == 0 {
+                eprintln!("frame {frame}: {not_arrived} not arrived");
+            }
+        }
+        if map_at.contains(&frame) {
+            eprintln!("map at frame {frame}");
+            print_map(&mut app, &map, &terrain);
+            dump_units(&mut app, &map);
         }
         if hash {
             eprintln!("hash {frame} {:016x}", positions_hash(&mut app));
@@ -387,10 +400,11 @@ fn count_arrivals(app: &mut App, map: &DemoMap, report: bool, debug: bool) -> (u
         &PathStatus,
         &Transform,
         Option<&NavPath>,
+        &Kind,
     )>();
     let (mut arrived, mut stuck) = (0, 0);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for (e, p, s, tf, path) in q.iter(world) {
+    for (e, p, s, tf, path, kind) in q.iter(world) {
         if p.state == MoveState::Arrived && *s == PathStatus::Found {
             arrived += 1;
             continue;
@@ -399,7 +413,7 @@ fn count_arrivals(app: &mut App, map: &DemoMap, report: bool, debug: bool) -> (u
         *reasons.entry(format!("{:?} {:?}", p.state, s)).or_default() += 1;
         if debug {
             eprintln!(
-                "{e} {:?} at {} goal {:?} cell_index {} / {} waypoint {} / {}",
+                "{e} {kind:?} {:?} at {} goal {:?} cell_index {} / {} waypoint {} / {}",
                 p.state,
                 map.to_grid(tf.translation.truncate()),
                 path.map(|p| p.goal),
@@ -448,19 +462,22 @@ fn print_trace(app: &mut App, map: &DemoMap, trace: &[u32], frame: usize) {
     }
 }
 
-/// The map as text with units: digits count units not arrived, '.' arrived ones.
+/// The map as text with units: digits count units not arrived, '.' arrived ones; tanks are 'T'
+/// (not arrived) and 't'.
 fn print_map(app: &mut App, map: &DemoMap, terrain: &[Terrain]) {
     let mut chars: Vec<Vec<char>> = terrain
         .chunks(MAP_W as usize)
         .map(|row| row.iter().map(|t| t.glyph()).collect())
         .collect();
     let world = app.world_mut();
-    let mut q = world.query::<(&PathProgress, &Transform)>();
-    for (p, tf) in q.iter(world) {
+    let mut q = world.query::<(&PathProgress, &Transform, &Kind)>();
+    for (p, tf, kind) in q.iter(world) {
         let c = map.grid().cell_at(map.to_grid(tf.translation.truncate()));
         let Some(t) = map.tile(c) else { continue };
         let ch = &mut chars[t.y as usize][t.x as usize];
         *ch = match (p.state == MoveState::Arrived, *ch) {
+            (true, _) if *kind == Kind::Tank => 't',
+            (false, _) if *kind == Kind::Tank => 'T',
             (true, _) => '.',
             (false, d) if d.is_ascii_digit() => {
                 char::from_digit((d as u32 - '0' as u32 + 1).min(9), 10).unwrap_or('9')
@@ -470,6 +487,26 @@ fn print_map(app: &mut App, map: &DemoMap, terrain: &[Terrain]) {
     }
     for row in chars.iter().rev() {
         eprintln!("{}", row.iter().collect::<String>());
+    }
+}
+
+/// Every unit's place, body and state, a line each (`RTS_MAP_AT`): `unit ENTITY KIND X Y
+/// STATE NEXT_X NEXT_Y GOAL_X GOAL_Y CELL_INDEX` in grid space (for pictures of a jam).
+fn dump_units(app: &mut App, map: &DemoMap) {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &PathProgress, &Transform, &Kind, Option<&NavPath>)>();
+    for (e, p, tf, kind, path) in q.iter(world) {
+        let at = map.to_grid(tf.translation.truncate());
+        let next = path
+            .and_then(|path| path.corridor.get(p.cell_index))
+            .map_or(at, |c| c.as_vec2() + 0.5);
+        let state = format!("{:?}", p.state);
+        let state = state.split([' ', '{']).next().unwrap_or("");
+        let goal = path.map_or(IVec2::ZERO, |p| p.goal);
+        eprintln!(
+            "unit {e} {kind:?} {} {} {state} {} {} {} {} {}",
+            at.x, at.y, next.x, next.y, goal.x, goal.y, p.cell_index
+        );
     }
 }
 
