@@ -58,6 +58,9 @@ pub struct Intent {
     /// Whether it waits for a one-way passage to open, or queued behind a unit that does
     /// (see [`CrowdSettings::one_way_turn`](crate::CrowdSettings::one_way_turn)).
     pub patient: bool,
+    /// Rings of cells its body covers around its own (0: one cell; see
+    /// [`MoveClass::footprint`](crate::core::MoveClass::footprint)).
+    pub footprint: u8,
 }
 
 impl Claims {

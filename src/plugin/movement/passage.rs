@@ -18,10 +18,13 @@ const MAX_PASSAGE: usize = 24;
 /// corridor) at `speed` tiles per second: whether the passage one cell wide those cells start
 /// with is closed to it now, at `clock` seconds, with turns of `turn` seconds (0: never
 /// closed). Never closed to a unit already in a passage, or whose next cell is not in one.
+/// `grids`: the unit's class grid, the map's own grid and the class's footprint. A passage one
+/// cell wide only on a wide unit's grid (a bridge three tiles wide for a tank) is not closed to
+/// it by narrow units, who can step beside it there.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn passage_closed(
     claims: &Claims,
-    grid: &NavGrid,
+    (grid, shared, footprint): (&NavGrid, &NavGrid, u8),
     map: Entity,
     me: Entity,
     here: Cell,
@@ -48,7 +51,9 @@ pub(super) fn passage_closed(
             .moving_at(map, on)
             .filter(|&e| e != me)
             .and_then(|e| claims.intent(e))
-            .is_some_and(|t| t.next == Some(to))
+            .is_some_and(|t| {
+                t.next == Some(to) && (footprint == 0 || t.footprint > 0 || shared.is_one_wide(on))
+            })
     };
     // A unit coming through the other way: in the passage, heading for the cell before its own
     // on this unit's way.
@@ -93,6 +98,93 @@ fn our_turn(across: Cell, clock: f32, turn: f32, need: f32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::{ClassGrid, MoveClass, TerrainCosts};
+    use crate::plugin::claims::Intent;
+
+    /// A river (columns 8 to 11) with a bridge three tiles wide (rows 4 to 6) on a 20 x 11
+    /// map: one cell wide for a tank's grid (footprint 1), not for infantry.
+    fn bridge() -> (NavGrid, NavGrid) {
+        let mut shared = NavGrid::new(20, 11).unwrap();
+        for x in 8..12 {
+            for y in 0..11 {
+                if !(4..=6).contains(&y) {
+                    shared.set_walkable(Cell::new(x, y), false).unwrap();
+                }
+            }
+        }
+        let tank = ClassGrid::new(&shared, MoveClass::new(TerrainCosts::default(), 1)).unwrap();
+        (shared, tank.grid().clone())
+    }
+
+    #[test]
+    fn only_wide_units_close_a_bridge_one_cell_wide_for_wide_units_alone() {
+        let (shared, tank_grid) = bridge();
+        assert!(tank_grid.is_one_wide(Cell::new(9, 5)));
+        assert!(!shared.is_one_wide(Cell::new(9, 5)));
+        let e = |i| Entity::from_raw_u32(i).unwrap();
+        let (map, tank, other) = (e(1), e(2), e(3));
+        // The tank stands west of the bridge, its path across it eastward (on its grid the
+        // passage starts a cell before the river: its body must not touch the banks).
+        let here = Cell::new(6, 5);
+        assert!(!tank_grid.is_one_wide(here) && tank_grid.is_one_wide(Cell::new(7, 5)));
+        let ahead: Vec<Cell> = (7..14).map(|x| Cell::new(x, 5)).collect();
+        // Another unit on the bridge, coming west.
+        let coming = |footprint: u8| {
+            let mut claims = Claims::default();
+            claims.set_moving_at(map, other, None, Some(Cell::new(10, 5)));
+            claims.set_intent(
+                other,
+                Some(Intent {
+                    here: Cell::new(10, 5),
+                    next: Some(Cell::new(9, 5)),
+                    waiting: false,
+                    patient: false,
+                    footprint,
+                }),
+            );
+            claims
+        };
+        let closed = |claims: &Claims| {
+            passage_closed(
+                claims,
+                (&tank_grid, &shared, 1),
+                map,
+                tank,
+                here,
+                &ahead,
+                2.0,
+                1.0,
+                6.0,
+            )
+        };
+        assert!(closed(&coming(1)), "a tank coming the other way closes it");
+        assert!(
+            !closed(&coming(0)),
+            "infantry coming the other way steps beside the tank on a bridge three tiles wide"
+        );
+        // Infantry coming through a gap one tile wide closes it to infantry, as before.
+        let (mut narrow, _) = bridge();
+        for y in [4, 6] {
+            for x in 8..12 {
+                narrow.set_walkable(Cell::new(x, y), false).unwrap();
+            }
+        }
+        let one_tile = passage_closed(
+            &coming(0),
+            (&narrow, &narrow, 0),
+            map,
+            tank,
+            Cell::new(7, 5),
+            &ahead[1..],
+            2.0,
+            1.0,
+            6.0,
+        );
+        assert!(
+            one_tile,
+            "a unit coming through a gap one tile wide closes it"
+        );
+    }
 
     #[test]
     fn the_two_ends_of_a_passage_take_turns() {

@@ -97,7 +97,7 @@ pub(super) fn step_unit(
     let passage_closed = next.is_some_and(|c| c != here)
         && passage::passage_closed(
             ctx.claims,
-            unit.grid,
+            (unit.grid, unit.map.grid(), unit.footprint),
             unit.map_entity,
             unit.entity,
             here,
@@ -231,6 +231,7 @@ fn keep_track(
         next,
         waiting,
         patient: waiting && progress.patient,
+        footprint: unit.footprint,
     };
     publish_intent(ctx.claims, entity, progress, Some(intent));
     next
