@@ -80,6 +80,8 @@ pub(crate) struct Situation {
     pub(crate) yields: u32,
     /// It is making way for another unit itself.
     pub(crate) making_way: bool,
+    /// Its body covers more than its own cell (a tank): it cannot push through a crowd.
+    pub(crate) wide: bool,
 }
 
 impl Situation {
@@ -145,10 +147,13 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
         start_walking_through: false,
     };
     let action = match s.in_the_way {
-        // A one-way passage ahead is closed: wait at its end for it to open.
+        // A one-way passage ahead is closed: wait at its end for it to open; a wide unit kept
+        // out of it for a whole turn looks for another way (its repath is searched around the
+        // crowd; see `Overlay::new`).
         _ if s.passage_closed => Action::Wait {
             ask_to_make_way: None,
-            then: None,
+            then: (s.wide && may_react && may_repath && s.blocked > crowd.one_way_turn)
+                .then_some(Reaction::Repath),
         },
         None => go,
         // With pushing, a stopped unit off the goal is shoved aside, not waited for.
@@ -264,6 +269,7 @@ mod tests {
             stuck_repaths: 0,
             yields: 0,
             making_way: false,
+            wide: false,
         }
     }
 
@@ -412,6 +418,28 @@ mod tests {
         // Not without pushing, nor in a passage one cell wide.
         assert_ne!(decide(&waiting(0.5, roomy), &no_pushing()), GO);
         assert_ne!(decide(&waiting(0.5, head_on(true)), &crowd), GO);
+    }
+
+    #[test]
+    fn a_wide_unit_kept_out_of_a_passage_for_a_turn_looks_for_another_way() {
+        let crowd = CrowdSettings::default();
+        let mut s = waiting(0.5, stopped());
+        s.in_the_way = None;
+        s.passage_closed = true;
+        s.wide = true;
+        assert_eq!(decide(&s, &crowd), wait(None), "it waits a turn first");
+        s.blocked = crowd.one_way_turn + 0.1;
+        assert_eq!(decide(&s, &crowd), wait(Some(Reaction::Repath)));
+        // A unit of one cell waits on (it walks through others after two turns).
+        s.wide = false;
+        assert_eq!(decide(&s, &crowd), wait(None));
+        // Out of repaths, or with a request out: it waits.
+        s.wide = true;
+        s.stuck_repaths = crowd.max_stuck_repaths;
+        assert_eq!(decide(&s, &crowd), wait(None));
+        s.stuck_repaths = 0;
+        s.pending = true;
+        assert_eq!(decide(&s, &crowd), wait(None));
     }
 
     #[test]

@@ -126,6 +126,7 @@ pub(super) fn step_unit(
         stuck_repaths: progress.stuck_repaths,
         making_way: matches!(progress.errand, Errand::MakingWay { .. }),
         yields: progress.yields,
+        wide: unit.footprint > 0,
     };
     match decide(&situation, ctx.crowd) {
         Action::StopHere => {

@@ -184,6 +184,10 @@ pub(crate) fn begin(
     }
 }
 
+/// How far (steps) from a stuck wide unit the cells other units claim block its repath (see
+/// [`Overlay::new`]).
+const JAM_REACH: i32 = 6;
+
 /// A search's overlay and its fallback: claimed cells of units near the searcher, and cells of
 /// stopped units (blocked first; see [`Overlay::soften`]).
 #[derive(Clone, Debug, Default)]
@@ -195,16 +199,20 @@ pub(crate) struct Overlay {
 
 impl Overlay {
     /// The overlay for `job`'s unit starting at `start` on `map` (grown by the footprint of its
-    /// class: a wide unit's center keeps that far from other units' cells).
+    /// class: a wide unit's center keeps that far from other units' cells). A wide unit's
+    /// repath after it got stuck (`origin`) treats the cells other units claim within
+    /// [`JAM_REACH`] steps of it as blocked, not as a penalty: it cannot push through a crowd,
+    /// so it takes another way round if there is one.
     pub(crate) fn new(
         claims: &Claims,
         settings: &TilepathSettings,
         job: &Job,
         map: &NavMap,
         start: Cell,
+        origin: Option<PathOrigin>,
     ) -> Self {
         let costs = map.grid().rules().costs;
-        let cells = claims.overlay_for(
+        let mut cells = claims.overlay_for(
             job.map,
             job.entity,
             start,
@@ -212,8 +220,16 @@ impl Overlay {
             costs.from_tiles(settings.claim_penalty),
             settings.avoid_stopped_units,
         );
+        let footprint = map.footprint_of(job.class);
+        if footprint > 0 && origin == Some(PathOrigin::Stuck) {
+            for (c, o) in &mut cells {
+                if (*c - start).abs().max_element() <= JAM_REACH {
+                    *o = CellOverlay::Blocked;
+                }
+            }
+        }
         Overlay {
-            cells: grow_overlay(cells, map.footprint_of(job.class)),
+            cells: grow_overlay(cells, footprint),
             stopped_penalty: costs.from_tiles(settings.stopped_unit_penalty),
         }
     }
@@ -304,7 +320,7 @@ mod tests {
             request: PathRequest::to_cell(Cell::new(6, 6)),
             alone: false,
         };
-        let overlay = Overlay::new(&claims, &settings, &job, &map, Cell::new(1, 1));
+        let overlay = Overlay::new(&claims, &settings, &job, &map, Cell::new(1, 1), None);
         assert!(
             overlay
                 .cells
@@ -323,6 +339,83 @@ mod tests {
                 .contains(&(Cell::new(3, 3), CellOverlay::Penalty(200)))
         );
         assert!(soft.soften().is_none(), "nothing left to soften");
+    }
+
+    #[test]
+    fn a_stuck_wide_units_repath_is_searched_around_the_crowd_near_it() {
+        let mut map = NavMap::new(NavGrid::new(32, 32).unwrap(), Vec2::ZERO, Vec2::ONE);
+        let key = crate::plugin::classes::ClassKey {
+            class: crate::core::MoveClass::new(crate::core::TerrainCosts::default(), 1),
+            player: None,
+        };
+        map.ensure_classes(std::slice::from_ref(&key), 1);
+        let tank = crate::plugin::classes::NavClasses::default().intern(key);
+        let map_entity = Entity::from_raw_u32(1).unwrap();
+        let (me, other) = (
+            Entity::from_raw_u32(2).unwrap(),
+            Entity::from_raw_u32(3).unwrap(),
+        );
+        let mut claims = Claims::default();
+        // Another unit claims a cell near the tank and one far from it.
+        claims.claim(map_entity, Cell::new(8, 5), other);
+        claims.claim(map_entity, Cell::new(20, 5), other);
+        let settings = TilepathSettings {
+            claim_radius: 24.0,
+            ..TilepathSettings::default()
+        };
+        let job = |class| Job {
+            entity: me,
+            ticket: 0,
+            map: map_entity,
+            class,
+            goal: JobGoal::Single(Cell::new(28, 5)),
+            policy: GoalPolicy::Fail,
+            priority: 0,
+            enqueued: 0,
+            request: PathRequest::to_cell(Cell::new(28, 5)),
+            alone: false,
+        };
+        let start = Cell::new(4, 5);
+        let at = |o: &Overlay, c: Cell| o.cells.iter().find(|(x, _)| *x == c).map(|(_, o)| *o);
+        let stuck = Overlay::new(
+            &claims,
+            &settings,
+            &job(tank),
+            &map,
+            start,
+            Some(PathOrigin::Stuck),
+        );
+        assert_eq!(at(&stuck, Cell::new(8, 5)), Some(CellOverlay::Blocked));
+        assert!(matches!(
+            at(&stuck, Cell::new(20, 5)),
+            Some(CellOverlay::Penalty(_))
+        ));
+        // Softened when that leaves no way at all.
+        assert!(stuck.soften().is_some());
+        // Its other searches, and a narrow unit's repath, pay a penalty as before.
+        for overlay in [
+            Overlay::new(
+                &claims,
+                &settings,
+                &job(tank),
+                &map,
+                start,
+                Some(PathOrigin::User),
+            ),
+            Overlay::new(
+                &claims,
+                &settings,
+                &job(ClassId::DEFAULT),
+                &map,
+                start,
+                Some(PathOrigin::Stuck),
+            ),
+        ] {
+            assert!(matches!(
+                at(&overlay, Cell::new(8, 5)),
+                Some(CellOverlay::Penalty(_))
+            ));
+        }
     }
 
     #[test]

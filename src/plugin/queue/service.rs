@@ -175,7 +175,14 @@ impl Starter<'_, '_, '_, '_, '_> {
     ) {
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
-        let overlay = Overlay::new(self.claims, settings, &job, map, start);
+        let overlay = Overlay::new(
+            self.claims,
+            settings,
+            &job,
+            map,
+            start,
+            book.origin(job.entity),
+        );
         let grid = map.grid_of(job.class);
         let regions = job
             .wants_regions(start, book.origin(job.entity), settings, grid)
