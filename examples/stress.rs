@@ -37,6 +37,8 @@
 //! the median is within 1.5 x the lone time plus the crowd's time through the gaps (a capacity
 //! only as real as the `move` line's speeds: a crowd that jumps through a gap passes faster
 //! than it walks).
+//! `--mixed` (with `--move`) gives one unit in eight a body two tiles across (a class of
+//! footprint 1, to which the gates are one cell wide), as the RTS demo's tanks.
 //! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off. `--lockstep` runs
 //! the plugin group in `FixedUpdate` (a tick a frame) in lockstep mode
 //! ([`TilepathSettings::lockstep`]): budgets count work instead of timing it, worker results
@@ -110,6 +112,13 @@ fn generate(size: u32, rng: &mut Rng, uniform: bool) -> NavGrid {
 
 /// Tiles per second of the units of `--move`.
 const UNIT_SPEED: f32 = 6.0;
+
+/// `--mixed`: one unit in this many has a wide body (a tank among infantry, as in the RTS
+/// demo's `--mixed`).
+const WIDE_EVERY: usize = 8;
+
+/// `--mixed`: a wide unit's body radius in tiles (footprint 1).
+const WIDE_RADIUS: f32 = 0.9;
 
 /// Gate columns of `--gates`: every 24 columns from 24 (the last at least 24 from the edge).
 fn gate_columns(size: u32) -> impl Iterator<Item = i32> {
@@ -219,7 +228,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-lanes]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--mixed] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-lanes]";
 
 /// The command line.
 struct Args {
@@ -251,6 +260,8 @@ struct Args {
     pushing: bool,
     /// `--gates`: the map is walls every 24 columns with two 3-cell gaps each.
     gates: bool,
+    /// `--mixed` (with `--move`): one unit in [`WIDE_EVERY`] has a wide body.
+    mixed: bool,
 }
 
 impl Args {
@@ -278,6 +289,7 @@ impl Args {
             avoidance: false,
             pushing: true,
             gates: false,
+            mixed: false,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -309,6 +321,7 @@ impl Args {
                 Long("avoidance") => a.avoidance = true,
                 Long("no-pushing") => a.pushing = false,
                 Long("gates") => a.gates = true,
+                Long("mixed") => a.mixed = true,
                 Long("verbose") => a.verbose = true,
                 Long("lockstep") => a.lockstep = true,
                 other => return Err(common::unexpected(other)),
@@ -316,6 +329,9 @@ impl Args {
         }
         if a.size < 8 {
             return Err(format!("--map-size {} is below 8", a.size));
+        }
+        if a.mixed && !a.moving {
+            return Err("--mixed needs --move (wide bodies only matter to movement)".into());
         }
         if a.edits > 0 && !a.moving {
             return Err("--edits needs --move (walls go across routes units walk)".into());
@@ -379,7 +395,7 @@ fn main() {
         // Frames count from the orders.
         app.world_mut().resource_mut::<Tally>().frames = 0;
     }
-    for (start, request) in orders {
+    for (k, (start, request)) in orders.into_iter().enumerate() {
         let pos = (start.as_vec2() + 0.5) * 16.0;
         let mut e = app
             .world_mut()
@@ -389,6 +405,20 @@ fn main() {
                 speed: UNIT_SPEED,
                 ..Default::default()
             });
+        }
+        if args.mixed && k % WIDE_EVERY == WIDE_EVERY - 1 {
+            // A tank: two tiles across (a class of footprint 1, a gate three tiles wide is one
+            // cell wide on its grid), turning wider.
+            e.insert((
+                NavAgent {
+                    radius: WIDE_RADIUS,
+                },
+                Mover {
+                    speed: UNIT_SPEED,
+                    turning_radius: 1.0,
+                    ..Default::default()
+                },
+            ));
         }
     }
     let mut edits = (args.edits > 0).then(|| Edits::new(args.edits, args.seed));
