@@ -646,6 +646,84 @@ mod plugin {
         );
         assert!(matches!(of(swimmer)[..], [OutcomeKind::Found { .. }]));
     }
+
+    /// A river down x = 18..22 with a bridge three tiles wide (rows 9 to 11) on a 40 x 21 map:
+    /// one cell wide on a tank's grid, three on infantry's.
+    fn bridge() -> NavGrid {
+        let mut grid = NavGrid::new(40, 21).unwrap();
+        for x in 18..22 {
+            for y in 0..21 {
+                if !(9..12).contains(&y) {
+                    grid.set_walkable(Cell::new(x, y), false).unwrap();
+                }
+            }
+        }
+        grid
+    }
+
+    #[test]
+    fn a_tank_and_thirty_infantry_cross_a_bridge_three_tiles_wide_both_ways() {
+        let grid = bridge();
+        let mut app = app(grid.clone());
+        let tank = spawn(&mut app, Cell::new(12, 10), Cell::new(35, 10), 0.9, None);
+        let goal = Vec2::new(35.5, 10.5);
+        // Thirty infantry in a column three abreast east of the river, going west over the
+        // bridge as the tank drives onto it.
+        let infantry: Vec<Entity> = (0..30)
+            .map(|k| {
+                let (file, rank) = (k % 3, k / 3);
+                let at = Cell::new(24 + rank, 9 + file);
+                spawn(&mut app, at, Cell::new(2 + rank, 9 + file), 0.3, None)
+            })
+            .collect();
+        let arrived =
+            |app: &App, e| app.world().get::<PathProgress>(e).unwrap().state == MoveState::Arrived;
+        let (mut tank_arrived, mut overlapping, mut frames) = (None, 0, 0);
+        for frame in 0..60 * 60 {
+            app.update();
+            frames = frame + 1;
+            let t = pos(&app, tank);
+            assert!(
+                !overlaps_blocked(&grid, t, 0.9 - 1e-3),
+                "the tank's body in the river at {t}"
+            );
+            for &e in &infantry {
+                let q = pos(&app, e);
+                assert!(
+                    !overlaps_blocked(&grid, q, 0.3 - 1e-3),
+                    "infantry in the river at {q}"
+                );
+                // Bodies sunk into each other by more than a fifth of their radii (as the
+                // demo's crowd figures count them).
+                if t.distance(q) < 0.8 * (0.9 + 0.3) {
+                    overlapping += 1;
+                }
+            }
+            // Arrived at its goal (not at a cell it stepped aside to).
+            if tank_arrived.is_none() && arrived(&app, tank) && t.distance(goal) < 1.5 {
+                tank_arrived = Some(frame);
+            }
+            if tank_arrived.is_some() && infantry.iter().all(|&e| arrived(&app, e)) {
+                break;
+            }
+        }
+        let tank_arrived = tank_arrived.expect("the tank arrives");
+        assert!(
+            infantry.iter().all(|&e| arrived(&app, e)),
+            "every infantry arrives"
+        );
+        // Alone it takes about 6 s (23 tiles at 4 a second); meeting the column it took 10.3 s.
+        // Infantry coming over no longer closes the bridge to it: when it did, the tank waited
+        // for the whole column and took 13.7 s.
+        assert!(
+            tank_arrived < 60 * 12,
+            "the tank arrived after {tank_arrived} frames"
+        );
+        assert!(
+            overlapping < 60,
+            "{overlapping} infantry-frames overlapping the tank in {frames} frames"
+        );
+    }
 }
 
 proptest! {
