@@ -661,6 +661,28 @@ mod plugin {
         grid
     }
 
+    /// One frame of a tank (radius 0.9) among infantry (radius 0.3) on `grid`: asserts no body
+    /// overlaps a blocked cell, and returns how many infantry the tank's body has sunk into by
+    /// more than a fifth of their radii (as the demo's crowd figures count them).
+    fn tank_among_infantry(app: &App, grid: &NavGrid, tank: Entity, infantry: &[Entity]) -> usize {
+        let t = pos(app, tank);
+        assert!(
+            !overlaps_blocked(grid, t, 0.9 - 1e-3),
+            "the tank's body in a wall at {t}"
+        );
+        infantry
+            .iter()
+            .filter(|&&e| {
+                let q = pos(app, e);
+                assert!(
+                    !overlaps_blocked(grid, q, 0.3 - 1e-3),
+                    "infantry in a wall at {q}"
+                );
+                t.distance(q) < 0.8 * (0.9 + 0.3)
+            })
+            .count()
+    }
+
     #[test]
     fn infantry_standing_in_a_gate_makes_way_for_a_tank() {
         // A wall down x = 20 with a gap three tiles wide (rows 9 to 11): one cell wide for a
@@ -684,21 +706,8 @@ mod plugin {
         let (mut tank_arrived, mut overlapping) = (None, 0);
         for frame in 0..60 * 30 {
             app.update();
+            overlapping += tank_among_infantry(&app, &grid, tank, &standing);
             let t = pos(&app, tank);
-            assert!(
-                !overlaps_blocked(&grid, t, 0.9 - 1e-3),
-                "the tank in the wall at {t}"
-            );
-            for &e in &standing {
-                let q = pos(&app, e);
-                assert!(
-                    !overlaps_blocked(&grid, q, 0.3 - 1e-3),
-                    "infantry in the wall at {q}"
-                );
-                if t.distance(q) < 0.8 * (0.9 + 0.3) {
-                    overlapping += 1;
-                }
-            }
             let arrived =
                 app.world().get::<PathProgress>(tank).unwrap().state == MoveState::Arrived;
             if arrived && t.distance(goal) < 1.5 {
@@ -799,23 +808,8 @@ mod plugin {
         for frame in 0..60 * 60 {
             app.update();
             frames = frame + 1;
+            overlapping += tank_among_infantry(&app, &grid, tank, &infantry);
             let t = pos(&app, tank);
-            assert!(
-                !overlaps_blocked(&grid, t, 0.9 - 1e-3),
-                "the tank's body in the river at {t}"
-            );
-            for &e in &infantry {
-                let q = pos(&app, e);
-                assert!(
-                    !overlaps_blocked(&grid, q, 0.3 - 1e-3),
-                    "infantry in the river at {q}"
-                );
-                // Bodies sunk into each other by more than a fifth of their radii (as the
-                // demo's crowd figures count them).
-                if t.distance(q) < 0.8 * (0.9 + 0.3) {
-                    overlapping += 1;
-                }
-            }
             // Arrived at its goal (not at a cell it stepped aside to).
             if tank_arrived.is_none() && arrived(&app, tank) && t.distance(goal) < 1.5 {
                 tank_arrived = Some(frame);

@@ -48,13 +48,17 @@ fn army(app: &mut App, at: Vec2, n: u32) -> Vec<(Entity, Vec2)> {
         .collect()
 }
 
-fn order(app: &mut App, order: GroupOrder, units: &[(Entity, Vec2)]) {
-    let map = app
-        .world_mut()
+/// The app's one navigation map, as a game's order code reads it.
+fn nav_map(app: &mut App) -> NavMap {
+    app.world_mut()
         .query::<&NavMap>()
         .single(app.world())
         .unwrap()
-        .clone();
+        .clone()
+}
+
+fn order(app: &mut App, order: GroupOrder, units: &[(Entity, Vec2)]) {
+    let map = nav_map(app);
     for (e, request) in order.requests(&map, units) {
         app.world_mut().entity_mut(e).insert(request);
     }
@@ -102,13 +106,7 @@ fn an_army_walks_a_road_in_three_lanes_in_its_own_order() {
     // Members a tile apart across the way share a lane: rows hold a fifth of the army or more.
     assert!(rows.values().all(|&n| n >= 6), "{rows:?}");
     // Each path is a walk: steps between neighbours, every cell walkable.
-    let grid = app
-        .world_mut()
-        .query::<&NavMap>()
-        .single(app.world())
-        .unwrap()
-        .grid()
-        .clone();
+    let grid = nav_map(&mut app).grid().clone();
     for p in &paths {
         assert!(p.windows(2).all(|w| grid.can_step(w[0], w[1])), "{p:?}");
     }
@@ -297,12 +295,7 @@ fn wide_units_get_slots_their_class_can_stand_on() {
     for _ in 0..3 {
         app.update();
     }
-    let map = app
-        .world_mut()
-        .query::<&NavMap>()
-        .single(app.world())
-        .unwrap()
-        .clone();
+    let map = nav_map(&mut app);
     let classes: Vec<(Entity, Vec2, ClassId)> = tanks
         .iter()
         .map(|&(e, p)| (e, p, *app.world().get::<ClassId>(e).unwrap()))

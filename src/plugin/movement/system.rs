@@ -173,15 +173,15 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
     let grid = map.grid_of(path.class);
     // A group's pace slows its faster units to it.
     let paced;
-    let mover = match path.request.pace {
-        Some(pace) if pace < mover.speed => {
-            paced = Mover {
-                speed: pace,
-                ..mover.clone()
-            };
-            &paced
-        }
-        _ => mover,
+    let speed = walking_speed(mover, &path.request);
+    let mover = if speed < mover.speed {
+        paced = Mover {
+            speed,
+            ..mover.clone()
+        };
+        &paced
+    } else {
+        mover
     };
     // A unit loaded from a saved game walks on along the path it had.
     let resumed = progress.restored.take() == Some(path.ticket);
@@ -224,6 +224,13 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
     write_move(map, &mut transform, desired, (pos, to), heading, ctx.dt);
 }
 
+/// How fast `mover` walks on `request`: its speed, or its group's pace if slower.
+fn walking_speed(mover: &Mover, request: &PathRequest) -> f32 {
+    request
+        .pace
+        .map_or(mover.speed, |pace| mover.speed.min(pace))
+}
+
 /// The units as they stand at the frame's start, by cell, with their velocities (in `order`
 /// where it is given: lockstep mode).
 fn index_units(
@@ -242,7 +249,7 @@ fn index_units(
         let Ok(nav) = maps.get(map) else { continue };
         let speed = match progress.state {
             MoveState::Moving | MoveState::WalkingThrough { .. } => {
-                mover.speed.min(path.request.pace.unwrap_or(f32::INFINITY)) * progress.speed_factor
+                walking_speed(mover, &path.request) * progress.speed_factor
             }
             _ => 0.0,
         };

@@ -175,17 +175,11 @@ impl Starter<'_, '_, '_, '_, '_> {
     ) {
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
-        let overlay = Overlay::new(
-            self.claims,
-            settings,
-            &job,
-            map,
-            start,
-            book.origin(job.entity),
-        );
+        let origin = book.origin(job.entity);
+        let overlay = Overlay::new(self.claims, settings, &job, map, start, origin);
         let grid = map.grid_of(job.class);
         let regions = job
-            .wants_regions(start, book.origin(job.entity), settings, grid)
+            .wants_regions(start, origin, settings, grid)
             .then(|| queue.regions.current(job.map, job.class, grid).cloned())
             .flatten();
         match settings.workers {
