@@ -894,8 +894,21 @@ proptest! {
         grid in open_grid_strategy(),
         ends in (0i32..40, 0i32..40, 0i32..40, 0i32..40),
         overlay in proptest::collection::vec((0i32..40, 0i32..40, 0u32..300_000), 0..12),
+        edits in proptest::collection::vec((0i32..40, 0i32..40), 0..8),
     ) {
         let (w, h) = (grid.width() as i32, grid.height() as i32);
+        // The same grid with a jump table (JPS+), built before some cells are toggled (the
+        // table follows the edits), and the plain grid given the same edits.
+        let mut grid = grid;
+        let mut tabled = grid.clone();
+        tabled.build_jump_table();
+        for &(x, y) in &edits {
+            let c = Cell::new(x % w, y % h);
+            let open = grid.is_walkable(c);
+            grid.set_walkable(c, !open).unwrap();
+            tabled.set_walkable(c, !open).unwrap();
+        }
+        let grid = grid;
         let start = Cell::new(ends.0 % w, ends.1 % h);
         let goal = Cell::new(ends.2 % w, ends.3 % h);
         let overlay: Vec<(Cell, CellOverlay)> = overlay
@@ -910,21 +923,32 @@ proptest! {
             let mut jps = AStar::new();
             let plain = SearchConfig::default();
             let jumping = SearchConfig { jump_points: true, ..plain };
+            let mut jps_table = AStar::new();
             let a = astar.begin_with_overlay(&grid, start, goal, &plain, overlay);
             let j = jps.begin_with_overlay(&grid, start, goal, &jumping, overlay);
+            let t = jps_table.begin_with_overlay(&tabled, start, goal, &jumping, overlay);
             prop_assert_eq!(a.is_ok(), j.is_ok());
+            prop_assert_eq!(a.is_ok(), t.is_ok());
             if a.is_err() {
                 continue;
             }
-            let finish = |s: &mut AStar| loop {
+            let finish = |s: &mut AStar, grid: &NavGrid| loop {
                 // Small slices: resuming mid-search changes nothing.
-                match s.step(&grid, 3) {
+                match s.step(grid, 3) {
                     SearchStep::Pending => continue,
                     SearchStep::Found(p) => break Ok(p),
                     SearchStep::Failed(e) => break Err(e),
                 }
             };
-            match (finish(&mut astar), finish(&mut jps)) {
+            let read = finish(&mut jps_table, &tabled);
+            let (a, j) = (finish(&mut astar, &grid), finish(&mut jps, &grid));
+            // Reading the table finds the jump points scanning finds: the same path.
+            match (&j, &read) {
+                (Ok(j), Ok(t)) => prop_assert_eq!(&j.cells, &t.cells),
+                (Err(j), Err(t)) => prop_assert_eq!(j, t),
+                (j, t) => prop_assert!(false, "scanned {:?} against the table {:?}", j, t),
+            }
+            match (a, j) {
                 (Ok(a), Ok(j)) => {
                     prop_assert_eq!(a.cost, j.cost);
                     prop_assert_eq!(j.cells[0], start);

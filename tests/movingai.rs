@@ -22,6 +22,28 @@ fn check(map: &str, min_queries: usize) {
         ..SearchConfig::default()
     };
     check_with(map, min_queries, jumps);
+    // And with the jump table (JPS+).
+    check_table(map, jumps);
+}
+
+/// Every query by jump points reading a jump table: the optimal length, and the same path as
+/// scanning finds.
+fn check_table(map: &str, config: SearchConfig) {
+    let (grid, scens) = load(map);
+    let mut tabled = grid.clone();
+    tabled.build_jump_table();
+    assert!(tabled.has_jump_table());
+    for (row, s) in scens.iter().enumerate() {
+        let read = find_path(&tabled, s.start, s.goal, &config)
+            .unwrap_or_else(|e| panic!("{map} row {row}: {e}"));
+        assert!(
+            s.matches(read.length),
+            "{map} row {row}: JPS+ {}",
+            read.length
+        );
+        let scanned = find_path(&grid, s.start, s.goal, &config).unwrap();
+        assert_eq!(read.cells, scanned.cells, "{map} row {row}");
+    }
 }
 
 fn check_with(map: &str, min_queries: usize, config: SearchConfig) {

@@ -25,6 +25,7 @@
 //! budgets that count expansions count a jump's work).
 
 use super::grid::{BLOCKED, Cell, NavGrid};
+use super::jump_table::{self, JumpTable};
 use super::path::PathError;
 use super::search::{AStar, HeapEntry, NodeRecord, OVERLAY_BLOCKED};
 use super::zeroed::grow_zeroed;
@@ -33,17 +34,8 @@ use super::zeroed::grow_zeroed;
 /// costs about as much as a sixteenth of an expansion; a slice stays bounded in time).
 pub(super) const SCAN_PER_EXPANSION: u32 = 16;
 
-/// The eight moves, as `(dx, dy)`.
-const DIRS: [(i32, i32); 8] = [
-    (1, 0),
-    (-1, 0),
-    (0, 1),
-    (0, -1),
-    (1, 1),
-    (1, -1),
-    (-1, 1),
-    (-1, -1),
-];
+// The eight moves, as `(dx, dy)`, in the order of the jump table's entries.
+use jump_table::DIRS;
 
 /// What a jump scan reads: the grid, and which cells are plain (see the module docs).
 /// `OVERLAID`: the search has an overlay (else every walkable cell is plain).
@@ -60,6 +52,11 @@ struct Scan<'a, const OVERLAID: bool> {
     /// `2 * generation` if not, older: not yet (jumps look at the same cells again and again;
     /// with `OVERLAID` only).
     memo: &'a [std::cell::Cell<u32>],
+    /// The grid's jump table, read instead of scanning by [`Scan::straight_table`] and
+    /// [`Scan::diagonal_table`] (searches for one goal without an overlay).
+    table: Option<&'a JumpTable>,
+    /// The goal's padded column and row.
+    goal_xy: (isize, isize),
 }
 
 impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
@@ -197,6 +194,82 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
     }
 }
 
+impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
+    /// [`Scan::straight`] from padded cell `i` at column `x`, row `y`, read from the jump
+    /// table: the table's jump point, or the goal if it lies on the line before it (or before
+    /// the dead end).
+    #[inline(always)]
+    fn straight_table(
+        &self,
+        table: &JumpTable,
+        (i, x, y): (isize, isize, isize),
+        dx: i32,
+        dy: i32,
+        scanned: &mut u32,
+    ) -> Option<(isize, u32)> {
+        *scanned += 1;
+        let (gx, gy) = self.goal_xy;
+        let (v, to_goal) = if dy == 0 {
+            let v = table.get(i as usize, jump_table::along_x(dx));
+            (v, if gy == y { (gx - x) * dx as isize } else { 0 })
+        } else {
+            let v = table.get(i as usize, jump_table::along_y(dy));
+            (v, if gx == x { (gy - y) * dy as isize } else { 0 })
+        };
+        let step = dx as isize + dy as isize * self.stride;
+        if to_goal > 0 && to_goal <= v.abs() as isize {
+            return Some((i + to_goal * step, to_goal as u32));
+        }
+        (v > 0).then(|| (i + v as isize * step, v as u32))
+    }
+
+    /// [`Scan::diagonal`] read from the jump table: the table's stop, or an earlier cell on the
+    /// diagonal from which the goal lies straight ahead along one of the move's parts (before
+    /// that line's dead end), or the goal itself.
+    #[inline(always)]
+    fn diagonal_table(
+        &self,
+        table: &JumpTable,
+        (i, x, y): (isize, isize, isize),
+        dx: i32,
+        dy: i32,
+        scanned: &mut u32,
+    ) -> Option<(isize, u32)> {
+        *scanned += 1;
+        let v = table.get(i as usize, jump_table::diagonal(dx, dy));
+        let reach = v.abs() as isize;
+        let mut best = if v > 0 { v as isize } else { isize::MAX };
+        let (gx, gy) = self.goal_xy;
+        let (dxi, dyi) = (dx as isize, dy as isize);
+        let step = dxi + dyi * self.stride;
+        // The goal's row and column cross the diagonal at steps `k_row` and `k_col`; from there
+        // the goal lies ahead along x (or y) if that line is open up to it.
+        let k_row = (gy - y) * dyi;
+        if k_row >= 1 && k_row <= reach && k_row < best {
+            let ahead = (gx - (x + k_row * dxi)) * dxi;
+            let n = i + k_row * step;
+            if ahead == 0
+                || (ahead > 0
+                    && ahead <= table.get(n as usize, jump_table::along_x(dx)).abs() as isize)
+            {
+                best = k_row;
+            }
+        }
+        let k_col = (gx - x) * dxi;
+        if k_col >= 1 && k_col <= reach && k_col < best {
+            let ahead = (gy - (y + k_col * dyi)) * dyi;
+            let n = i + k_col * step;
+            if ahead == 0
+                || (ahead > 0
+                    && ahead <= table.get(n as usize, jump_table::along_y(dy)).abs() as isize)
+            {
+                best = k_col;
+            }
+        }
+        (best != isize::MAX).then(|| (i + best * step, best as u32))
+    }
+}
+
 impl AStar {
     /// The jump point search's inner loop (see the module docs): like `run`, `None` when the
     /// budget ran out, else the goal's index or an error.
@@ -206,21 +279,39 @@ impl AStar {
         budget: u32,
     ) -> Option<Result<usize, PathError>> {
         // (The grid is of one terrain without penalties: only an overlay varies costs.)
+        let one_goal = self.active.as_ref().is_some_and(|a| !a.multi_goal);
         if self.overlay_list.is_empty() {
-            self.jump_loop::<false>(grid, budget)
+            match grid.jump_table() {
+                Some(table) if one_goal => self.jump_loop::<false>(grid, budget, Some(table)),
+                _ => self.jump_loop::<false>(grid, budget, None),
+            }
         } else {
             grow_zeroed(&mut self.jump_memo, self.nodes.len());
-            self.jump_loop::<true>(grid, budget)
+            self.jump_loop::<true>(grid, budget, None)
         }
     }
 
     /// [`AStar::run_jumps`] with an overlay (`OVERLAID`), or where every walkable cell is
-    /// plain.
-    #[inline(never)]
+    /// plain; jumps read from `table` if given (one goal, no overlay), else scanned.
     fn jump_loop<const OVERLAID: bool>(
         &mut self,
         grid: &NavGrid,
         budget: u32,
+        table: Option<&JumpTable>,
+    ) -> Option<Result<usize, PathError>> {
+        match table {
+            Some(t) => self.jump_loop_with::<OVERLAID, true>(grid, budget, Some(t)),
+            None => self.jump_loop_with::<OVERLAID, false>(grid, budget, None),
+        }
+    }
+
+    /// [`AStar::jump_loop`], monomorphised for reading a table (`TABLE`) or scanning.
+    #[inline(never)]
+    fn jump_loop_with<const OVERLAID: bool, const TABLE: bool>(
+        &mut self,
+        grid: &NavGrid,
+        budget: u32,
+        table: Option<&JumpTable>,
     ) -> Option<Result<usize, PathError>> {
         let generation = self.generation;
         let active = self.active.as_mut().expect("run needs an active search");
@@ -236,6 +327,11 @@ impl AStar {
             overlay: &self.overlay[..],
             generation,
             memo: std::cell::Cell::from_mut(&mut self.jump_memo[..]).as_slice_of_cells(),
+            table,
+            goal_xy: (
+                (active.goal % stride) as isize,
+                (active.goal / stride) as isize,
+            ),
         };
         let nodes = &mut self.nodes[..];
         let overlay = &self.overlay[..];
@@ -313,6 +409,12 @@ impl AStar {
                     });
                 }
             };
+            // The cell's column and row, for the table's goal checks.
+            let at = if TABLE {
+                (ii, (i % stride) as isize, (i / stride) as isize)
+            } else {
+                (ii, 0, 0)
+            };
             for (dx, dy) in DIRS {
                 let diag = dx != 0 && dy != 0;
                 if !full {
@@ -351,10 +453,16 @@ impl AStar {
                     relax(n, plain_step[diag as usize] + extra as u64, nodes);
                     continue;
                 }
-                let found = if diag {
-                    scan.diagonal(ii, dx, dy, &mut scanned)
-                } else {
-                    scan.straight(ii, dx, dy, &mut scanned)
+                let found = match scan.table {
+                    Some(t) if TABLE => {
+                        if diag {
+                            scan.diagonal_table(t, at, dx, dy, &mut scanned)
+                        } else {
+                            scan.straight_table(t, at, dx, dy, &mut scanned)
+                        }
+                    }
+                    _ if diag => scan.diagonal(ii, dx, dy, &mut scanned),
+                    _ => scan.straight(ii, dx, dy, &mut scanned),
                 };
                 if let Some((j, k)) = found {
                     relax(j, k as u64 * plain_step[diag as usize], nodes);

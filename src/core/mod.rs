@@ -23,6 +23,7 @@ mod hex;
 mod hierarchy;
 mod islands;
 mod jps;
+mod jump_table;
 mod lanes;
 mod line;
 pub mod movingai;
