@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
 //!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
-//!     [--lockstep] [--uniform] [--no-jumps] [--no-lanes]
+//!     [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
@@ -20,7 +20,7 @@
 //! `--no-share` turns shared searches off, `--smooth-first` sets how many cells of a path are
 //! smoothed before delivery (`all`: whole paths, as before lazy smoothing): together they give
 //! the plugin as it was before issue 11, side by side. `--flat` turns the hierarchical search of
-//! long requests off, `--no-lanes` a group's lanes (every member follows its shared search's corridor), `--no-jumps` jump point search (A* instead), `--uniform` the map's forest
+//! long requests off, `--no-lanes` a group's lanes (every member follows its shared search's corridor), `--no-jumps` jump point search (A* instead), `--no-jump-tables` its precomputed jump distances (JPS+: jumps are scanned instead), `--uniform` the map's forest
 //! and swamp (plain ground everywhere: jump point search runs on grids of one terrain only).
 //! The requests are made once the map's region map is built, as a game's
 //! units get orders after its map has loaded (a `regions` line says how long it took).
@@ -228,7 +228,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--mixed] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-lanes]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--mixed] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]";
 
 /// The command line.
 struct Args {
@@ -247,6 +247,10 @@ struct Args {
     uniform: bool,
     /// `--no-jumps`: A* instead of jump point search.
     no_jumps: bool,
+    /// `--no-jump-tables`: jump point search scans (no JPS+ tables).
+    no_jump_tables: bool,
+    /// `--searches-per-frame`: searches started per frame at most (8 inline, 64 with workers).
+    searches_per_frame: Option<usize>,
     /// `--no-lanes`: group members follow the shared search's corridor.
     no_lanes: bool,
     smooth_first: usize,
@@ -280,6 +284,8 @@ impl Args {
             flat: false,
             uniform: false,
             no_jumps: false,
+            no_jump_tables: false,
+            searches_per_frame: None,
             no_lanes: false,
             smooth_first: TilepathSettings::default().smooth_before_delivery,
             edits: 0,
@@ -306,6 +312,10 @@ impl Args {
                 Long("flat") => a.flat = true,
                 Long("uniform") => a.uniform = true,
                 Long("no-jumps") => a.no_jumps = true,
+                Long("no-jump-tables") => a.no_jump_tables = true,
+                Long("searches-per-frame") => {
+                    a.searches_per_frame = Some(common::value(&mut parser, "--searches-per-frame")?)
+                }
                 Long("no-lanes") => a.no_lanes = true,
                 Long("smooth-first") => {
                     let v: String = common::value(&mut parser, "--smooth-first")?;
@@ -574,7 +584,11 @@ fn build_app(args: &Args) -> App {
     let settings = TilepathSettings {
         time_budget: Duration::from_micros(args.budget_us),
         expansion_budget: u32::MAX,
-        searches_per_frame: if args.workers == 0 { 8 } else { 64 },
+        searches_per_frame: args.searches_per_frame.unwrap_or(if args.workers == 0 {
+            8
+        } else {
+            64
+        }),
         share_searches: args.share,
         lanes: !args.no_lanes,
         hierarchical_beyond: if args.flat { 0 } else { 64 },
@@ -582,6 +596,7 @@ fn build_app(args: &Args) -> App {
             jump_points: !args.no_jumps,
             ..Default::default()
         },
+        jump_tables: !args.no_jump_tables,
         smooth_before_delivery: args.smooth_first,
         workers: if args.workers == 0 {
             WorkerMode::Inline

@@ -491,6 +491,55 @@ fn search_restarts_when_the_grid_changes_mid_search() {
 }
 
 #[test]
+fn a_searchs_expansions_stay_readable_after_it_ends() {
+    // Budgets and frame statistics read `expansions()` after the slice that ends a search:
+    // the count of the search just found, failed or cancelled, not 0.
+    let mut grid = NavGrid::new(30, 30).unwrap();
+    for y in 0..29 {
+        grid.set_walkable(Cell::new(15, y), false).unwrap();
+    }
+    let mut search = AStar::new();
+    for jump_points in [false, true] {
+        let config = SearchConfig {
+            jump_points,
+            ..Default::default()
+        };
+        search
+            .begin(&grid, Cell::new(0, 0), Cell::new(29, 0), &config)
+            .unwrap();
+        let SearchStep::Found(p) = search.step(&grid, u32::MAX) else {
+            panic!("no path");
+        };
+        assert!(p.expansions > 0);
+        assert_eq!(
+            search.expansions(),
+            p.expansions as u64,
+            "jump points: {jump_points}"
+        );
+        assert!(!search.is_active());
+        // A failed search (a wall closes the way) keeps its count too.
+        let mut closed = grid.clone();
+        closed.set_walkable(Cell::new(15, 29), false).unwrap();
+        search
+            .begin(&closed, Cell::new(0, 0), Cell::new(29, 0), &config)
+            .unwrap_err();
+        assert_eq!(
+            search.expansions(),
+            0,
+            "a search refused at once expanded nothing"
+        );
+        search
+            .begin(&grid, Cell::new(0, 0), Cell::new(29, 0), &config)
+            .unwrap();
+        assert_eq!(search.step(&grid, 5), SearchStep::Pending);
+        let partial = search.expansions();
+        assert!(partial > 0);
+        search.cancel();
+        assert_eq!(search.expansions(), partial);
+    }
+}
+
+#[test]
 fn manhattan_is_lesters_inadmissible_heuristic() {
     assert!(!Heuristic::Manhattan.is_admissible(true));
     assert!(Heuristic::Manhattan.is_admissible(false));

@@ -321,6 +321,17 @@ impl ClassGrid {
         &self.grid
     }
 
+    /// Builds the class grid's jump table ([`NavGrid::build_jump_table`]); edits through
+    /// [`ClassGrid::update`] keep it up to date.
+    pub fn build_jump_table(&mut self) {
+        self.grid.build_jump_table();
+    }
+
+    /// Frees the class grid's jump table ([`NavGrid::drop_jump_table`]).
+    pub fn drop_jump_table(&mut self) {
+        self.grid.drop_jump_table();
+    }
+
     /// What the player this grid plans for knows (`None`: the grid plans with the truth).
     pub fn knowledge(&self) -> Option<&Knowledge> {
         self.known.as_ref()

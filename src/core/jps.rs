@@ -57,6 +57,10 @@ struct Scan<'a, const OVERLAID: bool> {
     table: Option<&'a JumpTable>,
     /// The goal's padded column and row.
     goal_xy: (isize, isize),
+    /// Padded columns and rows `(x0, y0, x1, y1)` (inclusive) of the box around the overlay's
+    /// cells and their neighbours: outside it every cell is plain and regular, so the table
+    /// holds what a scan finds there (with `OVERLAID` only).
+    shade: (isize, isize, isize, isize),
 }
 
 impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
@@ -195,6 +199,39 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
 }
 
 impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
+    /// Whether the jump table may stand for a scan from `i` (column `x`, row `y`) along move
+    /// `(dx, dy)` under the search's overlay: the cells the scan would look at lie outside the
+    /// overlay's shade. A straight scan looks at the line up to the table's reach (blocked
+    /// cells beside it are terrain, the same with or without an overlay); a diagonal one, with
+    /// the straight scans from its cells, stays in the quadrant ahead of `i`.
+    #[inline(always)]
+    fn table_holds(
+        &self,
+        table: &JumpTable,
+        (i, x, y): (isize, isize, isize),
+        dx: i32,
+        dy: i32,
+    ) -> bool {
+        if !OVERLAID {
+            return true;
+        }
+        let (x0, y0, x1, y1) = self.shade;
+        let ahead = |p: isize, d: i32, lo: isize, hi: isize| if d > 0 { hi > p } else { lo < p };
+        match (dx, dy) {
+            (dx, 0) => {
+                let reach = table.get(i as usize, jump_table::along_x(dx)).abs() as isize;
+                let (a, b) = (x + dx as isize, x + reach * dx as isize);
+                y < y0 || y > y1 || a.max(b) < x0 || a.min(b) > x1
+            }
+            (0, dy) => {
+                let reach = table.get(i as usize, jump_table::along_y(dy)).abs() as isize;
+                let (a, b) = (y + dy as isize, y + reach * dy as isize);
+                x < x0 || x > x1 || a.max(b) < y0 || a.min(b) > y1
+            }
+            (dx, dy) => !(ahead(x, dx, x0, x1) && ahead(y, dy, y0, y1)),
+        }
+    }
+
     /// [`Scan::straight`] from padded cell `i` at column `x`, row `y`, read from the jump
     /// table: the table's jump point, or the goal if it lies on the line before it (or before
     /// the dead end).
@@ -280,14 +317,12 @@ impl AStar {
     ) -> Option<Result<usize, PathError>> {
         // (The grid is of one terrain without penalties: only an overlay varies costs.)
         let one_goal = self.active.as_ref().is_some_and(|a| !a.multi_goal);
+        let table = grid.jump_table().filter(|_| one_goal);
         if self.overlay_list.is_empty() {
-            match grid.jump_table() {
-                Some(table) if one_goal => self.jump_loop::<false>(grid, budget, Some(table)),
-                _ => self.jump_loop::<false>(grid, budget, None),
-            }
+            self.jump_loop::<false>(grid, budget, table)
         } else {
             grow_zeroed(&mut self.jump_memo, self.nodes.len());
-            self.jump_loop::<true>(grid, budget, None)
+            self.jump_loop::<true>(grid, budget, table)
         }
     }
 
@@ -332,6 +367,11 @@ impl AStar {
                 (active.goal % stride) as isize,
                 (active.goal / stride) as isize,
             ),
+            shade: if TABLE && OVERLAID {
+                shade(&self.overlay_list)
+            } else {
+                (0, 0, 0, 0)
+            },
         };
         let nodes = &mut self.nodes[..];
         let overlay = &self.overlay[..];
@@ -454,7 +494,7 @@ impl AStar {
                     continue;
                 }
                 let found = match scan.table {
-                    Some(t) if TABLE => {
+                    Some(t) if TABLE && scan.table_holds(t, at, dx, dy) => {
                         if diag {
                             scan.diagonal_table(t, at, dx, dy, &mut scanned)
                         } else {
@@ -477,10 +517,26 @@ impl AStar {
         };
         active.expansions = expansions;
         if let Some(Err(_)) = result {
-            self.active = None;
+            self.end();
         }
         result
     }
+}
+
+/// The shade of an overlay (see `Scan::shade`): the box of its cells grown by one cell, in
+/// padded coordinates.
+fn shade(overlay: &[(Cell, super::search::CellOverlay)]) -> (isize, isize, isize, isize) {
+    let (mut lo, mut hi) = (Cell::MAX, Cell::MIN);
+    for &(c, _) in overlay {
+        (lo, hi) = (lo.min(c), hi.max(c));
+    }
+    // Padded coordinates are one more; the box grows by one.
+    (
+        lo.x as isize,
+        lo.y as isize,
+        hi.x as isize + 2,
+        hi.y as isize + 2,
+    )
 }
 
 /// The cells of a jump point path: `points` with the straight and diagonal lines between

@@ -296,6 +296,8 @@ pub struct AStar {
     pub(super) jump_memo: Vec<u32>,
     /// Whether the search in progress (or the last one) is a jump point search.
     pub(super) jumping: bool,
+    /// Expansions of the last search, once it ended (found, failed or cancelled).
+    pub(super) ended_expansions: u64,
 }
 
 impl AStar {
@@ -311,7 +313,16 @@ impl AStar {
 
     /// Abandons the search in progress, if any.
     pub fn cancel(&mut self) {
-        self.active = None;
+        self.end();
+    }
+
+    /// Ends the search in progress, if any, keeping its expansion count.
+    pub(super) fn end(&mut self) -> Option<Active> {
+        let active = self.active.take();
+        if let Some(a) = &active {
+            self.ended_expansions = a.expansions;
+        }
+        active
     }
 
     /// Whether the search in progress, or the last one, ran as a jump point search
@@ -320,9 +331,12 @@ impl AStar {
         self.jumping
     }
 
-    /// Expansions of the search in progress or of the last one.
+    /// Expansions of the search in progress or of the last one (whether it found a path,
+    /// failed or was cancelled); 0 before the first.
     pub fn expansions(&self) -> u64 {
-        self.active.as_ref().map_or(0, |a| a.expansions)
+        self.active
+            .as_ref()
+            .map_or(self.ended_expansions, |a| a.expansions)
     }
 
     fn next_generation(&mut self, len: usize) {
@@ -392,6 +406,7 @@ impl AStar {
         overlay: &[(Cell, CellOverlay)],
     ) -> Result<(), PathError> {
         self.active = None;
+        self.ended_expansions = 0;
         let (start_i, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
         let goal_i = grid.index(goal).expect("resolved goal is in bounds");
         self.overlay_list.clear();
@@ -425,6 +440,7 @@ impl AStar {
         overlay: &[(Cell, CellOverlay)],
     ) -> Result<(), PathError> {
         self.active = None;
+        self.ended_expansions = 0;
         if goals.is_empty() {
             return Err(PathError::NoGoals);
         }
@@ -561,7 +577,7 @@ impl AStar {
         if active.grid_version != grid.version()
             && let Err(e) = self.restart(grid)
         {
-            self.active = None;
+            self.end();
             return SearchStep::Failed(e);
         }
         let rules = grid.rules();
@@ -770,14 +786,14 @@ impl AStar {
         if result.is_some() {
             // Keep the expansion count readable but mark the search finished in `trace`/errors.
             if let Some(Err(_)) = result {
-                self.active = None;
+                self.end();
             }
         }
         result
     }
 
     fn trace(&mut self, grid: &NavGrid, goal: usize) -> Path {
-        let active = self.active.take().expect("trace needs a finished search");
+        let active = self.end().expect("trace needs a finished search");
         let mut cells = Vec::new();
         let mut i = goal;
         loop {

@@ -242,6 +242,43 @@ impl NavMap {
         }
     }
 
+    /// Whether any grid of this map (the shared one, or a class grid) would change under
+    /// [`NavMap::keep_jump_tables`].
+    fn jump_tables_differ(&self, on: bool) -> bool {
+        let differs = |g: &NavGrid| g.has_jump_table() != (on && g.jump_points_apply());
+        differs(&self.grid)
+            || self
+                .classes
+                .iter()
+                .any(|e| e.grid.as_ref().is_ok_and(|c| differs(c.grid())))
+    }
+
+    /// Gives the grids jump point search runs on (the shared one, and each class grid) their
+    /// jump tables ([`NavGrid::build_jump_table`]) when `on`; drops every table when not.
+    fn keep_jump_tables(&mut self, on: bool) {
+        let wants = |g: &NavGrid| on && g.jump_points_apply();
+        if self.grid.has_jump_table() != wants(&self.grid) {
+            let grid = self.grid_mut();
+            if on {
+                grid.build_jump_table();
+            } else {
+                grid.drop_jump_table();
+            }
+        }
+        for entry in &mut self.classes {
+            if let Ok(c) = &mut entry.grid
+                && c.grid().has_jump_table() != wants(c.grid())
+            {
+                let c = Arc::make_mut(c);
+                if on {
+                    c.build_jump_table();
+                } else {
+                    c.drop_jump_table();
+                }
+            }
+        }
+    }
+
     /// `player`'s units see `cells`: its knowledge and class grids learn their true kinds.
     /// Returns how many of them the player had not seen before. Cells of its class grids that
     /// turn out worse than assumed are kept for the repath on reveal.
@@ -396,4 +433,20 @@ struct ClassEntry {
     /// The player whose knowledge it plans with.
     player: Option<u8>,
     grid: Result<Arc<ClassGrid>, ClassError>,
+}
+
+/// Gives every map's grids where jump point search runs their jump tables (JPS+: the queue's
+/// jump point searches read them instead of scanning), when a map appears, when its classes
+/// get grids, and when a grid comes to qualify (one terrain, no penalties); kept up to date by
+/// edits from then on. Drops them when the settings turn jump points or tables off.
+pub(crate) fn keep_jump_tables(
+    settings: Res<crate::plugin::settings::TilepathSettings>,
+    mut maps: Query<&mut NavMap>,
+) {
+    let on = settings.search.jump_points && settings.jump_tables;
+    for mut map in &mut maps {
+        if map.jump_tables_differ(on) {
+            map.keep_jump_tables(on);
+        }
+    }
 }

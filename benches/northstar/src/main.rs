@@ -3,6 +3,8 @@
 //! machine noise hits them alike:
 //!
 //! - `jps`: our exact jump point search (`SearchConfig::jump_points`);
+//! - `jps+`: the same search reading the grid's precomputed jump distances
+//!   (`NavGrid::build_jump_table`, built before the queries and timed apart);
 //! - `astar`: our exact A*;
 //! - `regions`: our region-map search (`find_path_hierarchical`, 16-cell clusters), a little
 //!   longer than optimal;
@@ -110,10 +112,14 @@ fn run() -> Result<(), String> {
     let regions = RegionMap::build(&grid, CLUSTER);
     let regions_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
+    let mut tabled = grid.clone();
+    tabled.build_jump_table();
+    let table_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
     let northstar = northstar_grid(&grid);
     let northstar_ms = t.elapsed().as_secs_f64() * 1e3;
     println!(
-        "map={map_path} queries={} (every {every}) build_ms regions={regions_ms:.1} northstar={northstar_ms:.1}",
+        "map={map_path} queries={} (every {every}) build_ms regions={regions_ms:.1} jump_table={table_ms:.1} northstar={northstar_ms:.1}",
         scens.len().div_ceil(every)
     );
 
@@ -123,13 +129,17 @@ fn run() -> Result<(), String> {
     };
     let astar_config = SearchConfig::default();
     let mut search = AStar::new();
-    let (mut jps, mut astar, mut hier, mut hpa) = Default::default();
-    let tallies: [&mut Tally; 4] = [&mut jps, &mut astar, &mut hier, &mut hpa];
-    let [jps, astar, hier, hpa] = tallies;
+    let (mut jps, mut jps_plus, mut astar, mut hier, mut hpa) = Default::default();
+    let tallies: [&mut Tally; 5] = [&mut jps, &mut jps_plus, &mut astar, &mut hier, &mut hpa];
+    let [jps, jps_plus, astar, hier, hpa] = tallies;
     for s in scens.iter().step_by(every) {
         let t = Instant::now();
         let l = exact(&mut search, &grid, s, &jps_config);
         jps.add(t.elapsed().as_secs_f64() * 1e6, l, s, true);
+
+        let t = Instant::now();
+        let l = exact(&mut search, &tabled, s, &jps_config);
+        jps_plus.add(t.elapsed().as_secs_f64() * 1e6, l, s, true);
 
         let t = Instant::now();
         let l = exact(&mut search, &grid, s, &astar_config);
@@ -148,6 +158,7 @@ fn run() -> Result<(), String> {
         hpa.add(us, path.map(|p| polyline(pos(s.start), p.path())), s, false);
     }
     jps.report("jps", hpa);
+    jps_plus.report("jps+", hpa);
     astar.report("astar", hpa);
     hier.report("regions", hpa);
     hpa.report("hpa", hpa);

@@ -253,6 +253,7 @@ impl Plugin for PathQueuePlugin {
                     (
                         crate::plugin::saves::restore_saved,
                         crate::plugin::classes::resolve_classes,
+                        crate::plugin::map::keep_jump_tables,
                         crate::plugin::fog::reveal_fog,
                         service::prepare_scratch,
                         regions::keep_regions,
