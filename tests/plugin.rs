@@ -147,9 +147,10 @@ fn thousand_requests_get_exactly_one_outcome_and_starts_are_capped() {
 
 #[test]
 fn replace_remove_and_despawn_mid_search() {
-    // A tiny budget keeps searches in flight over several frames.
+    // A tiny budget keeps searches in flight over several frames (one expansion a frame: a
+    // jump point search reading the grid's jump table needs only a few dozen).
     let settings = TilepathSettings {
-        expansion_budget: 20,
+        expansion_budget: 1,
         searches_per_frame: 4,
         ..Default::default()
     };
@@ -693,12 +694,43 @@ fn shared_search_members_replaced_removed_despawned_or_joining_mid_search() {
 }
 
 #[test]
+fn a_few_requests_to_one_cell_search_alone_where_a_jump_table_serves() {
+    // A jump point search reading the grid's jump table costs a fraction of a shared tree:
+    // fewer than eight requests to one cell each search alone; eight or more share a tree, as
+    // do two without jump tables.
+    let goal = Cell::new(60, 60);
+    for (units, jump_tables, shared) in [(7, true, false), (8, true, true), (2, false, true)] {
+        let mut app = shared_app(TilepathSettings {
+            jump_tables,
+            ..Default::default()
+        });
+        let members: Vec<Entity> = (0..units)
+            .map(|x| unit_at(&mut app, Cell::new(2 + x, 2), PathRequest::to_cell(goal)))
+            .collect();
+        run_until_drained(&mut app, 100);
+        app.update();
+        let log = app.world().resource::<Log>();
+        for &u in &members {
+            let kind = found_search(log, u);
+            let want = if shared {
+                SearchKind::Shared
+            } else {
+                SearchKind::JumpPoints
+            };
+            assert_eq!(kind, Some(want), "{units} units, jump tables {jump_tables}");
+        }
+    }
+}
+
+#[test]
 fn a_cached_tree_answers_later_requests_until_the_grid_changes() {
     let mut app = shared_app(TilepathSettings::default());
     let goal = Cell::new(60, 60);
-    // Two units to one goal share a tree (a lone request searches alone).
+    // Eight units to one goal share a tree (fewer search alone on a grid with a jump table).
     let first = unit_at(&mut app, Cell::new(2, 2), PathRequest::to_cell(goal));
-    unit_at(&mut app, Cell::new(3, 2), PathRequest::to_cell(goal));
+    for x in 3..10 {
+        unit_at(&mut app, Cell::new(x, 2), PathRequest::to_cell(goal));
+    }
     run_until_drained(&mut app, 100);
     app.update();
     assert_eq!(app.world().resource::<PathQueue>().cached_trees(), 1);

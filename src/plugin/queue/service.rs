@@ -58,6 +58,29 @@ pub(crate) fn prepare_scratch(
     }
 }
 
+/// Fewer requests than this to one cell (not a group order's) search alone where the grid has
+/// a jump table ([`TilepathSettings::jump_tables`]) rather than sharing a tree: a jump point
+/// search reading the table costs a tenth of an A* or less on the MovingAI maps, while a shared
+/// tree costs at least one A* (a backward search from the goal to every member), more the
+/// further apart they start. 2,000 random requests on 512 x 512, where a few goals repeat: see
+/// BENCHMARKS (session 23).
+const SHARE_WITH_JUMP_TABLE: usize = 8;
+
+/// Whether the first of `members` requests to one cell searches alone ([`SHARE_WITH_JUMP_TABLE`]):
+/// few of them, single-goal requests (a group order's members share for their lanes), on a
+/// grid whose searches read a jump table.
+fn alone_with_jump_table(
+    first: &Job,
+    members: usize,
+    grid: &crate::core::NavGrid,
+    settings: &TilepathSettings,
+) -> bool {
+    members < SHARE_WITH_JUMP_TABLE
+        && matches!(first.goal, super::job::JobGoal::Single(_))
+        && grid.has_jump_table()
+        && settings.search.jumps_on(grid)
+}
+
 /// Starts waiting searches (the service system's borrowed parameters).
 struct Starter<'a, 'w, 's, 'sw, 'ss> {
     settings: &'a TilepathSettings,
@@ -269,9 +292,16 @@ impl Starter<'_, '_, '_, '_, '_> {
             return;
         }
         // A lone request with no tree to reuse searches alone: a tree for it would cost as much
-        // as its own A*, and random goals would only churn the cache.
-        if members.len() == 1 && !queue.trees.has((map_entity, class), goal, grid.version()) {
-            let m = members.pop().expect("one member");
+        // as its own A*, and random goals would only churn the cache. So does the first of a
+        // few requests to one cell where jump tables serve (the others wait for their own
+        // turns): see `alone_with_jump_table`.
+        if !queue.trees.has((map_entity, class), goal, grid.version())
+            && (members.len() == 1
+                || alone_with_jump_table(&members[0].job, members.len(), grid, self.settings))
+        {
+            let mut members = members.into_iter();
+            let m = members.next().expect("one member at least");
+            queue.waiting.extend(members.map(|m| m.job));
             self.start_own(queue, book, m.job, m.start, m.radius);
             return;
         }
