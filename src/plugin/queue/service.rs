@@ -13,6 +13,7 @@ use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
+use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 
@@ -747,7 +748,10 @@ impl Slicing<'_, '_, '_> {
         let done_exp = job.expansions().saturating_sub(before);
         *self.expansions_left = self.expansions_left.saturating_sub(done_exp.max(1));
         self.tally.expansions += done_exp;
-        self.tally.charge(Cost::Expansions(done_exp));
+        self.tally.charge(match job.kind() {
+            SearchKind::JumpPoints if grid.has_jump_table() => Cost::Jumps(done_exp),
+            _ => Cost::Expansions(done_exp),
+        });
         self.tally.charge(Cost::Step);
         let result = match step {
             Slice::Pending => return true,
