@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release --example soak -- [--units N] [--frames F] [--drain D] [--workers W] \
-//!     [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter]
+//!     [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] \
+//!     [--save-at F] [--no-jump-tables]
 //! ```
 //!
 //! The mix of issue 31, as a game's players and AI would make it: on an S x S map (256 by
@@ -44,6 +45,7 @@
 //! [`NavChecksum`](bevy_tilepath::NavChecksum) every N ticks as `checksum tick=<t> value=<hex>`
 //! (two runs with the same arguments must print the same lines, whatever the machine's load),
 //! and `--jitter` sleeps a random 0-4 ms between ticks (from the wall clock, not the seed).
+//! `--no-jump-tables` turns [`TilepathSettings::jump_tables`] off (jump point searches scan).
 //!
 //! With `--save-at F` (feature `serialize`) the game is saved at the end of frame F (units, map
 //! and settings, as RON, through `bevy_tilepath::save_with`) and goes on in a new app that
@@ -69,7 +71,7 @@ use bevy_tilepath::{
 };
 use common::Rng;
 
-const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] [--save-at F]";
+const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] [--save-at F] [--no-jump-tables]";
 
 /// A body touching a wall may overlap it by float rounding (a segment at exactly the body's
 /// radius from a wall corner, sampled): overlaps up to this many tiles are touching.
@@ -90,6 +92,8 @@ struct Args {
     checksums: usize,
     jitter: bool,
     save_at: usize,
+    /// `--no-jump-tables`: jump point searches scan (no JPS+ tables).
+    no_jump_tables: bool,
 }
 
 impl Args {
@@ -107,6 +111,7 @@ impl Args {
             checksums: 0,
             jitter: false,
             save_at: 0,
+            no_jump_tables: false,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -122,6 +127,7 @@ impl Args {
                 Long("checksums") => a.checksums = common::value(&mut parser, "--checksums")?,
                 Long("jitter") => a.jitter = true,
                 Long("save-at") => a.save_at = common::value(&mut parser, "--save-at")?,
+                Long("no-jump-tables") => a.no_jump_tables = true,
                 _ => return Err(common::unexpected(arg)),
             }
         }
@@ -610,6 +616,7 @@ fn main() {
             }
         },
         lockstep: args.lockstep.then(Lockstep::default),
+        jump_tables: !args.no_jump_tables,
         ..Default::default()
     };
     let period = Duration::from_secs_f64(1.0 / 60.0);
