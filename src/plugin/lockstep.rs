@@ -2,6 +2,7 @@
 //! units are handled in ([`LockstepKey`]) and the per-tick checksum of the navigation state
 //! ([`NavChecksum`]) that clients compare to detect a desync.
 
+use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use super::movement::{MoveState, PathProgress};
@@ -150,23 +151,52 @@ type Hashed<'w, 's> = Query<
         &'static Transform,
         &'static PathStatus,
         Option<&'static PathProgress>,
-        Option<&'static NavPath>,
+        Option<Ref<'static, NavPath>>,
     ),
 >;
+
+/// Each unit's path hash from the tick before, so a path is hashed again only when it changed
+/// (a new path, or a rest patched in: [`PathQueue::patched`]): hashing every waypoint of every
+/// path every tick took a fifth of the plugin's time with 4,000 units in lockstep mode.
+#[derive(Default)]
+pub(crate) struct PathHashes {
+    now: EntityHashMap<u64>,
+    before: EntityHashMap<u64>,
+    /// Whether the last tick was in lockstep mode (hashes kept from before a pause are stale).
+    on: bool,
+}
+
+/// A path's hash: its ticket, cost and every waypoint.
+fn path_hash(path: &NavPath) -> u64 {
+    let mut h = Fold::new(path.ticket);
+    h.u64(path.cost).u64(path.waypoints.len() as u64);
+    for w in &path.waypoints {
+        h.vec2(*w);
+    }
+    h.finish()
+}
 
 /// End of a tick in lockstep mode: hashes the navigation state into [`NavChecksum`]. Units are
 /// hashed one by one and summed, so the sum does not depend on the order they are visited in.
 pub(crate) fn update_checksum(
     settings: Res<TilepathSettings>,
     book: Res<PendingRequests>,
-    queue: Res<PathQueue>,
+    mut queue: ResMut<PathQueue>,
     units: Hashed,
     keys: Query<Option<&LockstepKey>>,
     mut checksum: ResMut<NavChecksum>,
+    mut cache: Local<PathHashes>,
 ) {
+    let patched = std::mem::take(&mut queue.patched);
     if settings.lockstep.is_none() {
+        cache.on = false;
         return;
     }
+    let PathHashes { now, before, on } = &mut *cache;
+    if !std::mem::replace(on, true) {
+        before.clear();
+    }
+    now.clear();
     let id = |e: Entity| {
         let k = keys.get(e).ok().flatten();
         let (keyless, v) = sort_key(e, k);
@@ -186,15 +216,17 @@ pub(crate) fn update_checksum(
             move_state(&mut h, p.state);
         }
         if let Some(path) = path {
-            h.u64(path.ticket)
-                .u64(path.cost)
-                .u64(path.waypoints.len() as u64);
-            for w in &path.waypoints {
-                h.vec2(*w);
-            }
+            let hash = match before.get(&entity) {
+                Some(&hash) if !path.is_changed() && !patched.contains(&entity) => hash,
+                _ => path_hash(&path),
+            };
+            debug_assert_eq!(hash, path_hash(&path), "a path changed unseen");
+            now.insert(entity, hash);
+            h.u64(hash);
         }
         sum = sum.wrapping_add(h.finish());
     }
+    std::mem::swap(now, before);
     let mut h = Fold::new(sum);
     h.u64(book.frame);
     queue.hash_into(|e, [a, b]| {

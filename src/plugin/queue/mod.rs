@@ -63,6 +63,9 @@ pub struct PathQueue {
     refining: Rests,
     /// Smoothed rests to patch into their paths.
     refined: Vec<Refined>,
+    /// Units whose paths had a rest patched in this tick (a patch does not mark the path
+    /// changed): the checksum hashes their paths again. Emptied every tick by the checksum.
+    pub(crate) patched: bevy::ecs::entity::EntityHashSet,
     /// The maps' region maps, for long requests.
     regions: regions::Regions,
 }

@@ -244,6 +244,7 @@ pub(crate) fn apply_refined(
             continue;
         };
         let walking_to = progress.map_or(0, |p| p.waypoint);
+        queue.patched.insert(refined.entity);
         let path = path.bypass_change_detection();
         let (rest, since) = match patch(path, map, &refined, walking_to) {
             Patch::Done => {
