@@ -280,29 +280,31 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
         let (dxi, dyi) = (dx as isize, dy as isize);
         let step = dxi + dyi * self.stride;
         // The goal's row and column cross the diagonal at steps `k_row` and `k_col`; from there
-        // the goal lies ahead along x (or y) if that line is open up to it.
+        // the goal lies `ahead` cells on along x (or y) if that line (table entry `entry`) is
+        // open up to it.
+        let mut cross = |k: isize, ahead: isize, entry: usize| {
+            if k >= 1
+                && k <= reach
+                && k < best
+                && (ahead == 0
+                    || (ahead > 0
+                        && ahead <= table.get((i + k * step) as usize, entry).abs() as isize))
+            {
+                best = k;
+            }
+        };
         let k_row = (gy - y) * dyi;
-        if k_row >= 1 && k_row <= reach && k_row < best {
-            let ahead = (gx - (x + k_row * dxi)) * dxi;
-            let n = i + k_row * step;
-            if ahead == 0
-                || (ahead > 0
-                    && ahead <= table.get(n as usize, jump_table::along_x(dx)).abs() as isize)
-            {
-                best = k_row;
-            }
-        }
+        cross(
+            k_row,
+            (gx - (x + k_row * dxi)) * dxi,
+            jump_table::along_x(dx),
+        );
         let k_col = (gx - x) * dxi;
-        if k_col >= 1 && k_col <= reach && k_col < best {
-            let ahead = (gy - (y + k_col * dyi)) * dyi;
-            let n = i + k_col * step;
-            if ahead == 0
-                || (ahead > 0
-                    && ahead <= table.get(n as usize, jump_table::along_y(dy)).abs() as isize)
-            {
-                best = k_col;
-            }
-        }
+        cross(
+            k_col,
+            (gy - (y + k_col * dyi)) * dyi,
+            jump_table::along_y(dy),
+        );
         (best != isize::MAX).then(|| (i + best * step, best as u32))
     }
 }
