@@ -702,11 +702,22 @@ fn a_few_requests_to_one_cell_search_alone_where_a_jump_table_serves() {
     for (units, jump_tables, shared) in [(7, true, false), (8, true, true), (2, false, true)] {
         let mut app = shared_app(TilepathSettings {
             jump_tables,
+            searches_per_frame: 1,
             ..Default::default()
         });
         let members: Vec<Entity> = (0..units)
             .map(|x| unit_at(&mut app, Cell::new(2 + x, 2), PathRequest::to_cell(goal)))
             .collect();
+        // Requests sent back to wait for their own turn (one search starts a frame here) say
+        // so: queued, not searching.
+        app.update();
+        let queued = members
+            .iter()
+            .filter(|&&u| app.world().get::<PathStatus>(u) == Some(&PathStatus::Queued))
+            .count();
+        if !shared {
+            assert_eq!(queued, units as usize - 1, "the others wait, queued");
+        }
         run_until_drained(&mut app, 100);
         app.update();
         let log = app.world().resource::<Log>();

@@ -187,9 +187,12 @@ pub(crate) fn update_checksum(
     mut checksum: ResMut<NavChecksum>,
     mut cache: Local<PathHashes>,
 ) {
-    let patched = std::mem::take(&mut queue.patched);
+    // Taken for the tick and given back emptied, so its memory is reused.
+    let mut patched = std::mem::take(&mut queue.patched);
     if settings.lockstep.is_none() {
         cache.on = false;
+        patched.clear();
+        queue.patched = patched;
         return;
     }
     let PathHashes { now, before, on } = &mut *cache;
@@ -227,6 +230,8 @@ pub(crate) fn update_checksum(
         sum = sum.wrapping_add(h.finish());
     }
     std::mem::swap(now, before);
+    patched.clear();
+    queue.patched = patched;
     let mut h = Fold::new(sum);
     h.u64(book.frame);
     queue.hash_into(|e, [a, b]| {

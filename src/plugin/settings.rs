@@ -54,7 +54,7 @@ pub struct TilepathSettings {
     /// ([`SearchConfig::jump_points`] on an eight-way grid of one terrain without penalties), so
     /// the queue's jump point searches read where each jump ends instead of scanning: the same
     /// paths, found faster. A table costs 16 bytes a cell (4 MB on 512 x 512) and is built on
-    /// the main thread when a grid comes to qualify (about 10 ms on 512 x 512), then kept up to
+    /// the main thread when a grid comes to qualify (15-20 ms on 512 x 512), then kept up to
     /// date by edits locally. Off: searches scan, and tables already built are dropped.
     pub jump_tables: bool,
     /// A waiting request gains one priority point per this many frames, so nothing starves.

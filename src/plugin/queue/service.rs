@@ -159,7 +159,8 @@ impl Starter<'_, '_, '_, '_, '_> {
     }
 
     /// Where `job`'s unit stands and its body radius; `None` (and the job failed) if its map or
-    /// place is gone.
+    /// place is gone. Its status says searching only once a search takes it ([`Starter::searching`]):
+    /// a request placed and then sent back to wait stays queued.
     fn place(
         &mut self,
         queue: &mut PathQueue,
@@ -180,12 +181,16 @@ impl Starter<'_, '_, '_, '_, '_> {
             queue.fail(book, job.entity, job.ticket, PathFailure::StartOutOfBounds);
             return None;
         };
-        if let Ok(mut s) = self.statuses.get_mut(job.entity) {
-            *s = PathStatus::Searching;
-        }
         // Smoothing keeps the body clear of the class grid's walls, grown by its footprint.
         let radius = agent.map_or(0.0, |a| a.radius);
         Some((start, map.wall_radius_of(job.class, radius)))
+    }
+
+    /// Marks `entity`'s request as being searched for.
+    fn searching(&mut self, entity: Entity) {
+        if let Ok(mut s) = self.statuses.get_mut(entity) {
+            *s = PathStatus::Searching;
+        }
     }
 
     /// Starts `job`'s own search, inline or on a worker.
@@ -197,6 +202,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         start: Cell,
         radius: f32,
     ) {
+        self.searching(job.entity);
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
         let origin = book.origin(job.entity);
@@ -289,6 +295,9 @@ impl Starter<'_, '_, '_, '_, '_> {
                 .iter_mut()
                 .find(|s| (s.map, s.class, s.goal) == (map_entity, class, goal))
         {
+            for m in &members {
+                self.searching(m.job.entity);
+            }
             s.add(grid, members);
             return;
         }
@@ -321,6 +330,9 @@ impl Starter<'_, '_, '_, '_, '_> {
                     (queue.trees.fresh(), overlay, true)
                 }
             };
+        for m in &members {
+            self.searching(m.job.entity);
+        }
         let config = &self.settings.search;
         let mut shared = SharedSearch::new(
             (map_entity, class),
