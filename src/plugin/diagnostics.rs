@@ -184,13 +184,14 @@ impl Cost {
 }
 
 /// Nominal nanoseconds of an expansion of a jump point search reading a jump table
-/// ([`Cost::Jumps`]). Far above what the expansion itself costs (140-190 ns in `movingai --mode
+/// ([`Cost::Jumps`]). Above what the expansion itself costs (140-190 ns in `movingai --mode
 /// jps+`): such a search needs so few expansions that the work around it (its start, its
-/// path's delivery and smoothing) dominates, and is charged here. Fitted so that lockstep's
-/// 99th-percentile CPU per tick stays at the budget: `stress --units 2000 --map-size 512
-/// --uniform --lockstep --searches-per-frame 32` gave 1.92-2.17 ms at a 2 ms budget, against
-/// 2.78 at 800 ns and 4.8 at A*'s 70.
-const JUMP_NANOS: u64 = 1500;
+/// path's delivery and smoothing) weighs more, and is charged here in part. A compromise
+/// between two lockstep runs (session 23): `stress --units 2000 --map-size 512 --uniform
+/// --lockstep --searches-per-frame 32` (a burst of long searches) had p99 CPU per tick 4.5-5.6
+/// ms at 70-400 ns, 2.8-3.3 at 800 and 1.9-2.2 at 1,500 (2 ms budget); the busy `soak` in
+/// lockstep had order-to-outcome p99 9-17 ticks up to 800 ns but 42 at 1,500.
+const JUMP_NANOS: u64 = 800;
 
 /// Times one phase of a system: wall and thread CPU time from its creation to its drop are
 /// added to the frame's tally. It derefs to the tally, so the system uses it as its tally.
