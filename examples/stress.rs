@@ -842,6 +842,22 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
                 f.phases[i]
             );
         }
+        let ratios: Vec<f64> = f
+            .cpu_ms
+            .iter()
+            .zip(&f.counted_ms)
+            .take(drain.len())
+            .filter(|(_, c)| **c > 1.0)
+            .map(|(cpu, c)| cpu / c)
+            .collect();
+        eprintln!(
+            "cpu over counted (frames counting over 1 ms: {}): p10 {:.2} p50 {:.2} p90 {:.2} p99 {:.2}",
+            ratios.len(),
+            percentile(&ratios, 0.1),
+            percentile(&ratios, 0.5),
+            percentile(&ratios, 0.9),
+            percentile(&ratios, 0.99),
+        );
         let (worst, ms) = drain
             .iter()
             .enumerate()

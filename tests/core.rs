@@ -516,6 +516,10 @@ fn a_searchs_expansions_stay_readable_after_it_ends() {
             p.expansions as u64,
             "jump points: {jump_points}"
         );
+        // Of them, a jump point search's scanned cells (one expansion per 16); none for A*.
+        let scans = search.scan_expansions();
+        assert!(scans < search.expansions());
+        assert_eq!(scans > 0, jump_points, "scans {scans}");
         assert!(!search.is_active());
         // A failed search (a wall closes the way) keeps its count too.
         let mut closed = grid.clone();

@@ -245,12 +245,16 @@ pub(crate) fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
 /// blocked or outside cell. Touching one (at distance exactly `radius`) is allowed, except for a
 /// point body: it may not run along the edge between two blocked hexagons. `a` and `b` are
 /// finite (`line::walkable` checks them and orders them, so the answer is the same both ways).
-pub(crate) fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
+/// Each cell the segment crosses, with the disc round it, adds to `looked` (see
+/// `line::walkable_counting`).
+pub(crate) fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, looked: &mut u64) -> bool {
     let r = radius.max(0.0);
     let r2 = (r * r).max(1e-10);
     // A cell n steps from every cell the segment passes through is at least (n - 1) / 2 away.
     let rings = 1 + (r / 0.5) as i32;
+    let per_cell = (3 * rings * (rings + 1) + 1) as u64;
     traverse(a, b, |c| {
+        *looked += per_cell;
         all_in_disc(c, rings, |n| {
             grid.is_walkable(n) || segment_distance_sq(a, b, n) >= r2
         })
@@ -357,16 +361,16 @@ mod tests {
         };
         let mut grid = NavGrid::with_rules(8, 8, hex).unwrap();
         let (a, b) = (center(Cell::new(1, 3)), center(Cell::new(6, 3)));
-        assert!(walkable(&grid, a, b, 0.35));
+        assert!(walkable(&grid, a, b, 0.35, &mut 0));
         // A blocked cell in the next row pokes a corner to within 0.289 of the row's centre
         // line: thin bodies pass it, a body of radius 0.35 does not (as it would not pass
         // between two blocked cells, 0.577 apart).
         grid.set_walkable(Cell::new(3, 4), false).unwrap();
-        assert!(walkable(&grid, a, b, 0.28));
-        assert!(!walkable(&grid, a, b, 0.3));
+        assert!(walkable(&grid, a, b, 0.28, &mut 0));
+        assert!(!walkable(&grid, a, b, 0.3, &mut 0));
         grid.set_walkable(Cell::new(3, 3), false).unwrap();
-        assert!(!walkable(&grid, a, b, 0.0));
-        assert!(!walkable(&grid, a, a, 5.0));
+        assert!(!walkable(&grid, a, b, 0.0, &mut 0));
+        assert!(!walkable(&grid, a, a, 5.0, &mut 0));
         // wall points: the nearest point of the blocked cell (3, 3) from (2, 3) is its edge.
         let p = center(Cell::new(2, 3));
         let walls = wall_points(&grid, p, 0.6);

@@ -399,6 +399,7 @@ impl AStar {
         let (start, packing) = (a.start, a.packing);
         let max_expansions = a.max_expansions;
         let mut expansions = a.expansions;
+        let mut scans = a.scans;
         let mut left = budget;
         let mut scanned = 0u32;
         let result = loop {
@@ -516,8 +517,10 @@ impl AStar {
             scanned %= SCAN_PER_EXPANSION;
             left = left.saturating_sub(charged);
             expansions += charged as u64;
+            scans += charged as u64;
         };
         active.expansions = expansions;
+        active.scans = scans;
         if let Some(Err(_)) = result {
             self.end();
         }

@@ -223,6 +223,20 @@ fn segment_box_gap_sq(a: Vec2, b: Vec2, lo: Vec2, hi: Vec2) -> f32 {
 /// wall, at distance exactly `radius`, is allowed; squeezing between two diagonally touching
 /// blocked cells is not).
 pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
+    walkable_counting(grid, a, b, radius, &mut 0)
+}
+
+/// [`walkable`], adding to `looked` the cells it looked at: each cell the segment crosses
+/// before the answer is known, with the cells round it within the body's reach. A measure of
+/// the check's work that depends on nothing but the grid and the segment (lockstep budgets
+/// count it).
+pub(crate) fn walkable_counting(
+    grid: &NavGrid,
+    a: Vec2,
+    b: Vec2,
+    radius: f32,
+    looked: &mut u64,
+) -> bool {
     if !a.is_finite() || !b.is_finite() {
         return false;
     }
@@ -233,15 +247,17 @@ pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
         (b, a)
     };
     if grid.is_hex() {
-        return super::hex::walkable(grid, a, b, radius);
+        return super::hex::walkable(grid, a, b, radius, looked);
     }
     let r = radius.max(0.0);
     let reach = r.ceil() as i32;
     let r2 = r * r;
+    let per_cell = ((2 * reach + 1) * (2 * reach + 1)) as u64;
     walk_cells(
         a,
         b,
         &mut |c| {
+            *looked += per_cell;
             for dy in -reach..=reach {
                 for dx in -reach..=reach {
                     let n = c + IVec2::new(dx, dy);
@@ -303,6 +319,22 @@ pub fn overlaps_blocked(grid: &NavGrid, p: Vec2, radius: f32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_counts_the_cells_it_looked_at_up_to_its_answer() {
+        let mut grid = NavGrid::new(20, 5).unwrap();
+        let (a, b) = (Vec2::new(0.5, 2.5), Vec2::new(19.5, 2.5));
+        let mut point = 0;
+        assert!(walkable_counting(&grid, a, b, 0.0, &mut point));
+        assert_eq!(point, 20, "a point body looks at each cell it crosses");
+        let mut body = 0;
+        assert!(walkable_counting(&grid, a, b, 0.4, &mut body));
+        assert_eq!(body, 20 * 9, "a body looks at the cells round each one too");
+        grid.set_walkable(Cell::new(5, 2), false).unwrap();
+        let mut stopped = 0;
+        assert!(!walkable_counting(&grid, a, b, 0.0, &mut stopped));
+        assert_eq!(stopped, 6, "a failed check stops at the wall");
+    }
 
     #[test]
     fn fast_floor_is_floor() {

@@ -4,7 +4,7 @@
 use bevy::math::Vec2;
 
 use super::grid::{Cell, NavGrid, Topology};
-use super::line::{traverse, walkable};
+use super::line::{traverse, walkable_counting};
 
 /// How many cells ahead smoothing looks for a shortcut.
 const LOOKAHEAD: usize = 64;
@@ -76,7 +76,8 @@ pub struct Smoother {
     /// (0: none yet).
     low: usize,
     high: usize,
-    /// Cells looked at so far: along the lines checked, and in the scans of the path.
+    /// Cells looked at so far: along the lines checked (with the cells round them a body's
+    /// check looks at), and in the scans of the path.
     work: u64,
 }
 
@@ -122,7 +123,8 @@ impl Smoother {
         }
     }
 
-    /// Cells looked at so far (along the lines checked, and scanning the path): a measure of
+    /// Cells looked at so far (along the lines checked, up to where a check failed, with the
+    /// cells round them a body's check looks at; and scanning the path): a measure of
     /// the work done that depends on nothing but the grid and the path (lockstep budgets count
     /// it).
     pub fn work(&self) -> u64 {
@@ -159,8 +161,8 @@ impl Smoother {
             .max()
             .unwrap_or(0);
         let (a, b) = (self.center(from), self.center(to));
-        self.work += (to - from) as u64 + line_cells(a, b);
-        clear(grid, a, b, self.radius, limit)
+        self.work += (to - from) as u64;
+        clear(grid, a, b, self.radius, limit, &mut self.work)
     }
 
     /// Runs to the end, `units` units of work at a time (see [`Smoother::step`]), calling
@@ -286,8 +288,9 @@ impl Smoother {
                         Some(&(_, x)) => {
                             *tried += 1;
                             let (p, n) = (self.out[self.at - 1], self.out[self.at + 2]);
-                            self.work += line_cells(p, x) + line_cells(x, n);
-                            let ok = |a, b| clear(grid, a, b, self.radius, self.max_terrain);
+                            let (radius, max_terrain) = (self.radius, self.max_terrain);
+                            let work = &mut self.work;
+                            let mut ok = |a, b| clear(grid, a, b, radius, max_terrain, work);
                             if ok(p, x) && ok(x, n) {
                                 self.out[self.at] = x;
                                 self.out.remove(self.at + 1);
@@ -306,17 +309,14 @@ impl Smoother {
     }
 }
 
-/// About how many cells a line from `a` to `b` crosses (its Manhattan length, and one).
-fn line_cells(a: Vec2, b: Vec2) -> u64 {
-    let d = (b - a).abs();
-    (d.x + d.y) as u64 + 1
-}
-
 /// Whether a unit of `radius` can walk straight from `a` to `b` without crossing terrain dearer
 /// than `max_terrain`.
-fn clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, max_terrain: u8) -> bool {
-    traverse(grid, a, b, |c| grid.terrain(c).unwrap_or(0) <= max_terrain)
-        && walkable(grid, a, b, radius)
+/// Cells looked at are added to `work`.
+fn clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, max_terrain: u8, work: &mut u64) -> bool {
+    traverse(grid, a, b, |c| {
+        *work += 1;
+        grid.terrain(c).unwrap_or(0) <= max_terrain
+    }) && walkable_counting(grid, a, b, radius, work)
 }
 
 /// Candidates to replace the two bends at `points[i]` and `points[i + 1]` by one point beside the

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bevy::diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
 use bevy::prelude::*;
 
-use crate::core::Cell;
+use crate::core::{Cell, NavGrid};
 
 use super::cpu_clock::CpuClock;
 use super::schedule::{TilepathSchedule, TilepathSystems};
@@ -123,9 +123,20 @@ impl FrameTally {
         stats.counted = Duration::from_nanos(t.work);
     }
 
+    /// Counts `cost` of work done on `grid`: work that reads the grid's arrays (searches,
+    /// line checks) costs more on bigger grids ([`doublings`]).
+    pub(crate) fn charge_on(&mut self, grid: &NavGrid, cost: Cost) {
+        self.charge_at(doublings(grid), cost);
+    }
+
     /// Counts `cost` of work done (the budget's clock in lockstep mode).
     pub(crate) fn charge(&mut self, cost: Cost) {
-        self.work += cost.nanos();
+        self.charge_at(0, cost);
+    }
+
+    /// Counts `cost` of work done on a grid of [`doublings`] `d`.
+    pub(crate) fn charge_at(&mut self, d: u64, cost: Cost) {
+        self.work += cost.nanos(d);
     }
 }
 
@@ -138,9 +149,13 @@ impl FrameTally {
 pub(crate) enum Cost {
     /// `n` heap pops of a search.
     Expansions(u64),
-    /// `n` expansions of a jump point search reading a jump table (see [`JUMP_NANOS`]; a
+    /// `n` expansions of a jump point search reading a jump table (the cells it scanned near an
+    /// overlay are charged as A*'s expansions: see `AStar::scan_expansions`; a
     /// scanning one counts as A*, its scanned cells one expansion per 16).
     Jumps(u64),
+    /// `n` heap pops of the searches of a region map's legs (dearer than a flat search's: each
+    /// leg begins a search and its path is spliced onto the others).
+    Legs(u64),
     /// `n` heap pops of a shared search's tree (dearer: each settles a node of a whole-map
     /// tree).
     Tree(u64),
@@ -158,40 +173,76 @@ pub(crate) enum Cost {
     /// Judging a result and delivering its outcome, a path of `n` cells (its waypoints and
     /// corridor built, the rest queued for smoothing: dearer the longer it is).
     Deliver(u64),
-    /// Taking a worker's report back.
+    /// Taking a worker's report back, or a shared search's path for one member.
     Report,
+    /// Delivering an outcome with a path of `n` cells (its components and messages, its rest
+    /// queued for smoothing).
+    Outcome(u64),
+    /// `n` cells of the claims overlays of searches started.
+    Overlay(u64),
+    /// A pass over the `n` requests without an outcome (their oldest's wait, for the frame's
+    /// statistics).
+    Pending(u64),
+    /// `n` cells of a found path walked or copied (read off a shared tree; the raw rest added
+    /// after the smoothed start).
+    PathCells(u64),
+    /// Picking the frame's next starts from `n` waiting requests.
+    Pick(u64),
+    /// The rests' triage: `rests` gone through, `reads` of a unit's place and path.
+    Triage { rests: u64, reads: u64 },
     /// Any other step of a budgeted loop (so every loop ends within its budget).
     Step,
 }
 
 impl Cost {
-    /// Nominal nanoseconds.
-    fn nanos(self) -> u64 {
+    /// Nominal nanoseconds on a grid of [`doublings`] `d` (0 for work that does not read a
+    /// grid): work that reads a grid's arrays costs more on bigger grids, as the arrays of
+    /// nodes, jumps and trees outgrow the caches. Measured in session 24 (BENCHMARKS) with
+    /// `perf` and thread CPU time, per unit of work on 256 x 256 and 512 x 512 maps: a node
+    /// expanded by A* 160 and 210 ns, by a jump-table search 360 and 980, by a shared tree 180
+    /// and 300; a cell a line check looks at 7 and 30.
+    fn nanos(self, d: u64) -> u64 {
         match self {
-            Cost::Expansions(n) => n * 70,
-            Cost::Jumps(n) => n * JUMP_NANOS,
-            Cost::Route(n) => n * 300,
-            Cost::Tree(n) => n * 160,
+            Cost::Expansions(n) => n * sized(160, 210, d),
+            Cost::Jumps(n) => n * sized(360, 980, d),
+            Cost::Legs(n) => n * sized(200, 270, d),
+            Cost::Route(n) => n * sized(250, 320, d),
+            Cost::Tree(n) => n * sized(180, 300, d),
             Cost::LineCheck => 300,
-            Cost::Cells(n) => n * 25,
+            Cost::Cells(n) => n * sized(7, 30, d),
             Cost::Start => 8_000,
             Cost::Validate => 500,
             Cost::Deliver(n) => 2_000 + n * 20,
             Cost::Report => 500,
+            Cost::Outcome(n) => 1_000 + n * 6,
+            Cost::Overlay(n) => n * 50,
+            Cost::Pending(n) => n * 20,
+            Cost::PathCells(n) => n * 15,
+            Cost::Pick(n) => n * 100,
+            Cost::Triage { rests, reads } => rests * 35 + reads * 600,
             Cost::Step => 4_000,
         }
     }
 }
 
-/// Nominal nanoseconds of an expansion of a jump point search reading a jump table
-/// ([`Cost::Jumps`]). Above what the expansion itself costs (140-190 ns in `movingai --mode
-/// jps+`): such a search needs so few expansions that the work around it (its start, its
-/// path's delivery and smoothing) weighs more, and is charged here in part. A compromise
-/// between two lockstep runs (session 23): `stress --units 2000 --map-size 512 --uniform
-/// --lockstep --searches-per-frame 32` (a burst of long searches) had p99 CPU per tick 4.5-5.6
-/// ms at 70-400 ns, 2.8-3.3 at 800 and 1.9-2.2 at 1,500 (2 ms budget); the busy `soak` in
-/// lockstep had order-to-outcome p99 9-17 ticks up to 800 ns but 42 at 1,500.
-const JUMP_NANOS: u64 = 800;
+/// How many times `grid`'s cells double those of a 128 x 128 grid (0 at that size or below):
+/// the size term of [`Cost`]'s nominal costs (see [`sized`]). An integer function of the
+/// grid's size, so the same on every machine.
+pub(crate) fn doublings(grid: &NavGrid) -> u64 {
+    let cells = grid.width() as u64 * grid.height() as u64;
+    (cells / (128 * 128)).max(1).ilog2() as u64
+}
+
+/// A nominal cost on a grid of [`doublings`] `d`: `small` on grids of 256 x 256 cells or
+/// fewer, whose arrays of nodes, jumps and trees stay in a cache; `large` from 512 x 512 on,
+/// whose arrays do not (half way between at 3 doublings).
+fn sized(small: u64, large: u64, d: u64) -> u64 {
+    match d {
+        0..=2 => small,
+        3 => (small + large) / 2,
+        _ => large,
+    }
+}
 
 /// Times one phase of a system: wall and thread CPU time from its creation to its drop are
 /// added to the frame's tally. It derefs to the tally, so the system uses it as its tally.

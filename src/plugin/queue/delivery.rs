@@ -188,6 +188,7 @@ pub(crate) fn receive_results(
     let mut to_deliver = to_deliver.into_iter();
     for mut ready in to_deliver.by_ref() {
         let latency = (frame - ready.ticket.frame) as u32;
+        let cells = ready.path.as_ref().map_or(0, |p| p.cells.len() as u64);
         if let OutcomeKind::Found {
             search: SearchKind::Shared,
             ..
@@ -207,7 +208,7 @@ pub(crate) fn receive_results(
         book.in_delivery -= 1;
         tally.finished += 1;
         tally.latency_sum += latency as u64;
-        tally.charge(Cost::Report);
+        tally.charge(Cost::Outcome(cells));
         if tally.elapsed() >= budget {
             break;
         }
@@ -217,6 +218,7 @@ pub(crate) fn receive_results(
     stats.searching = queue.searching();
     stats.smoothing = queue.smoothing();
     stats.oldest_wait_frames = book.oldest_wait(frame);
+    tally.charge(Cost::Pending(book.len() as u64));
 }
 
 /// One worker report: results to judge, jobs to wait again (a stopped search's, a shared

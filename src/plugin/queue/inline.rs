@@ -85,6 +85,16 @@ impl InlineJob {
                 .map_or_else(|| self.search.expansions(), |h| h.expansions())
     }
 
+    /// Of those, the ones standing for a jump point search's scanned cells
+    /// ([`AStar::scan_expansions`](crate::core::AStar::scan_expansions); none while a region
+    /// map's route and legs run).
+    pub(super) fn scan_expansions(&self) -> u64 {
+        match self.hierarchical {
+            Some(_) => 0,
+            None => self.search.scan_expansions(),
+        }
+    }
+
     /// Heap pops of its route through the region map, if it took one.
     pub(super) fn route_pops(&self) -> u64 {
         self.hierarchical.as_ref().map_or(0, |h| h.route_pops())

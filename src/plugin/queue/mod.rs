@@ -15,6 +15,7 @@ mod repath;
 mod service;
 mod shared;
 mod validate;
+mod waiting;
 mod workers;
 
 use bevy::prelude::*;
@@ -35,7 +36,7 @@ use super::settings::{CrowdSettings, FogSettings, TilepathSettings, WorkerMode};
 
 use delivery::Ready;
 use inline::{InlineJob, Smoothing};
-use job::{Job, SearchResult};
+use job::SearchResult;
 use refine::{Refined, Rests};
 use shared::{SharedSearch, TreeCache};
 use workers::WorkerChannel;
@@ -43,7 +44,7 @@ use workers::WorkerChannel;
 /// The queue of validated requests and of searches in progress.
 #[derive(Resource, Default)]
 pub struct PathQueue {
-    waiting: Vec<Job>,
+    waiting: waiting::WaitingList,
     inline: Vec<InlineJob>,
     /// Shared searches in progress inline (see `shared`).
     shared: Vec<SharedSearch>,
@@ -156,7 +157,7 @@ impl PathQueue {
     /// what is not a unit's goes under `Entity::PLACEHOLDER` (a map's entity number may differ
     /// between clients whose simulations agree).
     pub(crate) fn hash_into(&self, mut word: impl FnMut(Entity, [u64; 2])) {
-        for j in &self.waiting {
+        for j in self.waiting.iter() {
             word(j.entity, [j.ticket, j.priority as u64 ^ (j.enqueued << 32)]);
         }
         for i in &self.inline {

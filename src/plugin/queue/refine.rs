@@ -279,6 +279,8 @@ pub(super) struct Triage {
     pub(super) walking_raw: usize,
     /// Frames the oldest rest has waited since its path was delivered.
     pub(super) oldest: u64,
+    /// Rests gone through, and units' places read for them (the triage's work, counted).
+    pub(super) looked: (u64, u64),
 }
 
 /// Seconds after which a rest's estimate is made again even if it is not near due.
@@ -407,6 +409,7 @@ impl Rests {
     ) -> Triage {
         let live = &mut self.live;
         let mut checks = 0;
+        let rests = self.list.len() as u64;
         self.list.retain_mut(|e| {
             if live.get(&e.entity) != Some(&e.ticket) {
                 return false;
@@ -455,6 +458,7 @@ impl Rests {
                 .map(|e| frame.saturating_sub(e.since))
                 .max()
                 .unwrap_or(0),
+            looked: (rests, checks as u64),
         }
     }
 }

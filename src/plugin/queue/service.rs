@@ -11,7 +11,9 @@ use crate::core::{Cell, CellOverlay};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
-use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
+use crate::plugin::diagnostics::{
+    Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats, doublings,
+};
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
@@ -21,7 +23,7 @@ use super::PathQueue;
 use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{Job, Overlay, SearchResult, grow_overlay};
-use super::policy::{aged_priority, take_starts};
+use super::policy::aged_priority;
 use super::refine::{REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
@@ -89,8 +91,11 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
-    /// Heap pops of the region-map route of the inline search begun last, not charged yet.
-    routes: u64,
+    /// Heap pops of the region-map route of the inline search begun last, not charged yet,
+    /// and its grid's [`doublings`].
+    routes: (u64, u64),
+    /// Cells of the claims overlays of the searches begun, not charged yet.
+    overlay_cells: u64,
 }
 
 impl Starter<'_, '_, '_, '_, '_> {
@@ -112,17 +117,19 @@ impl Starter<'_, '_, '_, '_, '_> {
     ) {
         let settings = self.settings;
         let (frame, ageing) = (book.frame, settings.ageing_frames);
-        let capacity = slots.min(
-            settings
-                .searches_per_frame
-                .saturating_sub(tally.started as usize),
-        );
-        let starting = take_starts(&mut queue.waiting, capacity, |j: &Job| {
-            (
-                aged_priority(j.priority, j.enqueued, frame, ageing),
-                j.ticket,
-            )
-        });
+        let left = settings
+            .searches_per_frame
+            .saturating_sub(tally.started as usize);
+        let (starting, looked) =
+            queue
+                .waiting
+                .take_starts(slots.min(left), left, frame, |j: &Job| {
+                    (
+                        aged_priority(j.priority, j.enqueued, frame, ageing),
+                        j.ticket,
+                    )
+                });
+        tally.charge(Cost::Pick(looked));
         let share = settings.share_searches
             && settings.search.turn_penalty == 0
             && settings.search.max_expansions.is_none();
@@ -154,7 +161,9 @@ impl Starter<'_, '_, '_, '_, '_> {
                 _ => self.start_own(queue, book, job, start, radius),
             }
             // The route through the region map, if the search took one (begun here inline).
-            tally.charge(Cost::Route(std::mem::take(&mut self.routes)));
+            let (pops, d) = std::mem::take(&mut self.routes);
+            tally.charge_at(d, Cost::Route(pops));
+            tally.charge(Cost::Overlay(std::mem::take(&mut self.overlay_cells)));
         }
     }
 
@@ -207,6 +216,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         let map = self.maps.get(job.map).expect("placed on it");
         let origin = book.origin(job.entity);
         let overlay = Overlay::new(self.claims, settings, &job, map, start, origin);
+        self.overlay_cells += overlay.cells.len() as u64;
         let grid = map.grid_of(job.class);
         let regions = job
             .wants_regions(start, origin, settings, grid)
@@ -226,7 +236,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                     &settings.search,
                 ) {
                     Ok(inline) => {
-                        self.routes += inline.route_pops();
+                        self.routes = (inline.route_pops(), doublings(grid));
                         queue.inline.push(inline)
                     }
                     Err((job, search, e)) => {
@@ -272,12 +282,13 @@ impl Starter<'_, '_, '_, '_, '_> {
     ) {
         let (map_entity, class) = (first.map, first.class);
         let mut members = vec![Member::new(first, start, radius)];
-        let joining: Vec<Job> = queue
-            .waiting
-            .extract_if(.., |j| {
+        let joining = if queue.waiting.has_goal(map_entity, class, goal) {
+            queue.waiting.extract_if(|j| {
                 (j.map, j.class) == (map_entity, class) && j.shared_goal() == Some(goal)
             })
-            .collect();
+        } else {
+            Vec::new()
+        };
         for job in joining {
             if !book.is_current(job.entity, job.ticket) {
                 continue;
@@ -327,6 +338,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                         map,
                         &members,
                     );
+                    self.overlay_cells += overlay.len() as u64;
                     (queue.trees.fresh(), overlay, true)
                 }
             };
@@ -424,6 +436,10 @@ pub(crate) fn service_queue(
     // Rests no unit will walk leave; the others go most urgent first.
     let now = time.elapsed_secs();
     let rests = queue.refining.triage(&rest_units, &maps, book.frame, now);
+    tally.charge(Cost::Triage {
+        rests: rests.looked.0,
+        reads: rests.looked.1,
+    });
     stats.refining = queue.refining.len();
     stats.oldest_rest_frames = rests.oldest.min(u32::MAX as u64) as u32;
     stats.walking_raw = rests.walking_raw;
@@ -497,7 +513,8 @@ pub(crate) fn service_queue(
         maps: &maps,
         units: &units,
         statuses: &mut statuses,
-        routes: 0,
+        routes: (0, 0),
+        overlay_cells: 0,
     };
     starter.start(queue, book, &mut tally, slots, budget);
 
@@ -638,7 +655,7 @@ fn shared_step(
     let grown = shared.expansions().saturating_sub(before);
     *expansions_left = expansions_left.saturating_sub(grown.max(1));
     tally.expansions += grown;
-    tally.charge(Cost::Tree(grown));
+    tally.charge_on(grid, Cost::Tree(grown));
     tally.charge(Cost::Step);
     queue.pool.push(search);
     match step {
@@ -647,7 +664,7 @@ fn shared_step(
             // Its path read off the tree, cell by cell.
             let cells = result.result.as_ref().map_or(0, |p| p.cells.len());
             tally.charge(Cost::Report);
-            tally.charge(Cost::Cells(cells as u64));
+            tally.charge(Cost::PathCells(cells as u64));
             if settings.smoothing {
                 let first = settings.smooth_before_delivery;
                 queue
@@ -679,8 +696,8 @@ fn smooth_step(
     maps: &Query<&'static NavMap>,
     tally: &mut FrameTally,
 ) {
-    tally.charge(Cost::LineCheck);
     let Some(next) = queue.to_smooth.last_mut() else {
+        tally.charge(Cost::LineCheck);
         return;
     };
     let Ok(map) = maps.get(next.result.job.map) else {
@@ -691,9 +708,14 @@ fn smooth_step(
     let grid = map.grid_of(next.result.job.class);
     let before = next.work();
     let points = next.step(grid);
-    tally.charge(Cost::Cells(next.work() - before));
+    tally.charge_on(grid, Cost::LineCheck);
+    tally.charge_on(grid, Cost::Cells(next.work() - before));
     if let Some(points) = points {
         let done = queue.to_smooth.pop().expect("checked").finish(grid, points);
+        // Its raw rest's cell centers added, found by a pass over the path.
+        tally.charge(Cost::PathCells(
+            done.result.as_ref().map_or(0, |p| p.cells.len() as u64),
+        ));
         queue.results.push(done);
     }
 }
@@ -706,8 +728,8 @@ fn refine_step(
     maps: &Query<&'static NavMap>,
     tally: &mut FrameTally,
 ) -> bool {
-    tally.charge(Cost::LineCheck);
     let Some(next) = queue.refining.last_mut() else {
+        tally.charge(Cost::LineCheck);
         return true;
     };
     let Ok(map) = maps.get(next.map) else {
@@ -717,8 +739,10 @@ fn refine_step(
         return true;
     };
     let before = next.work();
-    let done = next.step(map.grid_of(next.class), 1);
-    tally.charge(Cost::Cells(next.work() - before));
+    let grid = map.grid_of(next.class);
+    let done = next.step(grid, 1);
+    tally.charge_on(grid, Cost::LineCheck);
+    tally.charge_on(grid, Cost::Cells(next.work() - before));
     let Some(done) = done else {
         return false;
     };
@@ -754,16 +778,25 @@ impl Slicing<'_, '_, '_> {
             return false;
         };
         let grid = map.grid_of(job.job.class);
-        let before = job.expansions();
+        let (before, scans_before) = (job.expansions(), job.scan_expansions());
         let slice = SLICE.min((*self.expansions_left).min(u32::MAX as u64) as u32);
         let step = job.slice(grid, slice, &self.settings.search);
         let done_exp = job.expansions().saturating_sub(before);
         *self.expansions_left = self.expansions_left.saturating_sub(done_exp.max(1));
         self.tally.expansions += done_exp;
-        self.tally.charge(match job.kind() {
-            SearchKind::JumpPoints if grid.has_jump_table() => Cost::Jumps(done_exp),
-            _ => Cost::Expansions(done_exp),
-        });
+        if matches!(job.kind(), SearchKind::JumpPoints) && grid.has_jump_table() {
+            // Nodes expanded reading the table, and cells scanned (near an overlay) at A*'s rate.
+            let scans = job
+                .scan_expansions()
+                .saturating_sub(scans_before)
+                .min(done_exp);
+            self.tally.charge_on(grid, Cost::Jumps(done_exp - scans));
+            self.tally.charge_on(grid, Cost::Expansions(scans));
+        } else if matches!(job.kind(), SearchKind::Hierarchical) {
+            self.tally.charge_on(grid, Cost::Legs(done_exp));
+        } else {
+            self.tally.charge_on(grid, Cost::Expansions(done_exp));
+        }
         self.tally.charge(Cost::Step);
         let result = match step {
             Slice::Pending => return true,
