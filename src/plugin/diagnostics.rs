@@ -173,8 +173,14 @@ pub(crate) enum Cost {
     /// Judging a result and delivering its outcome, a path of `n` cells (its waypoints and
     /// corridor built, the rest queued for smoothing: dearer the longer it is).
     Deliver(u64),
-    /// Taking a worker's report back, or a shared search's path for one member.
+    /// Taking a worker's report back.
     Report,
+    /// A shared search's path for one member, of `n` cells: read off its tree, or joined to its
+    /// lane (measured: 15 us a member of a 600-unit group order on 512 x 512, a tenth of it its
+    /// last tiles' own search, charged apart).
+    Member(u64),
+    /// Planning the lanes of a group order's `n` members (183 us for 600).
+    Lanes(u64),
     /// Delivering an outcome with a path of `n` cells (its components and messages, its rest
     /// queued for smoothing).
     Outcome(u64),
@@ -218,6 +224,8 @@ impl Cost {
             Cost::Overlay(n) => n * 50,
             Cost::Pending(n) => n * 20,
             Cost::PathCells(n) => n * 15,
+            Cost::Member(n) => 5_000 + n * 25,
+            Cost::Lanes(n) => n * 300,
             Cost::Pick(n) => n * 100,
             Cost::Triage { rests, reads } => rests * 35 + reads * 600,
             Cost::Step => 4_000,

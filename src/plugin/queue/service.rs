@@ -22,7 +22,7 @@ use crate::plugin::settings::{TilepathSettings, WorkerMode};
 use super::PathQueue;
 use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
-use super::job::{Job, Overlay, SearchResult, grow_overlay};
+use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay};
 use super::policy::aged_priority;
 use super::refine::{REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
@@ -647,24 +647,32 @@ fn shared_step(
     let grid = map.grid_of(queue.shared[0].class);
     let mut search = queue.pool.pop().unwrap_or_default();
     let shared = &mut queue.shared[0];
-    let before = shared.expansions();
+    let (before, (members, planned)) = (shared.expansions(), shared.to_serve());
     let slice = SLICE.min((*expansions_left).min(u32::MAX as u64) as u32);
     let step = shared.step(grid, slice, &mut search, &settings.search, |j| {
         book.is_current(j.entity, j.ticket)
     });
+    if !planned && shared.to_serve().1 {
+        // The lanes of its members were planned in this step.
+        tally.charge(Cost::Lanes(members as u64));
+    }
     let grown = shared.expansions().saturating_sub(before);
     *expansions_left = expansions_left.saturating_sub(grown.max(1));
     tally.expansions += grown;
     tally.charge_on(grid, Cost::Tree(grown));
     tally.charge(Cost::Step);
-    queue.pool.push(search);
     match step {
         SharedStep::Growing => {}
         SharedStep::Served(result, radius) => {
-            // Its path read off the tree, cell by cell.
+            // Its path read off the tree or its lane, cell by cell, and a group slot's last
+            // tiles searched on their own (the search's count is that search's).
             let cells = result.result.as_ref().map_or(0, |p| p.cells.len());
-            tally.charge(Cost::Report);
-            tally.charge(Cost::PathCells(cells as u64));
+            tally.charge(Cost::Member(cells as u64));
+            if let JobGoal::Slot { slot, target } = result.job.goal
+                && slot != target
+            {
+                tally.charge_on(grid, Cost::Expansions(search.expansions()));
+            }
             if settings.smoothing {
                 let first = settings.smooth_before_delivery;
                 queue
@@ -687,6 +695,7 @@ fn shared_step(
                 .put(key, goal, tree, overlay, book.frame, settings.tree_cache);
         }
     }
+    queue.pool.push(search);
 }
 
 /// One line check of the inline smoothing last begun; a smoothed path becomes a result.

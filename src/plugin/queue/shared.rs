@@ -163,6 +163,12 @@ impl SharedSearch {
         self.tree.expansions()
     }
 
+    /// How many members wait to be served, and whether their lanes are planned yet (or there
+    /// were none to plan).
+    pub(super) fn to_serve(&self) -> (usize, bool) {
+        (self.members.len(), self.planned || !self.lanes_on)
+    }
+
     /// One step: grow the tree by at most `max_pops` heap pops until every member's start is
     /// settled (a tree the grid changed under starts again), then serve one member (members
     /// `keep` rejects are dropped: their requests ended meanwhile). `search` runs a slot's last
