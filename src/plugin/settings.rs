@@ -41,8 +41,9 @@ pub struct TilepathSettings {
     /// Wall time per frame for the plugin's main-thread work (queue servicing and result
     /// handling); work left over continues next frame. In lockstep mode
     /// ([`TilepathSettings::lockstep`]) the work is counted instead of timed (heap pops, line
-    /// checks, starts, deliveries at nominal costs), so the budget buys the same work on every
-    /// machine.
+    /// checks, starts, deliveries at nominal costs measured on a 2-core x86-64 machine, dearer
+    /// on grids of 512 x 512 and more), so the budget buys the same work on every machine; on
+    /// a faster or slower one it takes less or more time.
     pub time_budget: Duration,
     /// Inline or on worker threads.
     pub workers: WorkerMode,
