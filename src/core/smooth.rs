@@ -41,7 +41,7 @@ enum Phase {
 /// Resumable path smoothing (Pinter's Listing 1, strengthened), so a frame budget can bound it.
 ///
 /// As in Pinter's Listing 1, waypoints are dropped whenever the unit can walk straight past them
-/// ([`walkable`]) without crossing terrain dearer than the stretch the shortcut replaces. Three
+/// ([`walkable`](super::walkable)) without crossing terrain dearer than the stretch the shortcut replaces. Three
 /// refinements, each measured on the MovingAI DAO maps to remove more bends:
 /// - from each kept waypoint the next is the furthest cell (up to 64 ahead) in straight reach,
 ///   not the last before the first cell out of reach;
