@@ -41,8 +41,9 @@ enum Phase {
 /// Resumable path smoothing (Pinter's Listing 1, strengthened), so a frame budget can bound it.
 ///
 /// As in Pinter's Listing 1, waypoints are dropped whenever the unit can walk straight past them
-/// ([`walkable`](super::walkable)) without crossing terrain dearer than the stretch the shortcut replaces. Three
-/// refinements, each measured on the MovingAI DAO maps to remove more bends:
+/// ([`walkable`](super::walkable)) without crossing terrain dearer than the stretch the
+/// shortcut replaces. Three refinements, each measured on the MovingAI DAO maps to remove more
+/// bends:
 /// - from each kept waypoint the next is the furthest cell (up to 64 ahead) in straight reach,
 ///   not the last before the first cell out of reach;
 /// - two bends wrapping one wall corner are merged into one point beside that corner;
