@@ -311,8 +311,7 @@ impl Smoother {
 }
 
 /// Whether a unit of `radius` can walk straight from `a` to `b` without crossing terrain dearer
-/// than `max_terrain`.
-/// Cells looked at are added to `work`.
+/// than `max_terrain`; the cells looked at are added to `work`.
 fn clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, max_terrain: u8, work: &mut u64) -> bool {
     traverse(grid, a, b, |c| {
         *work += 1;

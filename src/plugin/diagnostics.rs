@@ -135,7 +135,7 @@ impl FrameTally {
     }
 
     /// Counts `cost` of work done on a grid of [`doublings`] `d`.
-    pub(crate) fn charge_at(&mut self, d: u64, cost: Cost) {
+    fn charge_at(&mut self, d: u64, cost: Cost) {
         self.work += cost.nanos(d);
     }
 }
@@ -149,9 +149,9 @@ impl FrameTally {
 pub(crate) enum Cost {
     /// `n` heap pops of a search.
     Expansions(u64),
-    /// `n` expansions of a jump point search reading a jump table (the cells it scanned near an
-    /// overlay are charged as A*'s expansions: see `AStar::scan_expansions`; a
-    /// scanning one counts as A*, its scanned cells one expansion per 16).
+    /// `n` nodes expanded by a jump point search reading a jump table. The cells it scans
+    /// instead near an overlay (`AStar::scan_expansions`, one expansion per 16) are charged as
+    /// A*'s [`Cost::Expansions`], and so is every expansion of a search without a table.
     Jumps(u64),
     /// `n` heap pops of the searches of a region map's legs (dearer than a flat search's: each
     /// leg begins a search and its path is spliced onto the others).
@@ -236,7 +236,7 @@ impl Cost {
 /// How many times `grid`'s cells double those of a 128 x 128 grid (0 at that size or below):
 /// the size term of [`Cost`]'s nominal costs (see [`sized`]). An integer function of the
 /// grid's size, so the same on every machine.
-pub(crate) fn doublings(grid: &NavGrid) -> u64 {
+fn doublings(grid: &NavGrid) -> u64 {
     let cells = grid.width() as u64 * grid.height() as u64;
     (cells / (128 * 128)).max(1).ilog2() as u64
 }

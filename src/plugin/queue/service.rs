@@ -11,9 +11,7 @@ use crate::core::{Cell, CellOverlay};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
-use crate::plugin::diagnostics::{
-    Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats, doublings,
-};
+use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
@@ -91,11 +89,6 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
-    /// Heap pops of the region-map route of the inline search begun last, not charged yet,
-    /// and its grid's [`doublings`].
-    routes: (u64, u64),
-    /// Cells of the claims overlays of the searches begun, not charged yet.
-    overlay_cells: u64,
 }
 
 impl Starter<'_, '_, '_, '_, '_> {
@@ -156,20 +149,16 @@ impl Starter<'_, '_, '_, '_, '_> {
                     let (joining, rest): (Vec<Job>, Vec<Job>) = starting.drain(..).partition(same);
                     starting.extend(rest);
                     queue.waiting.extend(joining);
-                    self.start_shared(queue, book, job, goal, start, radius);
+                    self.start_shared(queue, book, tally, job, goal, start, radius);
                 }
-                _ => self.start_own(queue, book, job, start, radius),
+                _ => self.start_own(queue, book, tally, job, start, radius),
             }
-            // The route through the region map, if the search took one (begun here inline).
-            let (pops, d) = std::mem::take(&mut self.routes);
-            tally.charge_at(d, Cost::Route(pops));
-            tally.charge(Cost::Overlay(std::mem::take(&mut self.overlay_cells)));
         }
     }
 
     /// Where `job`'s unit stands and its body radius; `None` (and the job failed) if its map or
-    /// place is gone. Its status says searching only once a search takes it ([`Starter::searching`]):
-    /// a request placed and then sent back to wait stays queued.
+    /// place is gone. Its status says searching only once a search takes it
+    /// ([`Starter::searching`]): a request placed and then sent back to wait stays queued.
     fn place(
         &mut self,
         queue: &mut PathQueue,
@@ -202,11 +191,13 @@ impl Starter<'_, '_, '_, '_, '_> {
         }
     }
 
-    /// Starts `job`'s own search, inline or on a worker.
+    /// Starts `job`'s own search, inline or on a worker; its claims overlay, and its route
+    /// through the region map if it takes one inline, are counted in `tally`.
     fn start_own(
         &mut self,
         queue: &mut PathQueue,
         book: &mut PendingRequests,
+        tally: &mut FrameTally,
         job: Job,
         start: Cell,
         radius: f32,
@@ -216,7 +207,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         let map = self.maps.get(job.map).expect("placed on it");
         let origin = book.origin(job.entity);
         let overlay = Overlay::new(self.claims, settings, &job, map, start, origin);
-        self.overlay_cells += overlay.cells.len() as u64;
+        tally.charge(Cost::Overlay(overlay.cells.len() as u64));
         let grid = map.grid_of(job.class);
         let regions = job
             .wants_regions(start, origin, settings, grid)
@@ -236,7 +227,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                     &settings.search,
                 ) {
                     Ok(inline) => {
-                        self.routes = (inline.route_pops(), doublings(grid));
+                        tally.charge_on(grid, Cost::Route(inline.route_pops()));
                         queue.inline.push(inline)
                     }
                     Err((job, search, e)) => {
@@ -271,10 +262,12 @@ impl Starter<'_, '_, '_, '_, '_> {
     /// Starts a shared search to `goal` for `first` and every waiting request that shares its
     /// goal, or adds them to the one in progress; a tree for `goal` in the cache goes on where
     /// it stopped.
+    #[allow(clippy::too_many_arguments)]
     fn start_shared(
         &mut self,
         queue: &mut PathQueue,
         book: &mut PendingRequests,
+        tally: &mut FrameTally,
         first: Job,
         goal: Cell,
         start: Cell,
@@ -323,7 +316,7 @@ impl Starter<'_, '_, '_, '_, '_> {
             let mut members = members.into_iter();
             let m = members.next().expect("one member at least");
             queue.waiting.extend(members.map(|m| m.job));
-            self.start_own(queue, book, m.job, m.start, m.radius);
+            self.start_own(queue, book, tally, m.job, m.start, m.radius);
             return;
         }
         let (tree, overlay, fresh) =
@@ -338,7 +331,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                         map,
                         &members,
                     );
-                    self.overlay_cells += overlay.len() as u64;
+                    tally.charge(Cost::Overlay(overlay.len() as u64));
                     (queue.trees.fresh(), overlay, true)
                 }
             };
@@ -513,8 +506,6 @@ pub(crate) fn service_queue(
         maps: &maps,
         units: &units,
         statuses: &mut statuses,
-        routes: (0, 0),
-        overlay_cells: 0,
     };
     starter.start(queue, book, &mut tally, slots, budget);
 
@@ -647,12 +638,16 @@ fn shared_step(
     let grid = map.grid_of(queue.shared[0].class);
     let mut search = queue.pool.pop().unwrap_or_default();
     let shared = &mut queue.shared[0];
-    let (before, (members, planned)) = (shared.expansions(), shared.to_serve());
+    let (before, members, planned) = (
+        shared.expansions(),
+        shared.members_waiting(),
+        shared.lanes_planned(),
+    );
     let slice = SLICE.min((*expansions_left).min(u32::MAX as u64) as u32);
     let step = shared.step(grid, slice, &mut search, &settings.search, |j| {
         book.is_current(j.entity, j.ticket)
     });
-    if !planned && shared.to_serve().1 {
+    if !planned && shared.lanes_planned() {
         // The lanes of its members were planned in this step.
         tally.charge(Cost::Lanes(members as u64));
     }
@@ -705,8 +700,8 @@ fn smooth_step(
     maps: &Query<&'static NavMap>,
     tally: &mut FrameTally,
 ) {
+    tally.charge(Cost::LineCheck);
     let Some(next) = queue.to_smooth.last_mut() else {
-        tally.charge(Cost::LineCheck);
         return;
     };
     let Ok(map) = maps.get(next.result.job.map) else {
@@ -717,7 +712,6 @@ fn smooth_step(
     let grid = map.grid_of(next.result.job.class);
     let before = next.work();
     let points = next.step(grid);
-    tally.charge_on(grid, Cost::LineCheck);
     tally.charge_on(grid, Cost::Cells(next.work() - before));
     if let Some(points) = points {
         let done = queue.to_smooth.pop().expect("checked").finish(grid, points);
@@ -737,8 +731,8 @@ fn refine_step(
     maps: &Query<&'static NavMap>,
     tally: &mut FrameTally,
 ) -> bool {
+    tally.charge(Cost::LineCheck);
     let Some(next) = queue.refining.last_mut() else {
-        tally.charge(Cost::LineCheck);
         return true;
     };
     let Ok(map) = maps.get(next.map) else {
@@ -750,7 +744,6 @@ fn refine_step(
     let before = next.work();
     let grid = map.grid_of(next.class);
     let done = next.step(grid, 1);
-    tally.charge_on(grid, Cost::LineCheck);
     tally.charge_on(grid, Cost::Cells(next.work() - before));
     let Some(done) = done else {
         return false;
@@ -793,18 +786,18 @@ impl Slicing<'_, '_, '_> {
         let done_exp = job.expansions().saturating_sub(before);
         *self.expansions_left = self.expansions_left.saturating_sub(done_exp.max(1));
         self.tally.expansions += done_exp;
-        if matches!(job.kind(), SearchKind::JumpPoints) && grid.has_jump_table() {
-            // Nodes expanded reading the table, and cells scanned (near an overlay) at A*'s rate.
-            let scans = job
-                .scan_expansions()
-                .saturating_sub(scans_before)
-                .min(done_exp);
-            self.tally.charge_on(grid, Cost::Jumps(done_exp - scans));
-            self.tally.charge_on(grid, Cost::Expansions(scans));
-        } else if matches!(job.kind(), SearchKind::Hierarchical) {
-            self.tally.charge_on(grid, Cost::Legs(done_exp));
-        } else {
-            self.tally.charge_on(grid, Cost::Expansions(done_exp));
+        match job.kind() {
+            SearchKind::JumpPoints if grid.has_jump_table() => {
+                // Nodes expanded reading the table; cells scanned (near an overlay) at A*'s rate.
+                let scans = job
+                    .scan_expansions()
+                    .saturating_sub(scans_before)
+                    .min(done_exp);
+                self.tally.charge_on(grid, Cost::Jumps(done_exp - scans));
+                self.tally.charge_on(grid, Cost::Expansions(scans));
+            }
+            SearchKind::Hierarchical => self.tally.charge_on(grid, Cost::Legs(done_exp)),
+            _ => self.tally.charge_on(grid, Cost::Expansions(done_exp)),
         }
         self.tally.charge(Cost::Step);
         let result = match step {

@@ -163,10 +163,14 @@ impl SharedSearch {
         self.tree.expansions()
     }
 
-    /// How many members wait to be served, and whether their lanes are planned yet (or there
-    /// were none to plan).
-    pub(super) fn to_serve(&self) -> (usize, bool) {
-        (self.members.len(), self.planned || !self.lanes_on)
+    /// How many members wait to be served.
+    pub(super) fn members_waiting(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether its members' lanes are planned (or there are none to plan).
+    pub(super) fn lanes_planned(&self) -> bool {
+        self.planned || !self.lanes_on
     }
 
     /// One step: grow the tree by at most `max_pops` heap pops until every member's start is
