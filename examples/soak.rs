@@ -18,7 +18,7 @@
 //! frame's 16.7 ms of wall time, as a game would, so the workers get the rest of the frame.
 //!
 //! It prints, as its last line,
-//! `summary units=<n> workers=<w> frames=<n> requests=<n> outcomes=<n> duplicates=<n> missing=<n> pending_after_drain=<n> latency_p50=<f> latency_p99=<f> latency_max=<f> rests_max=<n> rest_age_p99=<f> rest_age_max=<n> walking_raw=<n> blocked_overlaps=<n> rss_growth_mb_per_10k=<f> checksum=<hex>`:
+//! `summary units=<n> workers=<w> frames=<n> requests=<n> outcomes=<n> duplicates=<n> missing=<n> pending_after_drain=<n> latency_p50=<f> latency_p99=<f> latency_max=<f> rests_max=<n> rest_age_p99=<f> rest_age_max=<n> rests_smoothed_30=<f> walking_raw=<n> blocked_overlaps=<n> rss_growth_mb_per_10k=<f> checksum=<hex>`:
 //! - `requests`: the game's requests (each `PathRequest` inserted); `outcomes`: the outcomes of
 //!   those requests; `duplicates`: requests with more than one outcome; `missing`: requests
 //!   with none (a despawned unit's pending request vanishes by design and is not missing:
@@ -27,7 +27,11 @@
 //! - `rests_max`: the most rests of delivered paths waiting to be smoothed in any frame
 //!   ([`TilepathFrameStats::refining`](bevy_tilepath::TilepathFrameStats)), and `rest_age_*` the
 //!   age in frames of the oldest of them, over frames; `walking_raw`: unit-frames in which a
-//!   unit walked the raw cell centers of a rest not smoothed yet;
+//!   unit walked the raw cell centers of a rest not smoothed yet; `rests_smoothed_30`: of the
+//!   rests still wanted 30 frames after their path was delivered (smoothed later, or left
+//!   unsmoothed after that: path replaced, unit gone), the percentage smoothed to the goal
+//!   within those 30 frames (the `rests` line gives the rests smoothed and their waits, and the
+//!   rests that left unsmoothed);
 //! - `blocked_overlaps`: unit-frames in which a unit's body overlaps a blocked cell (by more than
 //!   a thousandth of a tile: smoothed lines may touch walls, and a body sampled on one, float
 //!   rounding aside, touches them);
@@ -166,6 +170,16 @@ impl Histogram {
     fn add(&mut self, value: usize) {
         let last = self.0.len() - 1;
         self.0[value.min(last)] += 1;
+    }
+
+    /// Values added.
+    fn count(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// Values added that were at most `value`.
+    fn count_at_most(&self, value: usize) -> u64 {
+        self.0.iter().take(value + 1).sum()
     }
 
     /// The `p` percentile (nearest rank, `p` in 0..=1; 0 for no values).
@@ -666,6 +680,10 @@ fn main() {
         Rng::new(now.map_or(1, |d| d.as_nanos() as u64) ^ u64::from(std::process::id()));
     let warm_up = args.frames / 4;
     let (mut rests, mut rest_ages) = (Histogram::new(100_000), Histogram::new(100_000));
+    // Frames from delivery until each rest was smoothed to its goal; rests that left unsmoothed
+    // (all, and those older than 30 frames then).
+    let mut rest_waits = Histogram::new(100_000);
+    let (mut rests_abandoned, mut rests_late) = (0u64, 0u64);
     // Thread CPU time of the plugin's systems, in microseconds.
     let mut cpu_us = Histogram::new(100_000);
     let mut rss: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
@@ -693,6 +711,11 @@ fn main() {
         rests.add(stats.refining);
         walking_raw += stats.walking_raw as u64;
         rest_ages.add(stats.oldest_rest_frames as usize);
+        for &waited in &stats.smoothed_rests {
+            rest_waits.add(waited as usize);
+        }
+        rests_late += stats.abandoned_rests.iter().filter(|&&w| w > 30).count() as u64;
+        rests_abandoned += stats.abandoned_rests.len() as u64;
         cpu_us.add(stats.main_thread_cpu.as_micros() as usize);
         queue_max = queue_max.max(stats.queue_len);
         if verbose && frame.is_multiple_of(250) {
@@ -808,8 +831,19 @@ fn main() {
         cpu_us.percentile(0.99) as f64 / 1000.0,
         cpu_us.percentile(1.0) as f64 / 1000.0,
     );
+    // Of the rests still wanted 30 frames after their delivery, the share smoothed by then.
+    let in_time = rest_waits.count_at_most(30);
+    let wanted = rest_waits.count() + rests_late;
+    let smoothed_30 = 100.0 * in_time as f64 / wanted.max(1) as f64;
     println!(
-        "summary units={} workers={} frames={} requests={} outcomes={outcomes} duplicates={duplicates} missing={missing} pending_after_drain={pending} latency_p50={} latency_p99={} latency_max={} rests_max={} rest_age_p99={} rest_age_max={} walking_raw={walking_raw} blocked_overlaps={blocked_overlaps} rss_growth_mb_per_10k={growth:.2} checksum={checksum:016x}",
+        "rests smoothed={} abandoned={rests_abandoned} abandoned_after_30={rests_late} wait_p50={} wait_p99={} wait_max={}",
+        rest_waits.count(),
+        rest_waits.percentile(0.5),
+        rest_waits.percentile(0.99),
+        rest_waits.percentile(1.0),
+    );
+    println!(
+        "summary units={} workers={} frames={} requests={} outcomes={outcomes} duplicates={duplicates} missing={missing} pending_after_drain={pending} latency_p50={} latency_p99={} latency_max={} rests_max={} rest_age_p99={} rest_age_max={} rests_smoothed_30={smoothed_30:.2} walking_raw={walking_raw} blocked_overlaps={blocked_overlaps} rss_growth_mb_per_10k={growth:.2} checksum={checksum:016x}",
         args.units,
         args.workers,
         total,

@@ -256,6 +256,44 @@ proptest! {
             prop_assert!(at >= lead.min(p.cells.len() - 1), "stopped at cell {} of {}", at, p.cells.len());
         }
     }
+
+    /// A late rest's smoothing: one forward pass over the whole path gives the waypoints of
+    /// leading passes chained chunk after chunk (each from the last one's last waypoint), and
+    /// ends at the goal, never longer than the path.
+    #[test]
+    fn a_forward_pass_is_the_leading_chunks_chained((grid, _) in grid_strategy(), sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14, radius in prop_oneof![Just(0.0f32), 0.05f32..0.45], chunk in 1usize..8) {
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        if let Ok(p) = find_path(&grid, start, goal, &SearchConfig::default())
+            && p.cells.len() > 2
+        {
+            let forward = Smoother::forward(&grid, &p.cells, radius).finish_in_steps(&grid, 1, || {});
+            prop_assert_eq!(forward[0], grid.cell_center(start));
+            prop_assert_eq!(*forward.last().unwrap(), grid.cell_center(goal));
+            let raw: Vec<Vec2> = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
+            prop_assert!(polyline_length(&forward) <= polyline_length(&raw) + 1e-4);
+            let mut chained = vec![grid.cell_center(start)];
+            let mut from = 0;
+            while from + 1 < p.cells.len() {
+                let part = &p.cells[from..];
+                if part.len() <= chunk + 1 {
+                    // A leading pass over a part no longer than its chunk smooths it whole.
+                    break;
+                }
+                let points = Smoother::leading(&grid, part, radius, chunk).finish_in_steps(&grid, 1, || {});
+                let last = *points.last().unwrap();
+                chained.extend_from_slice(&points[1..]);
+                from += part.iter().position(|&c| grid.cell_center(c) == last).unwrap();
+            }
+            if from + 1 >= p.cells.len() {
+                prop_assert_eq!(forward, chained);
+            } else {
+                // The forward pass goes on where the chain stopped.
+                let k = chained.len() - 1;
+                prop_assert_eq!(&forward[..=k], &chained[..]);
+            }
+        }
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{LockstepKey, NavChecksum};
+use bevy_tilepath::{LockstepKey, NavChecksum, TilepathFrameStats};
 
 /// One tick of game time.
 const TICK: Duration = Duration::from_micros(16_667);
@@ -280,4 +280,46 @@ fn with_workers_a_tick_hands_off_as_many_searches_as_a_wall_clock_frame() {
         }
     }
     assert_eq!(paths, 32, "paths of the first due tick");
+}
+
+#[test]
+fn in_a_busy_queue_every_rest_still_wanted_is_smoothed_within_30_ticks() {
+    // 120 units, 6 of them ordered across the map every tick (each about every 20 ticks, so most
+    // rests are still wanted 30 ticks on unless smoothed), with a budget of 0.8 ms: the searches
+    // keep the queue busy every tick, and rests far from their units would otherwise wait for a
+    // tick with time to spare (measured with rests never late: 60 smoothed, 1,332 left
+    // unsmoothed, 516 of them after more than 30 ticks).
+    let (mut app, _, units) = app(120, 0, false);
+    app.world_mut()
+        .resource_mut::<TilepathSettings>()
+        .time_budget = Duration::from_micros(800);
+    let (mut smoothed, mut late, mut abandoned) = (Vec::new(), 0, 0);
+    let mut busy_ticks = 0;
+    for tick in 0..600usize {
+        for i in 0..6 {
+            let k = (tick * 6 + i) % units.len();
+            let goal = Cell::new(
+                (40 + (k * 37 + tick) % 56) as i32,
+                ((k * 53 + tick * 7) % 96) as i32,
+            );
+            app.world_mut()
+                .entity_mut(units[k])
+                .insert(PathRequest::to_cell(goal));
+        }
+        app.update();
+        let stats = app.world().resource::<TilepathFrameStats>();
+        busy_ticks += usize::from(stats.queue_len > 0);
+        smoothed.extend_from_slice(&stats.smoothed_rests);
+        abandoned += stats.abandoned_rests.len();
+        late += stats.abandoned_rests.iter().filter(|&&w| w > 30).count();
+    }
+    assert!(busy_ticks > 500, "the queue was busy in {busy_ticks} ticks");
+    assert!(smoothed.len() > 1000, "{} rests smoothed", smoothed.len());
+    let slow = smoothed.iter().filter(|&&w| w > 30).count();
+    assert_eq!(
+        (slow, late),
+        (0, 0),
+        "rests smoothed after 30 ticks, and left unsmoothed after 30 ticks (of {} smoothed, {abandoned} left unsmoothed)",
+        smoothed.len()
+    );
 }

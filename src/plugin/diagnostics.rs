@@ -47,6 +47,14 @@ pub struct TilepathFrameStats {
     pub refining: usize,
     /// Frames since the oldest of those rests was delivered (0: none waits).
     pub oldest_rest_frames: u32,
+    /// Rests smoothed to their path's goal this frame: for each, frames since its path was
+    /// delivered (with [`TilepathFrameStats::abandoned_rests`], how promptly smoothing keeps
+    /// up).
+    pub smoothed_rests: Vec<u32>,
+    /// Rests that left this frame before they were smoothed to the goal (their path replaced or
+    /// cancelled, their unit gone or arrived, or walked past them): for each, frames since its
+    /// path was delivered.
+    pub abandoned_rests: Vec<u32>,
     /// Units walking the raw cell centers of a rest not smoothed yet, when the frame's service
     /// began (summed over frames: unit-frames of unsmoothed walking).
     pub walking_raw: usize,

@@ -217,7 +217,8 @@ pub(crate) fn receive_results(
     stats.queue_len = queue.waiting_len() + book.submitted.len();
     stats.searching = queue.searching();
     stats.smoothing = queue.smoothing();
-    stats.oldest_wait_frames = book.oldest_wait(frame);
+    queue.oldest_wait = book.oldest_wait(frame);
+    stats.oldest_wait_frames = queue.oldest_wait;
     tally.charge(Cost::Pending(book.len() as u64));
 }
 
@@ -262,7 +263,7 @@ fn start_refining(queue: &mut PathQueue, ready: &mut Ready, frame: u64) {
     let rest = ready
         .rest
         .take()
-        .map(|rest| Refining::new(ready.entity, path, rest, frame));
+        .map(|rest| Refining::new(ready.entity, path, rest, (frame, frame)));
     queue.refining.delivered(ready.entity, path.ticket, rest);
 }
 

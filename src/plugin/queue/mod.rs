@@ -64,6 +64,9 @@ pub struct PathQueue {
     refining: Rests,
     /// Smoothed rests to patch into their paths.
     refined: Vec<Refined>,
+    /// Frames the oldest request without an outcome had waited at the end of the last frame
+    /// (late rests wait while the queue is behind: see `refine::BEHIND_FRAMES`).
+    oldest_wait: u32,
     /// Units whose paths had a rest patched in this tick (a patch does not mark the path
     /// changed): the checksum hashes their paths again. Emptied every tick by the checksum.
     pub(crate) patched: bevy::ecs::entity::EntityHashSet,
@@ -142,7 +145,7 @@ impl PathQueue {
             from_waypoint,
             radius,
         };
-        let refining = refine::Refining::new(entity, path, rest, frame);
+        let refining = refine::Refining::new(entity, path, rest, (frame, frame));
         self.refining.delivered(entity, path.ticket, Some(refining));
     }
 

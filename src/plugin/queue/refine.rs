@@ -12,14 +12,17 @@
 //! before their units walk their rests), and the others go most urgent first: the unit that will
 //! reach its raw cells soonest. Urgent rests (their units reach raw cells within a few seconds)
 //! get a share of every frame's budget ahead of searches and are smoothed a chunk at a time;
-//! the others are smoothed whole with what the frame has left. So the backlog never holds more rests than there are units with
-//! paths.
+//! then rests waiting for more than a few frames, with one quick forward pass each; the others
+//! are smoothed whole with what the frame has left. So the backlog never holds more rests than
+//! there are units with paths, and rests are smoothed within a few frames however busy the
+//! queue is.
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid, Smoother, polyline_cells};
 use crate::plugin::classes::ClassId;
+use crate::plugin::diagnostics::TilepathFrameStats;
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::{MoveState, Mover, PathProgress};
 use crate::plugin::outcomes::NavPath;
@@ -94,13 +97,30 @@ pub(super) struct Refining {
     pub(super) rest: Rest,
     /// The plugin frame it was queued in (how long rests wait is counted from it).
     pub(super) since: u64,
-    /// Set by [`Rests::triage`]: its unit walks its raw cells within [`URGENT_SECONDS`].
-    urgent: bool,
+    /// The plugin frame its path was delivered in (kept across chunks and smoothing again:
+    /// how long the whole rest took is counted from it).
+    pub(super) delivered: u64,
+    /// How soon the rest is needed, the most since its smoothing was due to begin (set from
+    /// [`Rests::triage`]'s; it decides how the rest is smoothed: see [`Refining::step`]).
+    urgency: Urgency,
     /// The rest's cells, until its smoothing starts.
     cells: Vec<Cell>,
-    /// Its smoothing, once started: the next [`REST_CHUNK`] cells ahead only if the rest was
-    /// urgent then (see [`Refining::step`]), else the whole rest.
+    /// Its smoothing, once started (see [`Refining::step`]).
     smoother: Option<Smoother>,
+}
+
+/// How soon a rest is needed, least first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+enum Urgency {
+    /// Smoothed whole with what a frame has left.
+    #[default]
+    Waiting,
+    /// Waited [`LATE_FRAMES`] since its path was delivered: smoothed with one forward pass
+    /// ([`Smoother::forward`]) within the urgent rests' share of the budget.
+    Late,
+    /// Its unit walks its raw cells within [`URGENT_SECONDS`]: smoothed a chunk at a time
+    /// ([`REST_CHUNK`]), first.
+    Due,
 }
 
 /// A smoothed rest, to patch into the unit's path.
@@ -114,13 +134,21 @@ pub(super) struct Refined {
     pub(super) version: u64,
     /// See [`Refining::since`].
     pub(super) since: u64,
+    /// See [`Refining::delivered`].
+    pub(super) delivered: u64,
     /// Smoothed only up to a waypoint before the goal: the rest from there, still raw.
     pub(super) next: Option<Rest>,
 }
 
 impl Refining {
-    /// Smoothing of `path`'s cells from `rest.from_cell` on.
-    pub(super) fn new(entity: Entity, path: &NavPath, rest: Rest, since: u64) -> Self {
+    /// Smoothing of `path`'s cells from `rest.from_cell` on, queued in frame `since`, of a path
+    /// delivered in frame `delivered`.
+    pub(super) fn new(
+        entity: Entity,
+        path: &NavPath,
+        rest: Rest,
+        (since, delivered): (u64, u64),
+    ) -> Self {
         Refining {
             entity,
             ticket: path.ticket,
@@ -128,30 +156,34 @@ impl Refining {
             class: path.class,
             rest,
             since,
-            urgent: false,
+            delivered,
+            urgency: Urgency::Waiting,
             cells: path.cells[rest.from_cell..].to_vec(),
             smoother: None,
         }
     }
 
-    /// At most `units` units of smoothing work; the patch once done. A rest urgent when its
-    /// smoothing starts is smoothed a chunk at a time: the leading pass's waypoints over its
-    /// next [`REST_CHUNK`] cells (a few line checks each; the whole rest's two passes and merges
-    /// cost some twenty times as many, about a millisecond for a rest of 100 cells on a map
-    /// with scattered blocks), the rest after it queued again; other rests are smoothed whole.
     /// Cells looked at so far ([`Smoother::work`]).
     pub(super) fn work(&self) -> u64 {
         self.smoother.as_ref().map_or(0, Smoother::work)
     }
 
+    /// At most `units` units of smoothing work; the patch once done. How the rest is smoothed
+    /// is set by its [`Urgency`] when its smoothing starts:
+    /// - due (its unit about to walk it): a chunk at a time, the leading pass's waypoints over
+    ///   its next [`REST_CHUNK`] cells (a few line checks each; the whole rest's two passes and
+    ///   merges cost some twenty times as many, about a millisecond for a rest of 100 cells on a
+    ///   map with scattered blocks), the rest after it queued again;
+    /// - late: the same forward pass over the whole rest at once;
+    /// - else whole.
     pub(super) fn step(&mut self, grid: &NavGrid, units: u32) -> Option<Refined> {
         let radius = self.rest.radius;
         let smoother = self.smoother.get_or_insert_with(|| {
             let cells = &self.cells;
-            if self.urgent {
-                Smoother::leading(grid, cells, radius, REST_CHUNK)
-            } else {
-                Smoother::new(grid, cells, radius)
+            match self.urgency {
+                Urgency::Due => Smoother::leading(grid, cells, radius, REST_CHUNK),
+                Urgency::Late => Smoother::forward(grid, cells, radius),
+                Urgency::Waiting => Smoother::new(grid, cells, radius),
             }
         });
         let points = smoother.step(grid, units)?;
@@ -168,6 +200,7 @@ impl Refining {
             points,
             version: grid.version(),
             since: self.since,
+            delivered: self.delivered,
             next,
         })
     }
@@ -175,8 +208,10 @@ impl Refining {
 
 /// What patching a unit's path came to.
 pub(super) enum Patch {
-    /// Patched (or the path is gone or was replaced: nothing to do).
+    /// Patched to the goal.
     Done,
+    /// Nothing to do: the path was replaced, or its unit walked all of the rest raw.
+    Stale,
     /// The unit walked past the smoothed rest's start before it came: smooth again from the
     /// waypoint it walks to now.
     Again(Rest),
@@ -193,7 +228,7 @@ pub(super) fn patch(
 ) -> Patch {
     let rest = refined.rest;
     if path.ticket != refined.ticket || rest.from_cell >= path.cells.len() {
-        return Patch::Done;
+        return Patch::Stale;
     }
     let grid = map.grid_of(path.class);
     if refined.version != grid.version() {
@@ -205,7 +240,7 @@ pub(super) fn patch(
         // The waypoints past `from_waypoint` are the raw cell centers, one per cell.
         let from_cell = rest.from_cell + (walking_to - rest.from_waypoint);
         if from_cell + 1 >= path.cells.len() {
-            return Patch::Done;
+            return Patch::Stale;
         }
         return Patch::Again(Rest {
             from_cell,
@@ -226,21 +261,32 @@ pub(super) fn patch(
 }
 
 /// Receive: patches smoothed rests into their units' paths (without marking the path changed:
-/// the unit walks on as before, now toward smoothed waypoints).
+/// the unit walks on as before, now toward smoothed waypoints), and reports the frame's rests
+/// that left ([`TilepathFrameStats::smoothed_rests`]).
 pub(crate) fn apply_refined(
     mut queue: ResMut<PathQueue>,
     book: Res<PendingRequests>,
     maps: Query<&NavMap>,
     mut paths: Query<(&mut NavPath, Option<&PathProgress>)>,
+    mut stats: ResMut<TilepathFrameStats>,
 ) {
     let queue = &mut *queue;
     let frame = book.frame;
     for refined in std::mem::take(&mut queue.refined) {
+        let left = |rests: &mut Rests, smoothed| {
+            rests.left(
+                refined.entity,
+                refined.ticket,
+                refined.delivered,
+                frame,
+                smoothed,
+            );
+        };
         let unit = paths.get_mut(refined.entity).ok();
         let Some(((mut path, progress), map)) =
             unit.and_then(|u| Some((u.0.map, u)).and_then(|(m, u)| Some((u, maps.get(m).ok()?))))
         else {
-            queue.refining.release(refined.entity, refined.ticket);
+            left(&mut queue.refining, false);
             continue;
         };
         let walking_to = progress.map_or(0, |p| p.waypoint);
@@ -248,16 +294,22 @@ pub(crate) fn apply_refined(
         let path = path.bypass_change_detection();
         let (rest, since) = match patch(path, map, &refined, walking_to) {
             Patch::Done => {
-                queue.refining.release(refined.entity, refined.ticket);
+                left(&mut queue.refining, true);
+                continue;
+            }
+            Patch::Stale => {
+                left(&mut queue.refining, false);
                 continue;
             }
             Patch::Again(rest) => (rest, refined.since),
             Patch::Next(rest) => (rest, frame),
         };
-        queue
-            .refining
-            .again(Refining::new(refined.entity, path, rest, since));
+        let again = Refining::new(refined.entity, path, rest, (since, refined.delivered));
+        queue.refining.again(again, frame);
     }
+    let waits = &mut queue.refining.waits;
+    stats.smoothed_rests = std::mem::take(&mut waits.smoothed);
+    stats.abandoned_rests = std::mem::take(&mut waits.abandoned);
 }
 
 /// The share of the service phase's budget urgent rests take ahead of searches (most urgent
@@ -271,10 +323,24 @@ pub(super) const URGENT_SECONDS: f32 = 3.0;
 /// Cells an urgent rest's chunk covers at least.
 pub(super) const REST_CHUNK: usize = 24;
 
+/// Frames after its path's delivery from which a rest is late: smoothed within the urgent rests'
+/// share, after the rests due (see [`Urgency::Late`]), unless the queue is behind
+/// ([`BEHIND_FRAMES`]).
+pub(super) const LATE_FRAMES: u64 = 8;
+
+/// Frames a request may have waited for its outcome (at the end of the last frame) with late
+/// rests still smoothed ahead of searches. Beyond it the searches go first: most rests of a busy
+/// game are replaced before their units walk them, and those about to be walked are due
+/// (measured with `soak`, 2,000 units and 2 workers: late rests ahead of searches doubled the
+/// order-to-outcome latency, and most of them were smoothed for nothing).
+pub(super) const BEHIND_FRAMES: u64 = 30;
+
 /// What [`triage`] found.
 pub(super) struct Triage {
-    /// Rests urgent ([`URGENT_SECONDS`]), at the back.
-    pub(super) urgent: usize,
+    /// Rests due ([`URGENT_SECONDS`]), at the back...
+    pub(super) due: usize,
+    /// ... and late ([`LATE_FRAMES`]) before them.
+    pub(super) late: usize,
     /// Units walking the raw cells of their rest now.
     pub(super) walking_raw: usize,
     /// Frames the oldest rest has waited since its path was delivered.
@@ -307,6 +373,9 @@ struct Entry {
     entity: Entity,
     ticket: u64,
     since: u64,
+    delivered: u64,
+    /// How soon it is needed (as of the last triage).
+    urgency: Urgency,
     /// When (the plugin's clock, seconds) its unit was last estimated to reach its raw cells
     /// (infinite: not estimated yet, or its unit does not move), and when that was.
     due: f32,
@@ -322,6 +391,28 @@ pub(super) struct Rests {
     /// The ticket of each unit's latest delivered path, for units whose latest path has a rest
     /// (a rest of another ticket is stale: its path was replaced).
     live: EntityHashMap<u64>,
+    /// The rests that left this frame, for the frame's statistics.
+    pub(super) waits: RestWaits,
+}
+
+/// Frames from delivery to leaving of the rests that left the queue this frame.
+#[derive(Default)]
+pub(super) struct RestWaits {
+    /// Rests smoothed to their path's goal.
+    pub(super) smoothed: Vec<u32>,
+    /// Rests that left unsmoothed: path replaced, unit or map gone, unit arrived or walked past.
+    pub(super) abandoned: Vec<u32>,
+}
+
+impl RestWaits {
+    fn log(&mut self, delivered: u64, frame: u64, smoothed: bool) {
+        let waited = frame.saturating_sub(delivered).min(u32::MAX as u64) as u32;
+        if smoothed {
+            self.smoothed.push(waited);
+        } else {
+            self.abandoned.push(waited);
+        }
+    }
 }
 
 impl Rests {
@@ -339,6 +430,8 @@ impl Rests {
             entity: r.entity,
             ticket: r.ticket,
             since: r.since,
+            delivered: r.delivered,
+            urgency: Urgency::Waiting,
             due: f32::INFINITY,
             checked: f32::NEG_INFINITY,
             rest: Box::new(r),
@@ -367,23 +460,39 @@ impl Rests {
         }
     }
 
-    /// A rest queued again (after a chunk, or to smooth again).
-    pub(super) fn again(&mut self, r: Refining) {
+    /// A rest queued again (after a chunk, or to smooth again) in `frame`: it leaves instead if
+    /// its path was replaced meanwhile.
+    pub(super) fn again(&mut self, r: Refining, frame: u64) {
         if self.live.get(&r.entity) == Some(&r.ticket) {
             self.push(r);
+        } else {
+            self.waits.log(r.delivered, frame, false);
         }
     }
 
-    /// The rest of `entity`'s path `ticket` is smoothed, or no longer wanted.
-    pub(super) fn release(&mut self, entity: Entity, ticket: u64) {
+    /// The rest of `entity`'s path `ticket`, delivered in frame `delivered`, leaves in `frame`:
+    /// `smoothed` to the goal, or no longer wanted.
+    pub(super) fn left(
+        &mut self,
+        entity: Entity,
+        ticket: u64,
+        delivered: u64,
+        frame: u64,
+        smoothed: bool,
+    ) {
         if self.live.get(&entity) == Some(&ticket) {
             self.live.remove(&entity);
         }
+        self.waits.log(delivered, frame, smoothed);
     }
 
-    /// The rest to work on next.
+    /// The rest to work on next (its urgency, as of the last triage, set: see
+    /// [`Refining::step`]).
     pub(super) fn last_mut(&mut self) -> Option<&mut Refining> {
-        self.list.last_mut().map(|e| &mut *e.rest)
+        self.list.last_mut().map(|e| {
+            e.rest.urgency = e.rest.urgency.max(e.urgency);
+            &mut *e.rest
+        })
     }
 
     /// Takes the rest to work on next away.
@@ -407,11 +516,12 @@ impl Rests {
         frame: u64,
         now: f32,
     ) -> Triage {
-        let live = &mut self.live;
+        let (live, waits) = (&mut self.live, &mut self.waits);
         let mut checks = 0;
         let rests = self.list.len() as u64;
         self.list.retain_mut(|e| {
             if live.get(&e.entity) != Some(&e.ticket) {
+                waits.log(e.rest.delivered, frame, false);
                 return false;
             }
             let due_soon = e.due - now < URGENT_SECONDS;
@@ -426,32 +536,32 @@ impl Rests {
                 }
                 None => {
                     live.remove(&e.entity);
+                    waits.log(e.rest.delivered, frame, false);
                     false
                 }
             }
         });
-        // Not estimated yet first (checked next frame), the urgent last, most urgent last.
-        let urgent = |e: &Entry| e.checked > f32::NEG_INFINITY && e.due - now < URGENT_SECONDS;
-        let (mut head, mut tail) = (0, self.list.len());
-        while head < tail {
-            if urgent(&self.list[head]) {
-                tail -= 1;
-                self.list.swap(head, tail);
+        // Not estimated yet first (checked next frame), then the others waiting, the late (the
+        // oldest last), the due last (the soonest last).
+        for e in &mut self.list {
+            e.urgency = if e.checked > f32::NEG_INFINITY && e.due - now < URGENT_SECONDS {
+                Urgency::Due
+            } else if frame.saturating_sub(e.delivered) >= LATE_FRAMES {
+                Urgency::Late
             } else {
-                head += 1;
-            }
+                Urgency::Waiting
+            };
         }
-        self.list[tail..]
+        let late = partition(&mut self.list, |e| e.urgency == Urgency::Waiting);
+        let due = late + partition(&mut self.list[late..], |e| e.urgency == Urgency::Late);
+        self.list[due..]
             .sort_unstable_by(|a, b| b.due.total_cmp(&a.due).then(b.ticket.cmp(&a.ticket)));
-        self.list[..tail].sort_unstable_by_key(|e| e.checked > f32::NEG_INFINITY);
-        for (k, e) in self.list.iter_mut().enumerate() {
-            if k >= tail {
-                e.rest.urgent = true;
-            }
-        }
+        self.list[late..due].sort_unstable_by_key(|e| (u64::MAX - e.delivered, e.ticket));
+        partition(&mut self.list[..late], |e| e.checked == f32::NEG_INFINITY);
         Triage {
-            urgent: self.list.len() - tail,
-            walking_raw: self.list[tail..].iter().filter(|e| e.due <= now).count(),
+            due: self.list.len() - due,
+            late: due - late,
+            walking_raw: self.list[due..].iter().filter(|e| e.due <= now).count(),
             oldest: self
                 .list
                 .iter()
@@ -461,6 +571,21 @@ impl Rests {
             looked: (rests, checks as u64),
         }
     }
+}
+
+/// Moves the entries for which `front` holds before the others (in an order that depends on
+/// nothing but the list's); returns how many there are.
+fn partition(list: &mut [Entry], front: impl Fn(&Entry) -> bool) -> usize {
+    let (mut head, mut tail) = (0, list.len());
+    while head < tail {
+        if front(&list[head]) {
+            head += 1;
+        } else {
+            tail -= 1;
+            list.swap(head, tail);
+        }
+    }
+    head
 }
 
 /// Seconds until the unit of `r` reaches its raw cells (0 if it walks them; infinite if it does

@@ -22,7 +22,7 @@ use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay};
 use super::policy::aged_priority;
-use super::refine::{REST_SHARE, RestUnits};
+use super::refine::{BEHIND_FRAMES, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
 use super::workers::{HANDOFF_PER_RUNNER, WorkerSearch};
@@ -439,14 +439,18 @@ pub(crate) fn service_queue(
 
     // Urgent rests first, within their share of the budget (inline a quarter; with workers the
     // main thread runs no searches, and they may take half, the rest left for starting and
-    // receiving searches): their units are about to walk raw cell centers.
+    // receiving searches; a quarter of it at least, however long the triage took): those due
+    // (their units are about to walk raw cell centers), then the late unless the queue is
+    // behind (its searches go first then).
     let share = match settings.workers {
         WorkerMode::Inline => budget / REST_SHARE,
         WorkerMode::Async { .. } => budget / 2,
     };
-    let mut urgent = rests.urgent;
-    while urgent > 0 && tally.elapsed() < share {
-        if refine_step(queue, &maps, &mut tally) {
+    let until = share.max(tally.elapsed() + share / 4);
+    let behind = u64::from(queue.oldest_wait) > BEHIND_FRAMES;
+    let mut urgent = rests.due + if behind { 0 } else { rests.late };
+    while urgent > 0 && tally.elapsed() < until {
+        if refine_step(queue, &maps, &mut tally, book.frame) {
             urgent -= 1;
         }
     }
@@ -570,7 +574,7 @@ impl Work<'_, '_, '_> {
             if running == 0 || expansions_left == 0 {
                 // Nothing else to do: smooth the rest of delivered paths.
                 if !queue.refining.is_empty() {
-                    refine_step(queue, maps, tally);
+                    refine_step(queue, maps, tally, book.frame);
                     continue;
                 }
                 break;
@@ -730,6 +734,7 @@ fn refine_step(
     queue: &mut PathQueue,
     maps: &Query<&'static NavMap>,
     tally: &mut FrameTally,
+    frame: u64,
 ) -> bool {
     tally.charge(Cost::LineCheck);
     let Some(next) = queue.refining.last_mut() else {
@@ -737,7 +742,8 @@ fn refine_step(
     };
     let Ok(map) = maps.get(next.map) else {
         if let Some(gone) = queue.refining.pop() {
-            queue.refining.release(gone.entity, gone.ticket);
+            let (entity, ticket, delivered) = (gone.entity, gone.ticket, gone.delivered);
+            queue.refining.left(entity, ticket, delivered, frame, false);
         }
         return true;
     };
