@@ -45,8 +45,10 @@ pub const PURSUIT_SLACK: f32 = 0.25;
 
 /// Tiles inside its range a follower on its way walks on before it stops (at most half its
 /// range): a target walking away does not leave its range the moment the follower stops, and
-/// the follower sets off again before it does.
-pub const CLOSE_IN: f32 = 1.0;
+/// the follower sets off again before it does. Measured with `army --scene pursuit` (200
+/// followers on 20 wandering targets, seeds 1-3): 1.5 tiles keeps followers of range 3 in range
+/// 94.6-95.0 % of the time among walls, against 87.1-88.1 % for 1 tile, with fewer searches.
+pub const CLOSE_IN: f32 = 1.5;
 
 /// Seconds ahead a followed target's anchor leads it, at the speed the target moved last frame.
 pub const LEAD: f32 = 1.0;
