@@ -329,11 +329,13 @@ pub(super) const REST_CHUNK: usize = 24;
 pub(super) const LATE_FRAMES: u64 = 8;
 
 /// Frames a request may have waited for its outcome (at the end of the last frame) with late
-/// rests still smoothed ahead of searches. Beyond it the searches go first: most rests of a busy
-/// game are replaced before their units walk them, and those about to be walked are due
-/// (measured with `soak`, 2,000 units and 2 workers: late rests ahead of searches doubled the
-/// order-to-outcome latency, and most of them were smoothed for nothing).
-pub(super) const BEHIND_FRAMES: u64 = 30;
+/// rests still smoothed ahead of searches: beyond it the queue is behind (as the overload
+/// warning counts it) and the searches go first. Most rests of an overloaded game are replaced
+/// before their units walk them, and those about to be walked are due (measured with `soak`,
+/// 2,000 units and 2 workers: late rests ahead of searches doubled the order-to-outcome
+/// latency, and most of them were smoothed for nothing). At 30 frames a 500-unit game's group
+/// orders (200 units at once) tripped it now and then, and rests waited on.
+pub(super) const BEHIND_FRAMES: u64 = 60;
 
 /// What [`triage`] found.
 pub(super) struct Triage {

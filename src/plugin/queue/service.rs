@@ -437,13 +437,14 @@ pub(crate) fn service_queue(
     stats.oldest_rest_frames = rests.oldest.min(u32::MAX as u64) as u32;
     stats.walking_raw = rests.walking_raw;
 
-    // Urgent rests first, within their share of the budget (inline a quarter; with workers the
-    // main thread runs no searches, and they may take half, the rest left for starting and
-    // receiving searches; a quarter of it at least, however long the triage took): those due
-    // (their units are about to walk raw cell centers), then the late unless the queue is
-    // behind (its searches go first then).
+    // Urgent rests first, within their share of the budget (inline a quarter of the whole
+    // budget, not of what the frame's delivery leaves: with outcomes waiting that halved it,
+    // and late rests waited on; with workers the main thread runs no searches, and they may
+    // take half, the rest left for starting and receiving searches; a quarter of it at least,
+    // however long the triage took): those due (their units are about to walk raw cell
+    // centers), then the late unless the queue is behind (its searches go first then).
     let share = match settings.workers {
-        WorkerMode::Inline => budget / REST_SHARE,
+        WorkerMode::Inline => (settings.time_budget / REST_SHARE).min(budget),
         WorkerMode::Async { .. } => budget / 2,
     };
     let until = share.max(tally.elapsed() + share / 4);
