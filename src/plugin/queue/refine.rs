@@ -100,18 +100,16 @@ pub(super) struct Refining {
     /// The plugin frame its path was delivered in (kept across chunks and smoothing again:
     /// how long the whole rest took is counted from it).
     pub(super) delivered: u64,
-    /// How soon the rest is needed, the most since its smoothing was due to begin (set from
-    /// [`Rests::triage`]'s; it decides how the rest is smoothed: see [`Refining::step`]).
-    urgency: Urgency,
     /// The rest's cells, until its smoothing starts.
     cells: Vec<Cell>,
     /// Its smoothing, once started (see [`Refining::step`]).
     smoother: Option<Smoother>,
 }
 
-/// How soon a rest is needed, least first.
+/// How soon a rest is needed, least first (it decides how the rest is smoothed: see
+/// [`Refining::step`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-enum Urgency {
+pub(super) enum Urgency {
     /// Smoothed whole with what a frame has left.
     #[default]
     Waiting,
@@ -157,7 +155,6 @@ impl Refining {
             rest,
             since,
             delivered,
-            urgency: Urgency::Waiting,
             cells: path.cells[rest.from_cell..].to_vec(),
             smoother: None,
         }
@@ -169,18 +166,18 @@ impl Refining {
     }
 
     /// At most `units` units of smoothing work; the patch once done. How the rest is smoothed
-    /// is set by its [`Urgency`] when its smoothing starts:
+    /// is set by its `urgency` (as of the last triage) when its smoothing starts:
     /// - due (its unit about to walk it): a chunk at a time, the leading pass's waypoints over
     ///   its next [`REST_CHUNK`] cells (a few line checks each; the whole rest's two passes and
     ///   merges cost some twenty times as many, about a millisecond for a rest of 100 cells on a
     ///   map with scattered blocks), the rest after it queued again;
     /// - late: the same forward pass over the whole rest at once;
     /// - else whole.
-    pub(super) fn step(&mut self, grid: &NavGrid, units: u32) -> Option<Refined> {
+    pub(super) fn step(&mut self, grid: &NavGrid, units: u32, urgency: Urgency) -> Option<Refined> {
         let radius = self.rest.radius;
         let smoother = self.smoother.get_or_insert_with(|| {
             let cells = &self.cells;
-            match self.urgency {
+            match urgency {
                 Urgency::Due => Smoother::leading(grid, cells, radius, REST_CHUNK),
                 Urgency::Late => Smoother::forward(grid, cells, radius),
                 Urgency::Waiting => Smoother::new(grid, cells, radius),
@@ -491,13 +488,10 @@ impl Rests {
         self.waits.log(delivered, frame, smoothed);
     }
 
-    /// The rest to work on next (its urgency, as of the last triage, set: see
+    /// The rest to work on next, and how soon it is needed (as of the last triage: see
     /// [`Refining::step`]).
-    pub(super) fn last_mut(&mut self) -> Option<&mut Refining> {
-        self.list.last_mut().map(|e| {
-            e.rest.urgency = e.rest.urgency.max(e.urgency);
-            &mut *e.rest
-        })
+    pub(super) fn last_mut(&mut self) -> Option<(&mut Refining, Urgency)> {
+        self.list.last_mut().map(|e| (&mut *e.rest, e.urgency))
     }
 
     /// Takes the rest to work on next away.
@@ -526,7 +520,7 @@ impl Rests {
         let rests = self.list.len() as u64;
         self.list.retain_mut(|e| {
             if live.get(&e.entity) != Some(&e.ticket) {
-                waits.log(e.rest.delivered, frame, false);
+                waits.log(e.delivered, frame, false);
                 return false;
             }
             let due_soon = e.due - now < URGENT_SECONDS;
@@ -541,7 +535,7 @@ impl Rests {
                 }
                 None => {
                     live.remove(&e.entity);
-                    waits.log(e.rest.delivered, frame, false);
+                    waits.log(e.delivered, frame, false);
                     false
                 }
             }

@@ -738,7 +738,7 @@ fn refine_step(
     frame: u64,
 ) -> bool {
     tally.charge(Cost::LineCheck);
-    let Some(next) = queue.refining.last_mut() else {
+    let Some((next, urgency)) = queue.refining.last_mut() else {
         return true;
     };
     let Ok(map) = maps.get(next.map) else {
@@ -750,7 +750,7 @@ fn refine_step(
     };
     let before = next.work();
     let grid = map.grid_of(next.class);
-    let done = next.step(grid, 1);
+    let done = next.step(grid, 1, urgency);
     tally.charge_on(grid, Cost::Cells(next.work() - before));
     let Some(done) = done else {
         return false;
