@@ -30,8 +30,9 @@
 //!   unit walked the raw cell centers of a rest not smoothed yet; `rests_smoothed_30`: of the
 //!   rests still wanted 30 frames after their path was delivered (smoothed later, or left
 //!   unsmoothed after that: path replaced, unit gone), the percentage smoothed to the goal
-//!   within those 30 frames (the `rests` line gives the rests smoothed and their waits, and the
-//!   rests that left unsmoothed);
+//!   within those 30 frames, 100 if no path had a rest (paths found on workers come smoothed
+//!   whole); the `rests` line gives the rests smoothed and their waits, and the rests that left
+//!   unsmoothed;
 //! - `blocked_overlaps`: unit-frames in which a unit's body overlaps a blocked cell (by more than
 //!   a thousandth of a tile: smoothed lines may touch walls, and a body sampled on one, float
 //!   rounding aside, touches them);
@@ -834,7 +835,12 @@ fn main() {
     // Of the rests still wanted 30 frames after their delivery, the share smoothed by then.
     let in_time = rest_waits.count_at_most(30);
     let wanted = rest_waits.count() + rests_late;
-    let smoothed_30 = 100.0 * in_time as f64 / wanted.max(1) as f64;
+    // (No rest at all: every path came smoothed whole, as a worker's do.)
+    let smoothed_30 = if wanted == 0 {
+        100.0
+    } else {
+        100.0 * in_time as f64 / wanted as f64
+    };
     println!(
         "rests smoothed={} abandoned={rests_abandoned} abandoned_after_30={rests_late} wait_p50={} wait_p99={} wait_max={}",
         rest_waits.count(),

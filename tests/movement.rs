@@ -7,7 +7,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{
-    Cell, MoveRules, NavGrid, Topology, TurnPlan, cell_at, overlaps_blocked,
+    Cell, MoveRules, NavGrid, Smoother, Topology, TurnPlan, cell_at, overlaps_blocked, walkable,
 };
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
@@ -784,6 +784,51 @@ fn a_busy_queue_smooths_a_walking_units_rest_before_it_gets_there_and_drops_repl
     // The walker got past the end of its first leg (about 30 cells of its path).
     let walked = pos(&app, walker).y - 2.5;
     assert!(walked > 30.0, "walked only {walked} tiles");
+}
+
+#[test]
+fn a_path_found_on_a_worker_comes_smoothed_whole() {
+    // The same long walk through the zigzag, searched on a worker: the worker smooths the whole
+    // path before it sends it (its first leg as inline, the rest with the same forward pass), so
+    // no rest waits for the main thread.
+    let mut app = app(zigzag());
+    app.world_mut().resource_mut::<TilepathSettings>().workers =
+        WorkerMode::Async { max_in_flight: 1 };
+    let walker = unit(
+        &mut app,
+        Cell::new(2, 2),
+        Cell::new(93, 60),
+        Mover::default(),
+    );
+    let mut path = None;
+    for frame in 0..300 {
+        app.update();
+        let stats = app.world().resource::<TilepathFrameStats>();
+        assert_eq!(stats.refining, 0, "frame {frame}: a rest waits");
+        if let Some(p) = app.world().get::<NavPath>(walker) {
+            path = Some(p.clone());
+            break;
+        }
+    }
+    let path = path.expect("the walker got its path");
+    let grid = zigzag();
+    let radius = NavAgent::default().radius;
+    let mut maps = app.world_mut().query::<&NavMap>();
+    let map = maps.single(app.world()).unwrap().clone();
+    let forward = Smoother::forward(&grid, &path.cells, radius)
+        .step(&grid, u32::MAX)
+        .expect("unbounded");
+    let expected: Vec<Vec2> = forward.iter().map(|&p| map.grid_to_world(p)).collect();
+    assert_eq!(path.waypoints, expected);
+    assert!(
+        path.waypoints.len() * 8 < path.cells.len(),
+        "{} waypoints for {} cells",
+        path.waypoints.len(),
+        path.cells.len()
+    );
+    for leg in forward.windows(2) {
+        assert!(walkable(&grid, leg[0], leg[1], radius), "{leg:?}");
+    }
 }
 
 #[test]

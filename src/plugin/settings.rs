@@ -64,10 +64,13 @@ pub struct TilepathSettings {
     pub smoothing: bool,
     /// How much of a found path is smoothed before it is delivered: its waypoints up to the
     /// first at or past this many cells (found looking ahead over the whole path, so the two
-    /// parts join without a bend); the rest is smoothed afterwards (taking turns with searches
-    /// inline, or on a worker) and patched into the unit's [`NavPath`](crate::NavPath) beyond
-    /// the waypoint it walks to. `usize::MAX` smooths whole paths before delivery (smoothing
-    /// long paths then limits how fast a group's paths come).
+    /// parts join without a bend); inline, the rest is smoothed afterwards (taking turns with
+    /// searches) and patched into the unit's [`NavPath`](crate::NavPath) beyond the waypoint it
+    /// walks to. A worker smooths the rest itself before it sends the path, with the same
+    /// forward pass as the first leg ([`Smoother::forward`](crate::core::Smoother::forward)),
+    /// so worker paths come smoothed whole. `usize::MAX` smooths whole paths before delivery
+    /// with the full smoother, inline and on workers (smoothing long paths then limits how fast
+    /// a group's paths come).
     pub smooth_before_delivery: usize,
     /// Extra cost, in tiles, of stepping onto a cell claimed by another unit near the searcher
     /// (Lester's claimed nodes: groups spread out; claimed cells never become unwalkable).

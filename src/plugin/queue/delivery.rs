@@ -253,9 +253,8 @@ pub(super) fn take_report(
     }
 }
 
-/// The rest of a path about to be delivered is smoothed afterwards, inline (in worker mode too:
-/// a rest's chunk costs a few line checks, and the rests of paths replaced meanwhile leave
-/// before they cost any; see `refine`).
+/// The rest of a path about to be delivered is smoothed afterwards, inline (see `refine`; a path
+/// found on a worker comes smoothed whole and has none).
 fn start_refining(queue: &mut PathQueue, ready: &mut Ready, frame: u64) {
     let Some(path) = &ready.path else {
         return;
