@@ -209,6 +209,11 @@ pub(crate) enum Cost {
 }
 
 impl Cost {
+    /// The nominal time of work that reads no grid (see [`Cost::nanos`]).
+    pub(crate) fn nominal(self) -> Duration {
+        Duration::from_nanos(self.nanos(0))
+    }
+
     /// Nominal nanoseconds on a grid of [`doublings`] `d` (0 for work that does not read a
     /// grid): work that reads a grid's arrays costs more on bigger grids, as the arrays of
     /// nodes, jumps and trees outgrow the caches. Measured in session 24 (BENCHMARKS) with

@@ -18,6 +18,8 @@ mod validate;
 mod waiting;
 mod workers;
 
+use std::time::Duration;
+
 use bevy::prelude::*;
 
 use crate::core::AStar;
@@ -25,7 +27,7 @@ use crate::core::AStar;
 use super::agent::NavAgent;
 use super::claims::{Claims, Intent};
 use super::classes::{ClassId, NavClasses, PlayerId};
-use super::diagnostics::{FrameTally, TilepathFrameStats, roll_frame};
+use super::diagnostics::{Cost, FrameTally, TilepathFrameStats, roll_frame};
 use super::fog::{FogStats, Sight};
 use super::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use super::request::{
@@ -152,6 +154,21 @@ impl PathQueue {
     /// Outcomes waiting for delivery (delivery has a budget too).
     pub fn ready_len(&self) -> usize {
         self.ready.len() + self.results.len()
+    }
+
+    /// What delivering the outcomes waiting costs at nominal rates (judging the results, then
+    /// delivering every outcome).
+    pub(crate) fn delivery_cost(&self) -> Duration {
+        let cells = |p: Option<&NavPath>| p.map_or(0, |p| p.cells.len() as u64);
+        let ready = self
+            .ready
+            .iter()
+            .map(|r| Cost::Outcome(cells(r.path.as_ref())));
+        let results = self.results.iter().flat_map(|r| {
+            let n = r.result.as_ref().map_or(0, |p| p.cells.len() as u64);
+            [Cost::Deliver(n), Cost::Outcome(n)]
+        });
+        ready.chain(results).map(Cost::nominal).sum()
     }
 
     /// The queue's contents for [`NavChecksum`](crate::NavChecksum): each waiting or running

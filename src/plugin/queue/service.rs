@@ -607,20 +607,22 @@ impl Work<'_, '_, '_> {
 }
 
 /// The service phase's share of the frame's budget, what the collect phase spent being gone.
-/// Room is left for the receive phase (as long as it took last frame, at most a quarter of the
-/// budget), so the frame as a whole stays within the budget; half the budget while outcomes
-/// wait for delivery (a shared search finds paths faster than a quarter of the budget delivers
-/// them).
+/// Room is left for the receive phase, so the frame as a whole stays within the budget: as long
+/// as it took last frame (at most a quarter of the budget), or what delivering the outcomes
+/// waiting costs at nominal rates if that is more (at most half the budget: a shared search finds
+/// paths faster than a quarter of the budget delivers them). Half the budget whenever an outcome
+/// waited (as before session 26) halved a busy game's searching: requests failing at validation
+/// put one there in most frames, and `soak --units 500` used 0.9 ms of its 2 ms budget a frame
+/// while requests waited 400 frames.
 fn service_budget(settings: &TilepathSettings, tally: &PhaseTimer, queue: &PathQueue) -> Duration {
+    let budget = settings.time_budget;
+    let last = tally.last_receive_spent.min(budget / 4);
     let reserve = if queue.ready_len() > 0 {
-        settings.time_budget / 2
+        last.max(queue.delivery_cost().min(budget / 2))
     } else {
-        tally.last_receive_spent.min(settings.time_budget / 4)
+        last
     };
-    settings
-        .time_budget
-        .saturating_sub(tally.spent())
-        .saturating_sub(reserve)
+    budget.saturating_sub(tally.spent()).saturating_sub(reserve)
 }
 
 /// One step of the first inline shared search: a slice of its tree's growth, or one member
