@@ -323,3 +323,78 @@ fn in_a_busy_queue_every_rest_still_wanted_is_smoothed_within_30_ticks() {
         smoothed.len()
     );
 }
+
+/// A lockstep app with one worker and one unit at (2, 2) of an open 64 x 64 map ordered to
+/// (60, 40); `edit` runs on the map's grid once the unit's search is on the worker. Returns the
+/// path delivered and the grid at the end.
+fn worker_path_with_edit(edit: impl FnOnce(&mut NavMap)) -> (NavPath, NavGrid) {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(TICK))
+        .insert_resource(Time::<Fixed>::from_duration(TICK))
+        .insert_resource(TilepathSettings {
+            workers: WorkerMode::Async { max_in_flight: 1 },
+            ..TilepathSettings::lockstep()
+        })
+        .add_plugins(TilepathPlugins::in_schedule(FixedUpdate));
+    let grid = NavGrid::new(64, 64).unwrap();
+    app.world_mut()
+        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::ONE));
+    let unit = app
+        .world_mut()
+        .spawn((
+            LockstepKey(0),
+            Transform::from_xyz(2.5, 2.5, 0.0),
+            PathRequest::to_cell(Cell::new(60, 40)),
+        ))
+        .id();
+    let mut edit = Some(edit);
+    for _ in 0..200 {
+        app.update();
+        if app.world().get::<PathStatus>(unit) == Some(&PathStatus::Searching)
+            && let Some(edit) = edit.take()
+        {
+            let mut maps = app.world_mut().query::<&mut NavMap>();
+            edit(&mut maps.single_mut(app.world_mut()).unwrap());
+        }
+        if let Some(path) = app.world().get::<NavPath>(unit).cloned() {
+            assert!(
+                edit.is_none(),
+                "the path came before the search was seen on the worker"
+            );
+            let mut maps = app.world_mut().query::<&NavMap>();
+            let grid = maps.single(app.world()).unwrap().grid().clone();
+            return (path, grid);
+        }
+    }
+    panic!("no path in 200 ticks");
+}
+
+#[test]
+fn a_wall_built_while_a_worker_smooths_a_path_is_never_crossed_by_its_lines() {
+    // Without the edit: the path's smoothed lines cross cells off its steps.
+    let (open, _) = worker_path_with_edit(|_| {});
+    let near_steps = |c: Cell| {
+        open.cells
+            .iter()
+            .any(|s| (s.x - c.x).abs() <= 1 && (s.y - c.y).abs() <= 1)
+    };
+    let off = *open
+        .corridor
+        .iter()
+        .find(|&&c| !near_steps(c))
+        .expect("a smoothed line cuts across cells off the path's steps");
+    // The same order with that cell blocked while the worker searches the open grid: the path's
+    // steps stay legal, its smoothed lines would not.
+    let (path, grid) = worker_path_with_edit(|map| map.set_walkable(off, false).unwrap());
+    assert!(!grid.is_walkable(off));
+    for c in &path.corridor {
+        assert!(grid.is_walkable(*c), "{c:?} of the corridor is blocked");
+    }
+    for leg in path.waypoints.windows(2) {
+        assert!(
+            bevy_tilepath::core::walkable(&grid, leg[0], leg[1], 0.0),
+            "{leg:?} crosses the wall"
+        );
+    }
+}

@@ -63,12 +63,25 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
         });
     };
     let grid = map.grid_of(job.class);
+    // Grid-space waypoints: the smoothed ones, or the cells' centers; and the cells they cross.
+    let found = result.map(|p| {
+        let (points, corridor) = if smoothed.is_empty() {
+            let centers = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
+            (centers, p.cells.clone())
+        } else {
+            let corridor = corridor(grid, &p.cells, &smoothed, rest);
+            (smoothed, corridor)
+        };
+        (p, points, corridor)
+    });
     if worker && version != grid.version() {
-        // The grid changed while the worker searched its snapshot: keep the path only if it is
-        // still legal step by step, else search again.
-        let still_valid = result
-            .as_ref()
-            .is_ok_and(|p| p.cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
+        // The grid changed while the worker searched and smoothed on its snapshot: keep the
+        // path only if it is still legal step by step and its lines cross no cell blocked
+        // since (the whole path is smoothed on the worker), else search again.
+        let still_valid = found.as_ref().is_ok_and(|(p, _, corridor)| {
+            p.cells.windows(2).all(|w| grid.can_step(w[0], w[1]))
+                && corridor.iter().all(|&c| grid.is_walkable(c))
+        });
         if !still_valid {
             return Verdict::Again(Job {
                 priority: job.priority.saturating_add(RESEARCH_BOOST),
@@ -78,16 +91,8 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
         }
     }
     let ticket = book.take(job.entity, job.ticket).expect("checked current");
-    let (kind, path) = match result {
-        Ok(p) => {
-            // Grid-space waypoints: the smoothed ones, or the cells' centers.
-            let (points, corridor) = if smoothed.is_empty() {
-                let centers = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
-                (centers, p.cells.clone())
-            } else {
-                let corridor = corridor(grid, &p.cells, &smoothed, rest);
-                (smoothed, corridor)
-            };
+    let (kind, path) = match found {
+        Ok((p, points, corridor)) => {
             let waypoints = points.iter().map(|&g| map.grid_to_world(g)).collect();
             let path = NavPath {
                 cells: p.cells,
