@@ -157,8 +157,9 @@ impl PathQueue {
     }
 
     /// What delivering the outcomes waiting costs at nominal rates (judging the results, then
-    /// delivering every outcome).
-    pub(crate) fn delivery_cost(&self) -> Duration {
+    /// delivering every outcome), up to `cap`: the sum stops there, so a frame with thousands
+    /// of outcomes waiting looks at a few hundred (each costs a microsecond at least).
+    pub(crate) fn delivery_cost(&self, cap: Duration) -> Duration {
         let cells = |p: Option<&NavPath>| p.map_or(0, |p| p.cells.len() as u64);
         let ready = self
             .ready
@@ -168,7 +169,14 @@ impl PathQueue {
             let n = r.result.as_ref().map_or(0, |p| p.cells.len() as u64);
             [Cost::Deliver(n), Cost::Outcome(n)]
         });
-        ready.chain(results).map(Cost::nominal).sum()
+        let mut sum = Duration::ZERO;
+        for cost in ready.chain(results) {
+            sum += cost.nominal();
+            if sum >= cap {
+                return cap;
+            }
+        }
+        sum
     }
 
     /// The queue's contents for [`NavChecksum`](crate::NavChecksum): each waiting or running

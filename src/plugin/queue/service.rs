@@ -438,11 +438,11 @@ pub(crate) fn service_queue(
     stats.walking_raw = rests.walking_raw;
 
     // Urgent rests first, within their share of the budget (inline a quarter of the whole
-    // budget, not of what the frame's delivery leaves: with outcomes waiting that halved it,
-    // and late rests waited on; with workers the main thread runs no searches, and they may
-    // take half, the rest left for starting and receiving searches; a quarter of it at least,
-    // however long the triage took): those due (their units are about to walk raw cell
-    // centers), then the late unless the queue is behind (its searches go first then).
+    // budget, not of what is left once delivery's reserve is gone; with workers, whose paths
+    // come smoothed whole, rests come only from a loaded save and may take half, the main
+    // thread running no searches; a quarter of the share at least, however long the triage
+    // took): those due (their units are about to walk raw cell centers), then the late unless
+    // the queue is behind (its searches go first then).
     let share = match settings.workers {
         WorkerMode::Inline => (settings.time_budget / REST_SHARE).min(budget),
         WorkerMode::Async { .. } => budget / 2,
@@ -618,7 +618,7 @@ fn service_budget(settings: &TilepathSettings, tally: &PhaseTimer, queue: &PathQ
     let budget = settings.time_budget;
     let last = tally.last_receive_spent.min(budget / 4);
     let reserve = if queue.ready_len() > 0 {
-        last.max(queue.delivery_cost().min(budget / 2))
+        last.max(queue.delivery_cost(budget / 2))
     } else {
         last
     };
