@@ -20,9 +20,10 @@
 //! It prints, as its last line,
 //! `summary units=<n> workers=<w> frames=<n> requests=<n> outcomes=<n> duplicates=<n> missing=<n> pending_after_drain=<n> latency_p50=<f> latency_p99=<f> latency_max=<f> rests_max=<n> rest_age_p99=<f> rest_age_max=<n> rests_smoothed_30=<f> walking_raw=<n> blocked_overlaps=<n> rss_growth_mb_per_10k=<f> checksum=<hex>`:
 //! - `requests`: the game's requests (each `PathRequest` inserted); `outcomes`: the outcomes of
-//!   those requests; `duplicates`: requests with more than one outcome; `missing`: requests
-//!   with none (a despawned unit's pending request vanishes by design and is not missing:
-//!   `vanished` on the `requests` line);
+//!   those requests; `duplicates`: requests with more than one outcome, and outcomes sent
+//!   after their unit was despawned; `missing`: requests with none (a despawned unit's requests
+//!   without an outcome vanish with it by design and are not missing: `vanished` on the
+//!   `requests` line, counted by the game as its orders to the unit less their outcomes);
 //! - `latency_*`: frames from an order to its outcome (the game's requests), percentiles;
 //! - `rests_max`: the most rests of delivered paths waiting to be smoothed in any frame
 //!   ([`TilepathFrameStats::refining`](bevy_tilepath::TilepathFrameStats)), and `rest_age_*` the
@@ -233,9 +234,27 @@ struct Outcomes {
     cancelled: u64,
     /// Outcomes of the plugin's own requests (repaths, errands).
     own: u64,
+    /// Outcomes of the game's requests per unit key (a despawned unit's requests without one
+    /// vanish with it).
+    per_unit: Vec<u32>,
 }
 
-fn count_outcomes(mut reader: MessageReader<PathOutcome>, mut o: ResMut<Outcomes>) {
+impl Outcomes {
+    /// Counts one more outcome for `key`'s unit.
+    fn answered_for(&mut self, key: Key) {
+        let k = key.0 as usize;
+        if k >= self.per_unit.len() {
+            self.per_unit.resize(k + 1, 0);
+        }
+        self.per_unit[k] += 1;
+    }
+}
+
+fn count_outcomes(
+    mut reader: MessageReader<PathOutcome>,
+    mut o: ResMut<Outcomes>,
+    keys: Query<&Key>,
+) {
     for outcome in reader.read() {
         if !outcome.origin.is_user() {
             o.own += 1;
@@ -243,6 +262,11 @@ fn count_outcomes(mut reader: MessageReader<PathOutcome>, mut o: ResMut<Outcomes
         }
         if o.answered.set(outcome.ticket) {
             o.duplicates += 1;
+        }
+        match keys.get(outcome.entity) {
+            Ok(&key) => o.answered_for(key),
+            // A unit that is gone is owed nothing: its requests vanished with it.
+            Err(_) => o.duplicates += 1,
         }
         o.latency.add(outcome.latency_frames as usize);
         match outcome.kind {
@@ -282,8 +306,10 @@ struct Game {
     next_key: u32,
     /// The game's requests inserted.
     requests: u64,
-    /// Requests pending when their unit was despawned (they vanish without an outcome).
+    /// Requests without an outcome when their unit was despawned (they vanish with it).
     vanished: u64,
+    /// The game's requests per unit key.
+    given: Vec<u32>,
     /// Requests per ticket can only be read from outcomes; these count inserts per frame kind.
     bad_requests: u64,
     group_orders: u64,
@@ -331,6 +357,7 @@ impl Game {
             },
         ));
         if order {
+            self.gave(key);
             let goal = {
                 let c = Cell::new(
                     self.rng.below(self.size) as i32,
@@ -339,14 +366,24 @@ impl Game {
                 PathRequest::to_cell(c).with_policy(GoalPolicy::NearestReachable)
             };
             e.insert(goal);
-            self.requests += 1;
         }
         let id = e.id();
         self.units.push((key, id));
     }
 
     fn order(&mut self, world: &mut World, unit: Entity, request: PathRequest) {
+        let key = *world.get::<Key>(unit).expect("a unit");
+        self.gave(key);
         world.entity_mut(unit).insert(request);
+    }
+
+    /// Counts a request given to `key`'s unit.
+    fn gave(&mut self, key: Key) {
+        let k = key.0 as usize;
+        if k >= self.given.len() {
+            self.given.resize(k + 1, 0);
+        }
+        self.given[k] += 1;
         self.requests += 1;
     }
 
@@ -375,14 +412,17 @@ impl Game {
         if frame.is_multiple_of(500) {
             for _ in 0..20 {
                 let k = self.rng.below(self.units.len() as u32) as usize;
-                let (_, unit) = self.units.swap_remove(k);
-                if world
-                    .resource::<PendingRequests>()
-                    .origin(unit)
-                    .is_some_and(|o| o.is_user())
-                {
-                    self.vanished += 1;
-                }
+                let (key, unit) = self.units.swap_remove(k);
+                // The game's requests not answered yet: the pending one, and those replaced
+                // or answered whose outcome was still to come.
+                let answered = world
+                    .resource::<Outcomes>()
+                    .per_unit
+                    .get(key.0 as usize)
+                    .copied()
+                    .unwrap_or(0);
+                let given = self.given.get(key.0 as usize).copied().unwrap_or(0);
+                self.vanished += u64::from(given.saturating_sub(answered));
                 world.despawn(unit);
             }
             for _ in 0..20 {
@@ -652,6 +692,7 @@ fn main() {
         failed: 0,
         cancelled: 0,
         own: 0,
+        per_unit: Vec::new(),
     });
     let map = app
         .world_mut()
@@ -665,6 +706,7 @@ fn main() {
         next_key: 0,
         requests: 0,
         vanished: 0,
+        given: Vec::new(),
         bad_requests: 0,
         group_orders: 0,
         edits: 0,

@@ -7,7 +7,9 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PathQueue, PendingRequests, SearchKind, TilepathFrameStats, group_order};
+use bevy_tilepath::{
+    Lockstep, PathQueue, PendingRequests, SearchKind, TilepathFrameStats, group_order,
+};
 
 #[derive(Resource, Default)]
 struct Log {
@@ -195,6 +197,64 @@ fn replace_remove_and_despawn_mid_search() {
     );
     assert_eq!(kinds(kept).len(), 1);
     assert!(matches!(kinds(kept)[0], OutcomeKind::Found { .. }));
+}
+
+#[test]
+fn a_despawned_unit_is_owed_nothing_cancelled_or_waiting_for_delivery() {
+    // A small budget, counted (lockstep): the outcomes of one search shared by the group
+    // wait for delivery over several frames.
+    let settings = TilepathSettings {
+        time_budget: Duration::from_micros(40),
+        lockstep: Some(Lockstep::default()),
+        ..Default::default()
+    };
+    let mut app = app(settings, walls());
+    app.update();
+    let units: Vec<Entity> = (0..40)
+        .map(|i| {
+            let goal = PathRequest::to_cell(Cell::new(5, 60));
+            unit_at(&mut app, Cell::new(i % 10, i / 10), goal)
+        })
+        .collect();
+    let mut frames = 0;
+    while app.world().resource::<PathQueue>().ready_len() < 2 {
+        app.update();
+        frames += 1;
+        assert!(frames < 500, "outcomes never waited for delivery");
+    }
+    // Every unit still waiting (some with outcomes waiting for delivery), one of them with its
+    // request just replaced (its cancelled outcome still to go out): despawned between frames.
+    let answered: Vec<Entity> = outcomes_per_entity(app.world().resource::<Log>())
+        .into_keys()
+        .collect();
+    let gone: Vec<Entity> = units
+        .iter()
+        .copied()
+        .filter(|u| !answered.contains(u))
+        .collect();
+    app.world_mut()
+        .entity_mut(gone[0])
+        .insert(PathRequest::to_cell(Cell::new(1, 1)));
+    for &u in &gone {
+        app.world_mut().entity_mut(u).despawn();
+    }
+    run_until_drained(&mut app, 200);
+    app.update();
+    let log = app.world().resource::<Log>();
+    for u in &gone {
+        assert!(
+            kinds_of(log, *u).is_empty(),
+            "{u:?}: {:?}",
+            kinds_of(log, *u)
+        );
+    }
+    // Everyone else still has exactly one outcome.
+    let per = outcomes_per_entity(log);
+    for u in units.iter().filter(|u| !gone.contains(u)) {
+        assert_eq!(per.get(u).map(Vec::len), Some(1), "unit {u:?}");
+    }
+    assert_eq!(app.world().resource::<PathQueue>().ready_len(), 0);
+    assert!(app.world().resource::<PendingRequests>().is_empty());
 }
 
 #[test]

@@ -62,12 +62,7 @@ impl MapEntities for PathGoal {
 /// units in the way) never overwrite it; they are requests of their own with a
 /// [`PathOrigin`] other than [`PathOrigin::User`], and their outcomes say so.
 #[derive(Component, Clone, Debug, PartialEq, Reflect)]
-#[component(
-    on_insert = on_request_insert,
-    on_remove = on_request_remove,
-    on_despawn = on_request_despawn,
-    map_entities
-)]
+#[component(on_insert = on_request_insert, on_remove = on_request_remove, map_entities)]
 #[require(PathStatus, Transform)]
 #[reflect(Component)]
 pub struct PathRequest {
@@ -262,7 +257,13 @@ impl From<PathError> for PathFailure {
 }
 
 /// Where a unit's latest request (the game's or the plugin's) stands.
+///
+/// Despawning a unit ends every request it has without an outcome: the one pending, those
+/// cancelled whose [`Cancelled`](crate::OutcomeKind::Cancelled) outcome was still to go out,
+/// and those whose outcome waited for delivery. The plugin owes a unit that is gone nothing, so
+/// a game saved right after a despawn owes nothing it cannot save.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[component(on_despawn = on_unit_despawn)]
 #[reflect(Component)]
 pub enum PathStatus {
     /// No request yet.
@@ -484,10 +485,16 @@ fn on_request_remove(mut world: DeferredWorld, ctx: HookContext) {
     }
 }
 
-fn on_request_despawn(mut world: DeferredWorld, ctx: HookContext) {
-    // Runs before `on_remove`: forget the request so no outcome is sent for a unit that is gone.
+/// A unit is despawned: nothing is owed to it any more (see [`PathStatus`]). Runs before
+/// [`PathRequest`]'s `on_remove`, which then finds no request to cancel.
+fn on_unit_despawn(mut world: DeferredWorld, ctx: HookContext) {
+    let dropped = world
+        .get_resource_mut::<crate::plugin::queue::PathQueue>()
+        .map_or(0, |mut queue| queue.forget_ready(ctx.entity));
     if let Some(mut book) = world.get_resource_mut::<PendingRequests>() {
         book.forget(ctx.entity);
+        book.cancelled.retain(|c| c.entity != ctx.entity);
+        book.in_delivery -= dropped;
     }
 }
 

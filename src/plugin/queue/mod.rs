@@ -208,6 +208,13 @@ impl PathQueue {
         }
     }
 
+    /// Drops the outcomes waiting for delivery to `entity` (a unit despawned); how many.
+    pub(crate) fn forget_ready(&mut self, entity: Entity) -> usize {
+        let before = self.ready.len();
+        self.ready.retain(|r| r.entity != entity);
+        before - self.ready.len()
+    }
+
     /// `entity`'s pending request failed with `failure`.
     fn fail(
         &mut self,
