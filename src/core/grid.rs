@@ -429,6 +429,23 @@ impl NavGrid {
         self.in_bounds(cell) && self.terrain[self.pad(cell.x as u32, cell.y as u32)] != BLOCKED
     }
 
+    /// Whether `cell` and its eight neighbours are all walkable (cells off the grid are not):
+    /// one bounds check and three row reads, for line checks through open ground.
+    #[inline]
+    pub(crate) fn block_walkable(&self, cell: Cell) -> bool {
+        if !self.in_bounds(cell) {
+            return false;
+        }
+        let (i, s) = (self.pad(cell.x as u32, cell.y as u32), self.stride as usize);
+        // The padding ring makes every neighbour's index valid.
+        let open = |row: usize| {
+            self.terrain[row - 1..=row + 1]
+                .iter()
+                .all(|&t| t != BLOCKED)
+        };
+        open(i - s) && open(i) && open(i + s)
+    }
+
     /// Whether `cell` is a walkable cell of a passage one cell wide: blocked (or off the grid)
     /// on both sides, left and right or above and below, like a bridge or a gate in a wall. Two
     /// bodies cannot pass each other there. Square grids only (`false` on hexagons).

@@ -258,14 +258,18 @@ pub(crate) fn walkable_counting(
         b,
         &mut |c| {
             *looked += per_cell;
-            for dy in -reach..=reach {
-                for dx in -reach..=reach {
-                    let n = c + IVec2::new(dx, dy);
-                    // Touching a blocked cell (distance exactly r) is not overlapping it.
-                    if !grid.is_walkable(n)
-                        && (segment_cell_distance_sq(a, b, n) < r2 || crosses_interior(a, b, n))
-                    {
-                        return false;
+            // Open ground (the cell and all round it walkable) needs no closer look.
+            let open = reach <= 1 && grid.block_walkable(c);
+            if !open {
+                for dy in -reach..=reach {
+                    for dx in -reach..=reach {
+                        let n = c + IVec2::new(dx, dy);
+                        // Touching a blocked cell (distance exactly r) is not overlapping it.
+                        if !grid.is_walkable(n)
+                            && (segment_cell_distance_sq(a, b, n) < r2 || crosses_interior(a, b, n))
+                        {
+                            return false;
+                        }
                     }
                 }
             }
