@@ -237,8 +237,35 @@ pub(crate) fn walkable_counting(
     radius: f32,
     looked: &mut u64,
 ) -> bool {
+    walkable_within(grid, a, b, radius, u8::MAX, looked)
+}
+
+/// [`walkable_counting`] that also fails where the segment crosses a cell of terrain dearer
+/// than `max_terrain` (off the grid counts as cheap; `u8::MAX` checks no terrain): one
+/// traversal for both checks on square grids, each cell counted once more in `looked` for its
+/// terrain.
+pub(crate) fn walkable_within(
+    grid: &NavGrid,
+    a: Vec2,
+    b: Vec2,
+    radius: f32,
+    max_terrain: u8,
+    looked: &mut u64,
+) -> bool {
     if !a.is_finite() || !b.is_finite() {
         return false;
+    }
+    let limited = max_terrain < u8::MAX;
+    let cheap = |c: Cell| grid.terrain(c).unwrap_or(0) <= max_terrain;
+    if grid.is_hex() && limited {
+        // Hexagons: the terrain first, along the segment as given, then the body.
+        let terrain_ok = traverse(grid, a, b, |c| {
+            *looked += 1;
+            cheap(c)
+        });
+        if !terrain_ok {
+            return false;
+        }
     }
     // Same answer both ways: float rounding in the traversal depends on the direction.
     let (a, b) = if (a.x, a.y) <= (b.x, b.y) {
@@ -258,6 +285,12 @@ pub(crate) fn walkable_counting(
         b,
         &mut |c| {
             *looked += per_cell;
+            if limited {
+                *looked += 1;
+                if !cheap(c) {
+                    return false;
+                }
+            }
             // Open ground (the cell and all round it walkable) needs no closer look.
             let open = reach <= 1 && grid.block_walkable(c);
             if !open {

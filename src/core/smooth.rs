@@ -4,7 +4,7 @@
 use bevy::math::Vec2;
 
 use super::grid::{Cell, NavGrid, Topology};
-use super::line::{traverse, walkable_counting};
+use super::line::walkable_within;
 
 /// How many cells ahead smoothing looks for a shortcut.
 const LOOKAHEAD: usize = 64;
@@ -326,10 +326,7 @@ impl Smoother {
 /// Whether a unit of `radius` can walk straight from `a` to `b` without crossing terrain dearer
 /// than `max_terrain`; the cells looked at are added to `work`.
 fn clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, max_terrain: u8, work: &mut u64) -> bool {
-    traverse(grid, a, b, |c| {
-        *work += 1;
-        grid.terrain(c).unwrap_or(0) <= max_terrain
-    }) && walkable_counting(grid, a, b, radius, work)
+    walkable_within(grid, a, b, radius, max_terrain, work)
 }
 
 /// Candidates to replace the two bends at `points[i]` and `points[i + 1]` by one point beside the
