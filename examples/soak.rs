@@ -234,19 +234,26 @@ struct Outcomes {
     cancelled: u64,
     /// Outcomes of the plugin's own requests (repaths, errands).
     own: u64,
-    /// Outcomes of the game's requests per unit key (a despawned unit's requests without one
+    /// Outcomes of the game's requests per unit (a despawned unit's requests without one
     /// vanish with it).
-    per_unit: Vec<u32>,
+    per_unit: PerUnit,
 }
 
-impl Outcomes {
-    /// Counts one more outcome for `key`'s unit.
-    fn answered_for(&mut self, key: Key) {
+/// A count per unit key.
+#[derive(Default)]
+struct PerUnit(Vec<u32>);
+
+impl PerUnit {
+    fn add(&mut self, key: Key) {
         let k = key.0 as usize;
-        if k >= self.per_unit.len() {
-            self.per_unit.resize(k + 1, 0);
+        if k >= self.0.len() {
+            self.0.resize(k + 1, 0);
         }
-        self.per_unit[k] += 1;
+        self.0[k] += 1;
+    }
+
+    fn get(&self, key: Key) -> u32 {
+        self.0.get(key.0 as usize).copied().unwrap_or(0)
     }
 }
 
@@ -264,7 +271,7 @@ fn count_outcomes(
             o.duplicates += 1;
         }
         match keys.get(outcome.entity) {
-            Ok(&key) => o.answered_for(key),
+            Ok(&key) => o.per_unit.add(key),
             // A unit that is gone is owed nothing: its requests vanished with it.
             Err(_) => o.duplicates += 1,
         }
@@ -308,8 +315,8 @@ struct Game {
     requests: u64,
     /// Requests without an outcome when their unit was despawned (they vanish with it).
     vanished: u64,
-    /// The game's requests per unit key.
-    given: Vec<u32>,
+    /// The game's requests per unit.
+    given: PerUnit,
     /// Requests per ticket can only be read from outcomes; these count inserts per frame kind.
     bad_requests: u64,
     group_orders: u64,
@@ -379,11 +386,7 @@ impl Game {
 
     /// Counts a request given to `key`'s unit.
     fn gave(&mut self, key: Key) {
-        let k = key.0 as usize;
-        if k >= self.given.len() {
-            self.given.resize(k + 1, 0);
-        }
-        self.given[k] += 1;
+        self.given.add(key);
         self.requests += 1;
     }
 
@@ -415,14 +418,8 @@ impl Game {
                 let (key, unit) = self.units.swap_remove(k);
                 // The game's requests not answered yet: the pending one, and those replaced
                 // or answered whose outcome was still to come.
-                let answered = world
-                    .resource::<Outcomes>()
-                    .per_unit
-                    .get(key.0 as usize)
-                    .copied()
-                    .unwrap_or(0);
-                let given = self.given.get(key.0 as usize).copied().unwrap_or(0);
-                self.vanished += u64::from(given.saturating_sub(answered));
+                let answered = world.resource::<Outcomes>().per_unit.get(key);
+                self.vanished += u64::from(self.given.get(key).saturating_sub(answered));
                 world.despawn(unit);
             }
             for _ in 0..20 {
@@ -692,7 +689,7 @@ fn main() {
         failed: 0,
         cancelled: 0,
         own: 0,
-        per_unit: Vec::new(),
+        per_unit: PerUnit::default(),
     });
     let map = app
         .world_mut()
@@ -706,7 +703,7 @@ fn main() {
         next_key: 0,
         requests: 0,
         vanished: 0,
-        given: Vec::new(),
+        given: PerUnit::default(),
         bad_requests: 0,
         group_orders: 0,
         edits: 0,
