@@ -823,6 +823,111 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 800, ..ProptestConfig::default() })]
+
+    /// A tree that follows edits made while it grows (or after): every path it still gives is
+    /// legal on the grid as it is now, ends at the goal, and its cost is what its steps cost
+    /// now, never less than the start's own A* on the edited grid; starts whose paths no edit
+    /// touched keep exactly the path the tree had for them.
+    #[test]
+    fn goal_tree_following_edits_gives_legal_paths_costed_now(
+        (grid, _) in grid_strategy(),
+        goal in (0i32..14, 0i32..14),
+        starts in proptest::collection::vec((0i32..14, 0i32..14), 1..8),
+        edits in proptest::collection::vec((0i32..14, 0i32..14, 0u8..6), 1..6),
+        before in 0u32..60,
+    ) {
+        let mut grid = grid;
+        let (w, h) = (grid.width() as i32, grid.height() as i32);
+        let cell = |(x, y): (i32, i32)| Cell::new(x % w, y % h);
+        let goal = cell(goal);
+        prop_assume!(grid.is_walkable(goal));
+        let starts: Vec<Cell> = starts.into_iter().map(cell).collect();
+        let mut tree = GoalTree::new();
+        tree.begin(&grid, goal, &[], Heuristic::Octile).unwrap();
+        tree.add_starts(&grid, &starts);
+        tree.step(&grid, before);
+        let old: Vec<Option<Vec<Cell>>> = starts
+            .iter()
+            .map(|&s| tree.path_from(&grid, s).map(|p| p.cells))
+            .collect();
+        let version = grid.version();
+        let mut edited = Vec::new();
+        for &(x, y, t) in &edits {
+            let c = cell((x, y));
+            if c == goal {
+                continue;
+            }
+            grid.set_terrain(c, t).unwrap();
+            edited.push(c);
+        }
+        prop_assert!(tree.follow_edits(&grid));
+        prop_assert_eq!(tree.edited(), grid.version() != version);
+        let mut rounds = 0;
+        while tree.step(&grid, 7) == TreeStep::Pending {
+            rounds += 1;
+            prop_assert!(rounds < 100_000);
+        }
+        for (k, &s) in starts.iter().enumerate() {
+            let Some(p) = tree.path_from(&grid, s) else {
+                continue;
+            };
+            prop_assert_eq!(p.cells[0], s);
+            prop_assert_eq!(*p.cells.last().unwrap(), goal);
+            let mut cost = 0;
+            for step in p.cells.windows(2) {
+                let c = grid.step_cost(step[0], step[1]);
+                prop_assert!(c.is_some(), "illegal step {:?} from {:?}", step, s);
+                cost += c.unwrap();
+            }
+            prop_assert_eq!(p.cost, cost);
+            prop_assert_eq!(tree.cost_from(&grid, s), Some(cost));
+            let own = find_path(&grid, s, goal, &SearchConfig::default());
+            prop_assert!(own.as_ref().is_ok_and(|o| o.cost <= cost), "own {:?}", own);
+            if let Some(old) = &old[k]
+                && !old.iter().any(|c| edited.iter().any(|e| (*e - *c).x.abs() <= 1 && (*e - *c).y.abs() <= 1))
+            {
+                prop_assert_eq!(&p.cells, old);
+            }
+        }
+    }
+}
+
+#[test]
+fn goal_tree_follows_an_edit_and_drops_only_the_paths_it_broke() {
+    let mut grid = NavGrid::new(10, 10).unwrap();
+    // A wall with one gap at (5, 8): the start below the wall goes through the gap.
+    for y in 0..8 {
+        grid.set_walkable(Cell::new(5, y), false).unwrap();
+    }
+    let goal = Cell::new(9, 0);
+    let (through_gap, beside_goal) = (Cell::new(0, 0), Cell::new(8, 3));
+    let mut tree = GoalTree::new();
+    tree.begin(&grid, goal, &[], Heuristic::Octile).unwrap();
+    tree.add_starts(&grid, &[through_gap, beside_goal]);
+    assert_eq!(tree.step(&grid, u32::MAX), TreeStep::Done);
+    let near = tree.path_from(&grid, beside_goal).unwrap();
+    assert!(tree.path_from(&grid, through_gap).is_some());
+    // The gap closes: the tree follows the edit instead of going stale.
+    grid.set_walkable(Cell::new(5, 8), false).unwrap();
+    assert!(tree.path_from(&grid, through_gap).is_none());
+    assert!(tree.follow_edits(&grid));
+    assert!(tree.edited());
+    assert_eq!(tree.step(&grid, u32::MAX), TreeStep::Done);
+    // The path through the closed gap is refused; the one the edit did not touch stays.
+    assert!(tree.path_from(&grid, through_gap).is_none());
+    assert_eq!(tree.path_from(&grid, beside_goal), Some(near));
+    // A tree cannot follow a change of the move rules.
+    let mut rules = grid.rules();
+    rules.corner_rule = match rules.corner_rule {
+        CornerRule::NoCutting => CornerRule::AllowCutting,
+        CornerRule::AllowCutting => CornerRule::NoCutting,
+    };
+    grid.set_rules(rules);
+    assert!(!tree.follow_edits(&grid));
+}
+
 #[test]
 fn goal_tree_goes_stale_with_the_grid() {
     let mut grid = NavGrid::new(10, 10).unwrap();

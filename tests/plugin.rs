@@ -715,6 +715,90 @@ fn group_order_gives_every_unit_a_legal_slot_of_its_own() {
     }
 }
 
+/// Grows the tree of a 90-unit group order on `walls()` over many frames (a small expansion
+/// budget), toggling a cell far from the group every `edit_every` frames while it grows (0: no
+/// edits) and closing one cell of the way through the east wall's gap once; every unit's path,
+/// and the expansions the whole order took.
+fn group_order_under_edits(edit_every: u64) -> (Vec<Option<NavPath>>, u64, App) {
+    let mut app = shared_app(TilepathSettings {
+        expansion_budget: 150,
+        ..Default::default()
+    });
+    let units: Vec<(Entity, Vec2)> = (0..90)
+        .map(|i| {
+            let c = Cell::new(2 + i % 15, 20 + i / 15);
+            let e = app
+                .world_mut()
+                .spawn(Transform::from_xyz(c.x as f32 + 0.5, c.y as f32 + 0.5, 0.0))
+                .id();
+            (e, c.as_vec2() + 0.5)
+        })
+        .collect();
+    let requests = {
+        let mut q = app.world_mut().query::<&NavMap>();
+        let map = q.single(app.world()).unwrap();
+        group_order(map, Vec2::new(55.5, 30.5), &units)
+    };
+    for (e, r) in requests {
+        app.world_mut().entity_mut(e).insert(r);
+    }
+    for frame in 1..=3000u64 {
+        if edit_every > 0 && frame % edit_every == 0 && frame <= 60 {
+            let mut maps = app.world_mut().query::<&mut NavMap>();
+            let mut nav = maps.single_mut(app.world_mut()).unwrap();
+            // Far from the group and its way: the south-east corner.
+            let c = Cell::new(60 + (frame / edit_every % 3) as i32, 60);
+            let open = nav.grid().is_walkable(c);
+            nav.set_walkable(c, !open).unwrap();
+            if frame == 2 * edit_every {
+                // One cell of the way from the middle column to the gap in the east wall.
+                nav.set_walkable(Cell::new(30, 1), false).unwrap();
+            }
+        }
+        app.update();
+        if frame > 60 && app.world().resource::<PendingRequests>().is_empty() {
+            break;
+        }
+    }
+    app.update();
+    let paths = units
+        .iter()
+        .map(|&(u, _)| app.world().get::<NavPath>(u).cloned())
+        .collect();
+    let expansions = app.world().resource::<Expansions>().0;
+    (paths, expansions, app)
+}
+
+#[test]
+fn a_group_orders_shared_search_follows_edits_instead_of_starting_again() {
+    let (quiet, quiet_expansions, _) = group_order_under_edits(0);
+    let (edited, edited_expansions, mut app) = group_order_under_edits(4);
+    let grid = map_grid(&mut app);
+    let log = app.world().resource::<Log>();
+    assert!(quiet.iter().all(Option::is_some));
+    let mut shared = 0;
+    for path in &edited {
+        let path = path.as_ref().expect("every unit has a path");
+        for w in path.cells.windows(2) {
+            assert!(grid.can_step(w[0], w[1]), "{w:?}");
+        }
+        shared += usize::from(path.search == SearchKind::Shared);
+    }
+    assert!(
+        log.messages
+            .iter()
+            .all(|o| matches!(o.kind, OutcomeKind::Found { .. }))
+    );
+    // The tree went on through the edits (it started again at every one before: 12,264
+    // expansions against 3,508 without edits); a member whose path an edit broke searches
+    // alone.
+    assert!(shared >= 80, "{shared} of 90 served by the shared search");
+    assert!(
+        edited_expansions < quiet_expansions * 3 / 2,
+        "{edited_expansions} expansions with edits, {quiet_expansions} without"
+    );
+}
+
 #[test]
 fn shared_search_members_replaced_removed_despawned_or_joining_mid_search() {
     // A tiny budget keeps the tree growing over many frames.

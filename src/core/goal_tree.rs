@@ -11,7 +11,7 @@
 //! re-keyed for the larger box and the search goes on where it stopped.
 
 use super::cost::CostModel;
-use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
+use super::grid::{BLOCKED, Cell, CornerRule, MoveRules, NavGrid, Topology};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::path::{Path, PathError};
 use super::search::{CellOverlay, HeapEntry, KeyPacking, NodeRecord, OVERLAY_BLOCKED, OpenList};
@@ -84,6 +84,12 @@ struct Growing {
     /// The tree has an overlay.
     overlaid: bool,
     expansions: u64,
+    /// The grid's move rules and largest penalty when the tree began (a tree does not follow a
+    /// change of the rules, nor a penalty its keys have no room for).
+    rules: MoveRules,
+    max_penalty: u32,
+    /// The grid was edited while the tree grew or served (see [`GoalTree::follow_edits`]).
+    edited: bool,
 }
 
 /// A backward search from one goal, shared by every unit going there (see the module docs).
@@ -196,6 +202,9 @@ impl GoalTree {
             exhausted: false,
             overlaid: !overlay.is_empty(),
             expansions: 0,
+            rules: grid.rules(),
+            max_penalty: grid.max_penalty(),
+            edited: false,
         });
         Ok(())
     }
@@ -235,6 +244,43 @@ impl GoalTree {
     /// The grid version the tree was grown on.
     pub fn version(&self) -> Option<u64> {
         self.growing.as_ref().map(|g| g.version)
+    }
+
+    /// Keeps the tree across the edits of `grid` made since it began (or since the last call),
+    /// instead of starting again: what it settled stays, growth goes on over the grid as it is
+    /// now (never expanding a cell blocked since), and every path read off it from now on is
+    /// checked step by step against the grid and costed on it ([`GoalTree::path_from`] gives
+    /// `None` for a path an edit broke). Such paths are legal but, near the edits, not always
+    /// the cheapest: a cell opened or made cheaper after the tree passed it is not used. Returns
+    /// `false`, changing nothing, if the tree cannot follow: none begun, the grid's size or
+    /// move rules changed, or a penalty above any the grid had when the tree began (start
+    /// again with [`GoalTree::begin`]).
+    ///
+    /// A shared search over a whole map costs tens of milliseconds; starting it again on every
+    /// edit anywhere kept a 200-unit group order from ever being served in a game that edits
+    /// its map every few frames.
+    pub fn follow_edits(&mut self, grid: &NavGrid) -> bool {
+        let len = self.nodes.len();
+        let Some(g) = self.growing.as_mut() else {
+            return false;
+        };
+        if len != grid.terrain_raw().len()
+            || g.rules != grid.rules()
+            || grid.max_penalty() > g.max_penalty
+        {
+            return false;
+        }
+        if g.version != grid.version() {
+            g.version = grid.version();
+            g.edited = true;
+        }
+        true
+    }
+
+    /// Whether the tree followed edits of its grid ([`GoalTree::follow_edits`]): its paths are
+    /// legal on the grid but not always the cheapest (a cache should not hand it out).
+    pub fn edited(&self) -> bool {
+        self.growing.as_ref().is_some_and(|g| g.edited)
     }
 
     /// Node expansions so far.
@@ -381,6 +427,11 @@ impl GoalTree {
             }
             // The cost of entering `i`, which every step from a neighbour onto it pays.
             let enter = terrain[i] as u64;
+            if enter == BLOCKED as u64 && i != goal_i {
+                // Blocked since the tree began ([`GoalTree::follow_edits`]): nothing passes
+                // through it.
+                continue;
+            }
             let mut extra = 0u64;
             if PENALTY {
                 extra = penalty[i] as u64;
@@ -469,20 +520,53 @@ impl GoalTree {
     /// The cost of `cell`'s cheapest path to the goal, once it is settled.
     pub fn cost_from(&self, grid: &NavGrid, cell: Cell) -> Option<u64> {
         let i = grid.index(cell).ok()?;
-        (self.growing.as_ref()?.version == grid.version() && self.is_settled(grid, cell))
-            .then(|| self.nodes[i].g)
+        let g = self.growing.as_ref()?;
+        if g.version != grid.version() || !self.is_settled(grid, cell) {
+            return None;
+        }
+        if g.edited {
+            return self.cost_now(grid, i, g.goal_i);
+        }
+        Some(self.nodes[i].g)
+    }
+
+    /// The cost on `grid` as it is now of the tree's path from cell index `i` to the goal (its
+    /// steps' costs and the overlay's extras, as the search charges them); `None` if an edit
+    /// made a step of it illegal.
+    fn cost_now(&self, grid: &NavGrid, mut i: usize, goal_i: usize) -> Option<u64> {
+        let mut cost = 0;
+        while i != goal_i {
+            let next = self.nodes[i].parent as usize;
+            let extra = match self.overlay.get(next) {
+                Some(&(s, e)) if s == self.generation && next != goal_i => {
+                    if e == OVERLAY_BLOCKED {
+                        return None;
+                    }
+                    e as u64
+                }
+                _ => 0,
+            };
+            cost += grid.step_cost(grid.cell_of(i), grid.cell_of(next))? + extra;
+            i = next;
+        }
+        Some(cost)
     }
 
     /// The cheapest path from `start` to the goal, read off the tree: `None` until `start` is
     /// settled (never, if it has no path under the tree's overlay), or if the grid changed since
-    /// the tree began.
+    /// the tree began (or since it last followed edits: [`GoalTree::follow_edits`]; a tree that
+    /// followed edits checks the path against the grid and gives `None` if an edit broke it).
     pub fn path_from(&self, grid: &NavGrid, start: Cell) -> Option<Path> {
         let g = self.growing.as_ref()?;
         if g.version != grid.version() || !self.is_settled(grid, start) {
             return None;
         }
         let mut i = grid.index(start).ok()?;
-        let cost = self.nodes[i].g;
+        let cost = if g.edited {
+            self.cost_now(grid, i, g.goal_i)?
+        } else {
+            self.nodes[i].g
+        };
         let mut cells = vec![start];
         while i != g.goal_i {
             i = self.nodes[i].parent as usize;

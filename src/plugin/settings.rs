@@ -94,7 +94,9 @@ pub struct TilepathSettings {
     /// Serve waiting requests to the same goal cell (or the same group target) with one shared
     /// backward search ([`GoalTree`](crate::core::GoalTree)); each unit's path costs exactly
     /// what its own search would under the shared search's overlay (see the queue docs), but
-    /// for group members walking lanes ([`TilepathSettings::lanes`]). Off:
+    /// for group members walking lanes ([`TilepathSettings::lanes`]), and near cells edited
+    /// while the search ran (it keeps what it found and checks each path against the grid as
+    /// it is: [`GoalTree::follow_edits`](crate::core::GoalTree::follow_edits)). Off:
     /// every unit searches alone. Requires a search without turn penalty or expansion limit.
     pub share_searches: bool,
     /// Members of a group order ([`group_order`](crate::group_order), [`GroupOrder`](crate::GroupOrder))

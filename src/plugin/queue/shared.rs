@@ -2,7 +2,9 @@
 //! by one backward search, a [`GoalTree`], grown until every member's start is settled; each
 //! member's path is read off the tree (a group slot's last tiles are its own short A*).
 //! Finished trees are kept in a small cache ([`TreeCache`]) for later requests to the same goal
-//! while the grid is unchanged.
+//! while the grid is unchanged. A tree the grid is edited under keeps what it settled and goes
+//! on ([`GoalTree::follow_edits`]): its members' paths are checked against the grid as it is
+//! and a member whose path an edit broke searches alone.
 //!
 //! With [`TilepathSettings::lanes`](crate::TilepathSettings::lanes), a group order's members do
 //! not all follow the tree's one corridor: once the tree is grown, the path of the member nearest
@@ -82,6 +84,9 @@ pub(super) struct SharedSearch {
     lanes: Option<GroupLanes>,
     /// The lanes were planned (or there were none to plan).
     planned: bool,
+    /// The grid was edited since the tree began: the tree follows the edits
+    /// ([`GoalTree::follow_edits`]) and lanes' paths are checked against the grid.
+    edited: bool,
 }
 
 /// What one step of a shared search did.
@@ -121,6 +126,7 @@ impl SharedSearch {
             lanes_on: lanes,
             lanes: None,
             planned: false,
+            edited: false,
         }
     }
 
@@ -174,9 +180,10 @@ impl SharedSearch {
     }
 
     /// One step: grow the tree by at most `max_pops` heap pops until every member's start is
-    /// settled (a tree the grid changed under starts again), then serve one member (members
-    /// `keep` rejects are dropped: their requests ended meanwhile). `search` runs a slot's last
-    /// tiles.
+    /// settled (a tree the grid changed under follows the edits: [`GoalTree::follow_edits`]),
+    /// then serve one member (members `keep` rejects are dropped: their requests ended
+    /// meanwhile; a member whose path an edit broke searches alone). `search` runs a slot's
+    /// last tiles.
     pub(super) fn step(
         &mut self,
         grid: &NavGrid,
@@ -190,7 +197,15 @@ impl SharedSearch {
             return SharedStep::Growing;
         }
         if self.tree.version().is_some_and(|v| v != grid.version()) {
-            self.grown = false;
+            // The grid changed under the tree: it keeps what it settled and goes on over the
+            // grid as it is (restarting a tree over the whole map on every edit anywhere kept
+            // a big group order waiting while the map changed every few frames); paths read
+            // off it, and the lanes' walks, are checked against the grid now. A tree that
+            // cannot follow (the grid's size or rules changed) starts again.
+            self.edited = true;
+            if !self.tree.follow_edits(grid) {
+                self.grown = false;
+            }
         }
         if !self.grown {
             match self.tree.step(grid, max_pops) {
@@ -211,8 +226,10 @@ impl SharedSearch {
                 continue;
             }
             let lanes = self.lanes.as_mut();
+            let edited = self.edited;
             let path = lanes
                 .and_then(|l| lane_path(l, grid, &m, &self.overlay, search, config))
+                .filter(|p| !edited || p.cells.windows(2).all(|w| grid.can_step(w[0], w[1])))
                 .or_else(|| member_path(&self.tree, grid, &m, &self.overlay, search, config));
             return match path {
                 Some(path) => SharedStep::Served(
@@ -482,7 +499,8 @@ impl TreeCache {
             .any(|t| t.key == key && t.goal == goal && t.tree.version() == Some(version))
     }
 
-    /// Keeps `tree` (at most `capacity` trees; the least recently used goes).
+    /// Keeps `tree` (at most `capacity` trees; the least recently used goes). A tree that
+    /// followed edits ([`GoalTree::edited`]) is not kept: its paths are no longer the cheapest.
     pub(super) fn put(
         &mut self,
         key: MapClass,
@@ -493,6 +511,10 @@ impl TreeCache {
         capacity: usize,
     ) {
         self.trees.retain(|t| !(t.key == key && t.goal == goal));
+        if tree.edited() {
+            self.recycle(tree);
+            return;
+        }
         self.trees.push(CachedTree {
             key,
             goal,
