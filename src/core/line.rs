@@ -276,10 +276,32 @@ pub(crate) fn walkable_within(
     if grid.is_hex() {
         return super::hex::walkable(grid, a, b, radius, looked);
     }
+    body_clear::<true>(grid, (a, b), radius, max_terrain, looked)
+}
+
+/// The square-grid part of [`walkable_within`]: the cells the segment `a`-`b` (ordered)
+/// crosses, each with the cells round it a body of `radius` may overlap, and their terrain up
+/// to `max_terrain` (`u8::MAX`: not looked at). `REMEMBER`: skip the cells round a cell that
+/// were round the one before too (the same answer; off only to test that).
+fn body_clear<const REMEMBER: bool>(
+    grid: &NavGrid,
+    (a, b): (Vec2, Vec2),
+    radius: f32,
+    max_terrain: u8,
+    looked: &mut u64,
+) -> bool {
+    let limited = max_terrain < u8::MAX;
+    let cheap = |c: Cell| grid.terrain(c).unwrap_or(0) <= max_terrain;
     let r = radius.max(0.0);
     let reach = r.ceil() as i32;
     let r2 = r * r;
     let per_cell = ((2 * reach + 1) * (2 * reach + 1)) as u64;
+    // The cell the traversal came from: the cells round it passed already (whether a blocked
+    // cell is too near depends on that cell and the segment only), so the cells round the next
+    // one that were round it too need no second look: a step along the traversal brings a new
+    // row or column of them, not a whole block (the work counted is the whole block's, as
+    // before, so counted budgets buy the same checks).
+    let mut previous: Option<Cell> = None;
     walk_cells(
         a,
         b,
@@ -297,6 +319,11 @@ pub(crate) fn walkable_within(
                 for dy in -reach..=reach {
                     for dx in -reach..=reach {
                         let n = c + IVec2::new(dx, dy);
+                        if REMEMBER
+                            && previous.is_some_and(|p| (n - p).abs().max_element() <= reach)
+                        {
+                            continue;
+                        }
                         // Touching a blocked cell (distance exactly r) is not overlapping it.
                         if !grid.is_walkable(n)
                             && (segment_cell_distance_sq(a, b, n) < r2 || crosses_interior(a, b, n))
@@ -306,6 +333,7 @@ pub(crate) fn walkable_within(
                     }
                 }
             }
+            previous = Some(c);
             // A point body may touch walls, but not slip through the corner point between two
             // diagonally touching blocked cells (float rounding can hide that crossing from the
             // traversal's corner test).
@@ -371,6 +399,53 @@ mod tests {
         let mut stopped = 0;
         assert!(!walkable_counting(&grid, a, b, 0.0, &mut stopped));
         assert_eq!(stopped, 6, "a failed check stops at the wall");
+    }
+
+    /// Skipping the cells round a cell that were round the one before gives the same answers
+    /// as looking at every cell round every cell, and counts the same work.
+    #[test]
+    fn remembering_the_cells_looked_at_changes_no_answer() {
+        let mut grid = NavGrid::new(24, 24).unwrap();
+        let mut seed = 0x2545_f491_u32;
+        let mut next = move |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed % n
+        };
+        for _ in 0..45 {
+            let c = Cell::new(next(24) as i32, next(24) as i32);
+            grid.set_walkable(c, false).unwrap();
+        }
+        for _ in 0..30 {
+            let c = Cell::new(next(24) as i32, next(24) as i32);
+            grid.set_terrain(c, 1 + next(4) as u8).unwrap();
+        }
+        let mut answers = [0u32; 2];
+        for k in 0..20_000 {
+            let a = Vec2::new(next(2400) as f32 / 100.0, next(2400) as f32 / 100.0);
+            let reach = [100, 400, 1200][k % 3];
+            let mut offset = || (next(2 * reach) as f32 - reach as f32) / 100.0;
+            let b = a + Vec2::new(offset(), offset());
+            let (a, b) = if (a.x, a.y) <= (b.x, b.y) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            let radius = [0.0, 0.2, 0.45, 0.5, 0.9, 1.3, 2.0][k % 7];
+            let max_terrain = [u8::MAX, 1, 3][k % 3];
+            let (mut fast, mut full) = (0, 0);
+            let remembered = body_clear::<true>(&grid, (a, b), radius, max_terrain, &mut fast);
+            let looked = body_clear::<false>(&grid, (a, b), radius, max_terrain, &mut full);
+            assert_eq!(
+                remembered, looked,
+                "{a} {b} r {radius} terrain {max_terrain}"
+            );
+            assert_eq!(fast, full);
+            answers[usize::from(looked)] += 1;
+        }
+        // Both answers come up often.
+        assert!(answers.iter().all(|&n| n > 3_000), "{answers:?}");
     }
 
     #[test]
