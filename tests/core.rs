@@ -894,6 +894,66 @@ proptest! {
     }
 }
 
+/// A corridor one cell wide that snakes over a 64 x 64 grid (some 2,000 cells) and closes into
+/// a loop: blocking one of its cells leaves its two sides connected only the long way round
+/// (farther than the local search for a way round looks), and blocking a second splits it.
+#[test]
+fn islands_follow_blocks_whose_way_round_is_long_or_missing() {
+    let n = 64;
+    let mut grid = NavGrid::new(n, n).unwrap();
+    for c in grid.cells().collect::<Vec<_>>() {
+        grid.set_walkable(c, false).unwrap();
+    }
+    let n = n as i32;
+    // Rows 1, 3, .. 61 from x = 1 to 61, joined at alternate ends; column 63 back to the start.
+    for y in (1..n - 2).step_by(2) {
+        for x in 1..n - 2 {
+            grid.set_walkable(Cell::new(x, y), true).unwrap();
+        }
+        if y + 2 < n - 2 {
+            let x = if (y / 2) % 2 == 0 { n - 3 } else { 1 };
+            grid.set_walkable(Cell::new(x, y + 1), true).unwrap();
+        }
+    }
+    let last = (n - 3) | 1;
+    let end_x = if ((last - 1) / 2) % 2 == 0 { n - 3 } else { 1 };
+    for x in end_x.min(n - 1)..n {
+        grid.set_walkable(Cell::new(x, last), true).unwrap();
+    }
+    for y in 0..=last {
+        grid.set_walkable(Cell::new(n - 1, y), true).unwrap();
+    }
+    for x in 1..n {
+        grid.set_walkable(Cell::new(x, 0), true).unwrap();
+    }
+    grid.set_walkable(Cell::new(1, 1), true).unwrap();
+    assert_eq!(grid.island_count(), 1);
+    let (left, right) = (Cell::new(29, 31), Cell::new(31, 31));
+    assert!(grid.connected(left, right));
+    // The loop is cut once: one island still, the long way round.
+    grid.set_walkable(Cell::new(30, 31), false).unwrap();
+    assert_eq!(grid.island_count(), 1);
+    assert!(grid.connected(left, right));
+    // Cut twice: two islands.
+    grid.set_walkable(Cell::new(30, 33), false).unwrap();
+    assert_eq!(grid.island_count(), 2);
+    let fresh = NavGrid::from_terrain(
+        grid.width(),
+        grid.height(),
+        grid.rules(),
+        &grid
+            .cells()
+            .map(|c| grid.terrain(c).unwrap())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    for a in [left, right, Cell::new(30, 35), Cell::new(1, 1)] {
+        for b in [left, right, Cell::new(30, 35), Cell::new(1, 1)] {
+            assert_eq!(grid.connected(a, b), fresh.connected(a, b), "{a:?} {b:?}");
+        }
+    }
+}
+
 #[test]
 fn goal_tree_follows_an_edit_and_drops_only_the_paths_it_broke() {
     let mut grid = NavGrid::new(10, 10).unwrap();
