@@ -21,7 +21,7 @@ use std::collections::BinaryHeap;
 
 use bevy::platform::collections::HashMap;
 
-use super::grid::{Cell, NavGrid};
+use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::islands::RING;
 use super::path::{Path, PathError};
@@ -352,6 +352,7 @@ impl RegionMap {
         }
         let mut wanted = target.iter().filter(|&&t| t).count();
         let mut out = HashMap::new();
+        let steps = Steps::of(grid);
         while let Some(Reverse((d, x, y))) = heap.pop() {
             *pops += 1;
             let cell = Cell::new(x, y);
@@ -365,16 +366,15 @@ impl RegionMap {
                     break;
                 }
             }
+            let Ok(i) = grid.index(cell) else {
+                continue;
+            };
             for (dx, dy) in RING {
                 let next = Cell::new(x + dx, y + dy);
                 if !inside(next) {
                     continue;
                 }
-                let step = if reverse {
-                    grid.step_cost(next, cell)
-                } else {
-                    grid.step_cost(cell, next)
-                };
+                let step = steps.cost(grid, (cell, i), (dx, dy), reverse);
                 if let Some(step) = step {
                     let nd = d + step;
                     if nd < dist[local(next)] {
@@ -788,5 +788,137 @@ impl HierarchicalSearch {
         path.length = grid.cells_length(&path.cells);
         path.expansions = self.expansions.min(u32::MAX as u64) as u32;
         path
+    }
+}
+
+/// Step costs between neighbouring cells read straight off a square grid's padded arrays:
+/// the same answers as [`NavGrid::step_cost`] (the grid's padding stands in for its bounds
+/// checks), at a fraction of its cost in the region map's cluster searches, which make some
+/// eight of them per cell (measured: `NavGrid::can_step` 6.5 % of a busy game's instructions,
+/// nearly all of them here, as its region map follows edits).
+struct Steps<'a> {
+    terrain: &'a [u8],
+    penalty: &'a [u32],
+    stride: isize,
+    straight: u64,
+    diagonal: u64,
+    /// Diagonal steps allowed (eight-way square grid), and past one blocked corner.
+    diagonals: bool,
+    cut: bool,
+    /// Hexagonal grid: [`NavGrid::step_cost`] itself.
+    hex: bool,
+}
+
+impl<'a> Steps<'a> {
+    fn of(grid: &'a NavGrid) -> Self {
+        let rules = grid.rules();
+        Steps {
+            terrain: grid.terrain_raw(),
+            penalty: grid.penalty_raw(),
+            stride: grid.stride() as isize,
+            straight: rules.costs.straight as u64,
+            diagonal: rules.costs.diagonal as u64,
+            diagonals: rules.topology == Topology::Eight,
+            cut: rules.corner_rule == CornerRule::AllowCutting,
+            hex: rules.topology == Topology::Hex,
+        }
+    }
+
+    /// The cost of the step from `cell` (padded index `i`, in bounds) to its neighbour at
+    /// `(dx, dy)`, or of the step back from it if `reverse`; `None` if the move rules forbid it.
+    #[inline]
+    fn cost(
+        &self,
+        grid: &NavGrid,
+        (cell, i): (Cell, usize),
+        (dx, dy): (i32, i32),
+        reverse: bool,
+    ) -> Option<u64> {
+        if self.hex {
+            let next = Cell::new(cell.x + dx, cell.y + dy);
+            return if reverse {
+                grid.step_cost(next, cell)
+            } else {
+                grid.step_cost(cell, next)
+            };
+        }
+        let at = |dx: i32, dy: i32| (i as isize + dy as isize * self.stride + dx as isize) as usize;
+        let j = at(dx, dy);
+        if self.terrain[i] == BLOCKED || self.terrain[j] == BLOCKED {
+            return None;
+        }
+        let diagonal = dx != 0 && dy != 0;
+        if diagonal {
+            let (a, b) = (
+                self.terrain[at(dx, 0)] != BLOCKED,
+                self.terrain[at(0, dy)] != BLOCKED,
+            );
+            if !self.diagonals || !(if self.cut { a || b } else { a && b }) {
+                return None;
+            }
+        }
+        let entered = if reverse { i } else { j };
+        let base = if diagonal {
+            self.diagonal
+        } else {
+            self.straight
+        };
+        Some(base * self.terrain[entered] as u64 + self.penalty[entered] as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::{CostModel, MoveRules};
+
+    /// [`Steps::cost`] gives [`NavGrid::step_cost`]'s answers, both ways, under every move
+    /// rule, with terrain, penalties and walls up to the grid's edges.
+    #[test]
+    fn steps_read_off_the_arrays_cost_what_step_cost_says() {
+        let mut seed = 0x9e37_79b9_u32;
+        let mut next = move |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed % n
+        };
+        let topologies = [Topology::Eight, Topology::Four, Topology::Hex];
+        let corners = [CornerRule::NoCutting, CornerRule::AllowCutting];
+        let mut compared = 0;
+        for topology in topologies {
+            for corner_rule in corners {
+                let rules = MoveRules {
+                    topology,
+                    corner_rule,
+                    costs: CostModel::LESTER,
+                };
+                let mut grid = NavGrid::with_rules(9, 7, rules).unwrap();
+                for _ in 0..25 {
+                    let c = Cell::new(next(9) as i32, next(7) as i32);
+                    grid.set_terrain(c, next(5) as u8).unwrap();
+                    let p = Cell::new(next(9) as i32, next(7) as i32);
+                    grid.set_penalty(p, next(40)).unwrap();
+                }
+                let steps = Steps::of(&grid);
+                for cell in grid.cells() {
+                    let i = grid.index(cell).unwrap();
+                    for (dx, dy) in RING {
+                        let n = Cell::new(cell.x + dx, cell.y + dy);
+                        for reverse in [false, true] {
+                            let want = if reverse {
+                                grid.step_cost(n, cell)
+                            } else {
+                                grid.step_cost(cell, n)
+                            };
+                            let got = steps.cost(&grid, (cell, i), (dx, dy), reverse);
+                            assert_eq!(got, want, "{cell:?} {dx} {dy} {reverse} {rules:?}");
+                            compared += usize::from(want.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
     }
 }
