@@ -667,29 +667,36 @@ fn shared_searches_off_search_alone_at_the_same_costs() {
     }
 }
 
-#[test]
-fn group_order_gives_every_unit_a_legal_slot_of_its_own() {
-    let mut app = shared_app(TilepathSettings::default());
-    let spots: Vec<Cell> = (0..90).map(|i| Cell::new(i % 15, 20 + i / 15)).collect();
-    let units: Vec<(Entity, Vec2)> = spots
-        .iter()
-        .map(|&c| {
+/// Units spawned on `cells` (their centres) and given one group order to `target`: the units
+/// and where they stand.
+fn group_at(app: &mut App, cells: impl Iterator<Item = Cell>, target: Vec2) -> Vec<(Entity, Vec2)> {
+    let units: Vec<(Entity, Vec2)> = cells
+        .map(|c| {
+            let at = c.as_vec2() + 0.5;
             let e = app
                 .world_mut()
-                .spawn(Transform::from_xyz(c.x as f32 + 0.5, c.y as f32 + 0.5, 0.0))
+                .spawn(Transform::from_translation(at.extend(0.0)))
                 .id();
-            (e, c.as_vec2() + 0.5)
+            (e, at)
         })
         .collect();
-    // The target is a wall cell: the group gathers at the nearest walkable cell.
     let requests = {
         let mut q = app.world_mut().query::<&NavMap>();
         let map = q.single(app.world()).unwrap();
-        group_order(map, Vec2::new(40.5, 30.5), &units)
+        group_order(map, target, &units)
     };
     for (e, r) in requests {
         app.world_mut().entity_mut(e).insert(r);
     }
+    units
+}
+
+#[test]
+fn group_order_gives_every_unit_a_legal_slot_of_its_own() {
+    let mut app = shared_app(TilepathSettings::default());
+    let spots = (0..90).map(|i| Cell::new(i % 15, 20 + i / 15));
+    // The target is a wall cell: the group gathers at the nearest walkable cell.
+    let units = group_at(&mut app, spots, Vec2::new(40.5, 30.5));
     run_until_drained(&mut app, 2000);
     app.update();
     let grid = walls();
@@ -724,24 +731,8 @@ fn group_order_under_edits(edit_every: u64) -> (Vec<Option<NavPath>>, u64, App) 
         expansion_budget: 150,
         ..Default::default()
     });
-    let units: Vec<(Entity, Vec2)> = (0..90)
-        .map(|i| {
-            let c = Cell::new(2 + i % 15, 20 + i / 15);
-            let e = app
-                .world_mut()
-                .spawn(Transform::from_xyz(c.x as f32 + 0.5, c.y as f32 + 0.5, 0.0))
-                .id();
-            (e, c.as_vec2() + 0.5)
-        })
-        .collect();
-    let requests = {
-        let mut q = app.world_mut().query::<&NavMap>();
-        let map = q.single(app.world()).unwrap();
-        group_order(map, Vec2::new(55.5, 30.5), &units)
-    };
-    for (e, r) in requests {
-        app.world_mut().entity_mut(e).insert(r);
-    }
+    let spots = (0..90).map(|i| Cell::new(2 + i % 15, 20 + i / 15));
+    let units = group_at(&mut app, spots, Vec2::new(55.5, 30.5));
     for frame in 1..=3000u64 {
         if edit_every > 0 && frame % edit_every == 0 && frame <= 60 {
             let mut maps = app.world_mut().query::<&mut NavMap>();

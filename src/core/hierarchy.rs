@@ -876,13 +876,7 @@ mod tests {
     /// rule, with terrain, penalties and walls up to the grid's edges.
     #[test]
     fn steps_read_off_the_arrays_cost_what_step_cost_says() {
-        let mut seed = 0x9e37_79b9_u32;
-        let mut next = move |n: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed % n
-        };
+        let mut next = crate::core::test_rng::below(0x9e37_79b9_u32);
         let topologies = [Topology::Eight, Topology::Four, Topology::Hex];
         let corners = [CornerRule::NoCutting, CornerRule::AllowCutting];
         let mut compared = 0;

@@ -406,13 +406,7 @@ mod tests {
     #[test]
     fn remembering_the_cells_looked_at_changes_no_answer() {
         let mut grid = NavGrid::new(24, 24).unwrap();
-        let mut seed = 0x2545_f491_u32;
-        let mut next = move |n: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed % n
-        };
+        let mut next = crate::core::test_rng::below(0x2545_f491_u32);
         for _ in 0..45 {
             let c = Cell::new(next(24) as i32, next(24) as i32);
             grid.set_walkable(c, false).unwrap();

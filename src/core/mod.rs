@@ -31,6 +31,8 @@ mod path;
 mod search;
 mod slots;
 mod smooth;
+#[cfg(test)]
+mod test_rng;
 mod turn;
 mod zeroed;
 
