@@ -682,6 +682,12 @@ impl NavGrid {
         })
     }
 
+    /// Whether every step of `cells` (a path, cell by cell) is allowed by the move rules now: a
+    /// path found on an earlier version of the grid that an edit did not break.
+    pub(crate) fn steps_allowed(&self, cells: &[Cell]) -> bool {
+        cells.windows(2).all(|w| self.can_step(w[0], w[1]))
+    }
+
     /// Whether a single step from `from` to the neighbouring cell `to` is allowed by the move rules.
     pub fn can_step(&self, from: Cell, to: Cell) -> bool {
         let d = to - from;

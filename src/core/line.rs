@@ -255,13 +255,11 @@ pub(crate) fn walkable_within(
     if !a.is_finite() || !b.is_finite() {
         return false;
     }
-    let limited = max_terrain < u8::MAX;
-    let cheap = |c: Cell| grid.terrain(c).unwrap_or(0) <= max_terrain;
-    if grid.is_hex() && limited {
+    if grid.is_hex() && max_terrain < u8::MAX {
         // Hexagons: the terrain first, along the segment as given, then the body.
         let terrain_ok = traverse(grid, a, b, |c| {
             *looked += 1;
-            cheap(c)
+            cheap(grid, c, max_terrain)
         });
         if !terrain_ok {
             return false;
@@ -291,7 +289,6 @@ fn body_clear<const REMEMBER: bool>(
     looked: &mut u64,
 ) -> bool {
     let limited = max_terrain < u8::MAX;
-    let cheap = |c: Cell| grid.terrain(c).unwrap_or(0) <= max_terrain;
     let r = radius.max(0.0);
     let reach = r.ceil() as i32;
     let r2 = r * r;
@@ -309,7 +306,7 @@ fn body_clear<const REMEMBER: bool>(
             *looked += per_cell;
             if limited {
                 *looked += 1;
-                if !cheap(c) {
+                if !cheap(grid, c, max_terrain) {
                     return false;
                 }
             }
@@ -342,6 +339,11 @@ fn body_clear<const REMEMBER: bool>(
         // Never squeeze between two diagonally touching blocked cells.
         &mut |sa, sb| grid.is_walkable(sa) || grid.is_walkable(sb),
     )
+}
+
+/// Whether `cell`'s terrain is at most `max_terrain` (off the grid counts as cheap).
+fn cheap(grid: &NavGrid, cell: Cell, max_terrain: u8) -> bool {
+    grid.terrain(cell).unwrap_or(0) <= max_terrain
 }
 
 /// Whether the segment `a`-`b` passes (within rounding) through a corner point of `cell` where

@@ -79,8 +79,7 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
         // path only if it is still legal step by step and its lines cross no cell blocked
         // since (the whole path is smoothed on the worker), else search again.
         let still_valid = found.as_ref().is_ok_and(|(p, _, corridor)| {
-            p.cells.windows(2).all(|w| grid.can_step(w[0], w[1]))
-                && corridor.iter().all(|&c| grid.is_walkable(c))
+            grid.steps_allowed(&p.cells) && corridor.iter().all(|&c| grid.is_walkable(c))
         });
         if !still_valid {
             return Verdict::Again(Job {

@@ -229,7 +229,7 @@ impl SharedSearch {
             let edited = self.edited;
             let path = lanes
                 .and_then(|l| lane_path(l, grid, &m, &self.overlay, search, config))
-                .filter(|p| !edited || p.cells.windows(2).all(|w| grid.can_step(w[0], w[1])))
+                .filter(|p| !edited || grid.steps_allowed(&p.cells))
                 .or_else(|| member_path(&self.tree, grid, &m, &self.overlay, search, config));
             return match path {
                 Some(path) => SharedStep::Served(
