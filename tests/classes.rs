@@ -835,6 +835,107 @@ mod plugin {
             "{overlapping} infantry-frames overlapping the tank in {frames} frames"
         );
     }
+
+    /// A river down x = 18..22 with two bridges three tiles wide (rows 9 to 11 and 27 to 29)
+    /// on a 40 x 40 map: each one cell wide on a tank's grid.
+    fn two_bridges() -> NavGrid {
+        let mut grid = NavGrid::new(40, 40).unwrap();
+        for x in 18..22 {
+            for y in 0..40 {
+                if !(9..12).contains(&y) && !(27..30).contains(&y) {
+                    grid.set_walkable(Cell::new(x, y), false).unwrap();
+                }
+            }
+        }
+        grid
+    }
+
+    /// Eight tanks each way ordered past each other across a river in the same frame, all
+    /// nearest the north bridge: with passage traffic priced, one column takes the other
+    /// bridge (its first search did not see the other column, which was searched in the same
+    /// frame: it is searched again once), and both columns are over sooner than when both
+    /// meet on one bridge and take turns on it.
+    #[test]
+    fn tank_columns_ordered_past_each_other_take_two_bridges() {
+        let run = |traffic: f32| {
+            let grid = two_bridges();
+            let mut app = app(grid.clone());
+            app.world_mut()
+                .resource_mut::<TilepathSettings>()
+                .crowd
+                .passage_traffic = traffic;
+            let mut tanks = Vec::new();
+            for k in 0..8 {
+                let (rank, file) = (k / 2, k % 2);
+                let y = 8 + 3 * file;
+                let east = spawn(
+                    &mut app,
+                    Cell::new(4 + 3 * rank, y),
+                    Cell::new(30 + 2 * rank, y),
+                    0.9,
+                    None,
+                );
+                let west = spawn(
+                    &mut app,
+                    Cell::new(35 - 3 * rank, y),
+                    Cell::new(9 - 2 * rank, y),
+                    0.9,
+                    None,
+                );
+                tanks.push((east, true));
+                tanks.push((west, false));
+            }
+            // Which bridge each column's paths cross at first.
+            let mut bridges = [Vec::new(), Vec::new()];
+            let mut outcomes = 0;
+            for frame in 0..60 * 90 {
+                app.update();
+                if frame == 10 {
+                    for &(e, east) in &tanks {
+                        let path = app.world().get::<NavPath>(e).expect("a path");
+                        let north = path.cells.iter().any(|c| c.x == 20 && c.y < 20);
+                        bridges[east as usize].push(north);
+                    }
+                    outcomes = app.world().resource::<Outcomes>().0.len();
+                }
+                let arrived = tanks.iter().all(|&(e, _)| {
+                    app.world().get::<PathProgress>(e).unwrap().state == MoveState::Arrived
+                });
+                if arrived {
+                    let frames = frame + 1;
+                    for &(e, _) in &tanks {
+                        let p = pos(&app, e);
+                        assert!(
+                            !overlaps_blocked(&grid, p, 0.9 - 1e-3),
+                            "in the river at {p}"
+                        );
+                    }
+                    return (bridges, frames, outcomes);
+                }
+            }
+            panic!("the tanks did not all arrive in 90 s (traffic {traffic})");
+        };
+        let (bridges, frames, outcomes) = run(8.0);
+        let (west, east) = (&bridges[0], &bridges[1]);
+        assert_eq!(
+            outcomes, 16,
+            "one outcome each (a search again is not an outcome)"
+        );
+        assert!(
+            east.iter().all(|&n| n) != west.iter().all(|&n| n)
+                && (east.iter().all(|&n| !n) || west.iter().all(|&n| !n)),
+            "one column a bridge each: eastward {east:?}, westward {west:?}"
+        );
+        let (same, alone_frames, _) = run(0.0);
+        assert!(
+            same[0].iter().chain(&same[1]).all(|&n| n),
+            "without pricing both columns take the north bridge: {same:?}"
+        );
+        assert!(
+            frames < alone_frames,
+            "over in {frames} frames on two bridges, {alone_frames} on one"
+        );
+    }
 }
 
 proptest! {

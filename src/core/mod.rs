@@ -8,6 +8,7 @@
 //! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
 //! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`], resumable
 //!   as [`HierarchicalSearch`].
+//! - [`passage_crossings`]: the passages one cell wide a path crosses, and which way.
 //! - [`avoid_velocity`]: local avoidance (ORCA) between units and against walls.
 //! - [`movingai`]: the MovingAI benchmark file formats.
 //! - [`fmath`]: transcendental float math with the same bits on every platform (lockstep).
@@ -27,6 +28,7 @@ mod jump_table;
 mod lanes;
 mod line;
 pub mod movingai;
+mod passages;
 mod path;
 mod search;
 mod slots;
@@ -51,6 +53,9 @@ pub use lanes::{Lane, LaneWalk, Lanes};
 pub use line::{
     cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
 };
+#[cfg(test)]
+pub(crate) use passages::gate_in_a_wall;
+pub use passages::{Crossing, passage_crossings};
 pub use path::{Path, PathError, cells_length, count_turns};
 pub use search::{
     AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path,

@@ -16,6 +16,7 @@
 //! - [`saves`]: saved games ([`save_with`](saves::save_with)): what is saved, what is rebuilt.
 //! - [`lockstep`]: the stable order units are handled in and the desync checksum of
 //!   lockstep mode.
+//! - [`traffic`]: which wide units will cross which passages one cell wide, and which way.
 //! - [`map`], [`agent`], [`claims`], [`settings`], [`schedule`], [`diagnostics`].
 
 pub mod agent;
@@ -36,6 +37,7 @@ pub mod request;
 pub mod saves;
 pub mod schedule;
 pub mod settings;
+pub mod traffic;
 
 use bevy::app::PluginGroupBuilder;
 use bevy::ecs::schedule::ScheduleLabel;

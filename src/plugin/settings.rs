@@ -281,6 +281,16 @@ pub struct CrowdSettings {
     /// waiting for a passage (or queued behind one that does) walk through others only after
     /// two turns more than [`CrowdSettings::walk_through_after`]. 0 turns the rule off.
     pub one_way_turn: f32,
+    /// Cost, in tiles, that a wide unit's search (a class with a
+    /// [`footprint`](crate::core::MoveClass::footprint)) adds at a passage one cell wide on its
+    /// grid for every other wide unit whose path crosses it the other way
+    /// ([`PassageTraffic`](crate::plugin::traffic::PassageTraffic)): two armies of tanks ordered
+    /// past each other take two bridges when the detour costs less than the wait, instead of
+    /// taking turns on one and jamming the ground between it and the next passage. A path
+    /// delivered after traffic its search did not see (searched in the same frame as an army
+    /// coming the other way) is searched again once. Narrow units neither count nor pay it. 0
+    /// turns it off.
+    pub passage_traffic: f32,
 }
 
 impl Default for CrowdSettings {
@@ -300,6 +310,7 @@ impl Default for CrowdSettings {
             avoidance_horizon: 1.0,
             neighbour_radius: 2.0,
             one_way_turn: 6.0,
+            passage_traffic: 8.0,
         }
     }
 }

@@ -103,6 +103,7 @@ impl Plugin for MovementPlugin {
         let schedule = self.schedule.configure(app);
         app.init_resource::<TilepathSettings>()
             .init_resource::<Claims>()
+            .init_resource::<crate::plugin::traffic::PassageTraffic>()
             .init_resource::<PendingRequests>()
             .add_message::<Arrived>()
             .register_type::<Mover>()

@@ -13,6 +13,7 @@ use super::super::orders::HoldPosition;
 use super::super::outcomes::NavPath;
 use super::super::request::{PathOrigin, PathRequest, PathStatus, PendingRequests, SubmitInternal};
 use super::super::settings::{CrowdSettings, TilepathSettings};
+use super::super::traffic::PassageTraffic;
 use super::claiming::{let_go, release_all};
 use super::neighbours::{Member, Neighbours};
 use super::output::{DesiredVelocity, write_move};
@@ -35,6 +36,8 @@ pub(super) struct Ctx<'a, 'w, 's> {
     pub(super) scratch: Vec<Body>,
     /// A unit's path's corridor (read when a unit steps aside for another).
     pub(super) corridor_of: &'a dyn Fn(Entity) -> Vec<Cell>,
+    /// The passages wide units' paths still cross.
+    pub(super) traffic: &'a mut PassageTraffic,
 }
 
 impl Ctx<'_, '_, '_> {
@@ -122,6 +125,7 @@ pub(crate) fn move_units(
     mut index: Local<Neighbours>,
     paths: Query<&NavPath>,
     order: Res<MoverOrder>,
+    mut traffic: ResMut<PassageTraffic>,
 ) {
     // In lockstep mode units are indexed and moved in their lockstep order.
     let lockstep = settings.lockstep.is_some();
@@ -139,6 +143,7 @@ pub(crate) fn move_units(
         neighbours: settings.crowd.avoidance.then_some(&*index),
         scratch: Vec::new(),
         corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
+        traffic: &mut traffic,
     };
     if lockstep {
         let mut iter = units.iter_many_mut(&order.0);
@@ -212,10 +217,23 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         d.read_back(progress, pos);
     }
     let new_path = path.is_changed() && !resumed;
+    if footprint > 0 && path.is_changed() {
+        ctx.traffic.record(
+            entity,
+            (path.map, grid),
+            path.ticket,
+            &path.corridor,
+            ctx.book.frame,
+        );
+    }
     if new_path {
         start_path(ctx, &unit, progress, pos);
     }
-    let Some((to, heading)) = step_unit(ctx, &unit, progress, pos, new_path) else {
+    let stepped = step_unit(ctx, &unit, progress, pos, new_path);
+    if footprint > 0 {
+        ctx.traffic.passed(entity, progress.cell_index);
+    }
+    let Some((to, heading)) = stepped else {
         if let Some(d) = desired {
             d.stand(pos);
         }
@@ -275,6 +293,7 @@ fn index_units(
 /// their path (an order failed or taken back, with no other): those stand idle.
 pub(crate) fn release_departed(
     mut claims: ResMut<Claims>,
+    mut traffic: ResMut<PassageTraffic>,
     mut removed: RemovedComponents<Mover>,
     mut progress: Query<&mut PathProgress>,
     mut lost_path: RemovedComponents<NavPath>,
@@ -285,6 +304,7 @@ pub(crate) fn release_departed(
             && let Ok(mut p) = progress.get_mut(entity)
         {
             let_go(&mut claims, entity, &mut p);
+            traffic.forget(entity);
         }
     }
     for entity in removed.read() {
@@ -294,5 +314,6 @@ pub(crate) fn release_departed(
         }
         // Despawned: its cells are found by scanning (rare).
         claims.forget_entity(entity);
+        traffic.forget(entity);
     }
 }

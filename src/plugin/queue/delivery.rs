@@ -4,11 +4,13 @@
 
 use bevy::prelude::*;
 
+use crate::core::passage_crossings;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
 use crate::plugin::settings::TilepathSettings;
+use crate::plugin::traffic::PassageTraffic;
 
 use super::PathQueue;
 use super::job::{Job, SearchResult};
@@ -39,7 +41,21 @@ enum Verdict {
     Outcome(Ready),
 }
 
-fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, frame: u64) -> Verdict {
+/// A wide unit's path delivered after at least this many wide units' paths (recorded since its
+/// search priced passage traffic) cross one of its passages the other way is searched again
+/// (once), with their traffic priced: see
+/// [`CrowdSettings::passage_traffic`](crate::CrowdSettings::passage_traffic). One: with three,
+/// of two columns of eight tanks searched in the same frame, ordered past each other and
+/// delivered in turns, the first two of the second column kept their bridge (the other
+/// column's first two were all they had not seen) and met the first column on it.
+const REPRICE_AT: usize = 1;
+
+fn judge(
+    r: SearchResult,
+    book: &mut PendingRequests,
+    (map, traffic): (Option<&NavMap>, &mut PassageTraffic),
+    frame: u64,
+) -> Verdict {
     let SearchResult {
         job,
         version,
@@ -88,6 +104,26 @@ fn judge(r: SearchResult, book: &mut PendingRequests, map: Option<&NavMap>, fram
                 ..job
             });
         }
+    }
+    // A wide unit's path: searched again if an army coming the other way through one of its
+    // passages was delivered after its search priced the traffic; else its crossings are
+    // recorded now, for the searches judged after it to see.
+    if let Ok((_, _, corridor)) = &found
+        && map.footprint_of(job.class) > 0
+    {
+        if let Some(since) = job.priced.filter(|_| !job.repriced) {
+            let crossings = passage_crossings(grid, corridor);
+            if traffic.unseen_against(job.map, job.entity, &crossings, since) >= REPRICE_AT {
+                return Verdict::Again(Job {
+                    priority: job.priority.saturating_add(RESEARCH_BOOST),
+                    enqueued: frame,
+                    priced: None,
+                    repriced: true,
+                    ..job
+                });
+            }
+        }
+        traffic.record(job.entity, (job.map, grid), job.ticket, corridor, frame);
     }
     let ticket = book.take(job.entity, job.ticket).expect("checked current");
     let (kind, path) = match found {
@@ -139,6 +175,7 @@ pub(crate) fn receive_results(
     mut statuses: Query<&mut PathStatus>,
     mut commands: Commands,
     mut writer: MessageWriter<PathOutcome>,
+    mut traffic: ResMut<PassageTraffic>,
 ) {
     let mut tally = PhaseTimer::start(tally, Phase::Receive, settings.lockstep.is_some());
     let budget = settings.time_budget.saturating_sub(tally.spent());
@@ -167,7 +204,7 @@ pub(crate) fn receive_results(
     for r in results.by_ref() {
         let cells = r.result.as_ref().map_or(0, |p| p.cells.len() as u64);
         let map = maps.get(r.job.map).ok();
-        match judge(r, book, map, frame) {
+        match judge(r, book, (map, &mut traffic), frame) {
             Verdict::Stale => {}
             Verdict::Again(job) => queue.waiting.push(job),
             Verdict::Outcome(ready) => queue.ready.push(ready),

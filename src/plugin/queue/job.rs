@@ -4,13 +4,14 @@
 use bevy::prelude::*;
 
 use crate::core::{
-    AStar, Cell, CellOverlay, GoalPolicy, HierarchicalSearch, NavGrid, Path, PathError, RegionMap,
-    SearchConfig, cells_around,
+    AStar, Cell, CellOverlay, CostModel, GoalPolicy, HierarchicalSearch, NavGrid, Path, PathError,
+    RegionMap, SearchConfig, cells_around,
 };
 use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
+use crate::plugin::traffic::PassageTraffic;
 
 use super::refine::Rest;
 use crate::plugin::request::{PathOrigin, PathRequest};
@@ -45,6 +46,12 @@ pub(crate) struct Job {
     pub(crate) request: PathRequest,
     /// Searched alone even if its goal is shared (a shared search could not serve it).
     pub(crate) alone: bool,
+    /// The frame its search priced passage traffic at, if it did (a wide unit's; see
+    /// [`CrowdSettings::passage_traffic`](crate::CrowdSettings::passage_traffic)).
+    pub(crate) priced: Option<u64>,
+    /// Searched again because traffic its first search did not see came the other way: not
+    /// searched again for that a second time.
+    pub(crate) repriced: bool,
 }
 
 impl Job {
@@ -188,13 +195,17 @@ pub(crate) fn begin(
 /// [`Overlay::new`]).
 const JAM_REACH: i32 = 6;
 
-/// A search's overlay and its fallback: claimed cells of units near the searcher, and cells of
-/// stopped units (blocked first; see [`Overlay::soften`]).
+/// A search's overlay and its fallback: claimed cells of units near the searcher, cells of
+/// stopped units (blocked first; see [`Overlay::soften`]), and for a wide unit the traffic
+/// coming the other way through passages ([`with_traffic`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Overlay {
     pub(crate) cells: Vec<(Cell, CellOverlay)>,
     /// Cost of a stopped unit's cell in the second attempt.
     stopped_penalty: u32,
+    /// Whether it looked at passage traffic (a wide unit's, with the setting on), and whether
+    /// it priced some (units came the other way).
+    pub(crate) traffic: Option<bool>,
 }
 
 impl Overlay {
@@ -204,7 +215,7 @@ impl Overlay {
     /// [`JAM_REACH`] steps of it as blocked, not as a penalty: it cannot push through a crowd,
     /// so it takes another way round if there is one.
     pub(crate) fn new(
-        claims: &Claims,
+        (claims, traffic): (&Claims, &PassageTraffic),
         settings: &TilepathSettings,
         job: &Job,
         map: &NavMap,
@@ -228,9 +239,23 @@ impl Overlay {
                 }
             }
         }
+        let cells = grow_overlay(cells, footprint);
+        let way = match job.goal {
+            JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => goal - start,
+            JobGoal::Nearest(_) => Cell::ZERO,
+        };
+        let (cells, traffic) = with_traffic(
+            cells,
+            traffic,
+            settings,
+            (job.map, footprint, costs),
+            |e| e == job.entity,
+            way,
+        );
         Overlay {
-            cells: grow_overlay(cells, footprint),
+            cells,
             stopped_penalty: costs.from_tiles(settings.stopped_unit_penalty),
+            traffic,
         }
     }
 
@@ -252,8 +277,43 @@ impl Overlay {
                     })
                     .collect(),
                 stopped_penalty: self.stopped_penalty,
+                traffic: self.traffic,
             })
     }
+}
+
+/// `cells` (a wide unit's overlay on `map`, sorted by row then column) with the passage traffic
+/// against `way` added ([`PassageTraffic::penalties`], at
+/// [`CrowdSettings::passage_traffic`](crate::CrowdSettings::passage_traffic) a unit, in the
+/// map's cost model), and whether any was (`None`: not looked at, for a narrow unit,
+/// `footprint` 0, or with the setting at 0).
+pub(crate) fn with_traffic(
+    mut cells: Vec<(Cell, CellOverlay)>,
+    traffic: &PassageTraffic,
+    settings: &TilepathSettings,
+    (map, footprint, costs): (Entity, u8, CostModel),
+    is_member: impl Fn(Entity) -> bool,
+    way: Cell,
+) -> (Vec<(Cell, CellOverlay)>, Option<bool>) {
+    let per_unit = costs.from_tiles(settings.crowd.passage_traffic);
+    if footprint == 0 || per_unit == 0 {
+        return (cells, None);
+    }
+    let extra = traffic.penalties(map, is_member, way, per_unit);
+    if extra.is_empty() {
+        return (cells, Some(false));
+    }
+    for (c, p) in extra {
+        match cells.binary_search_by_key(&(c.y, c.x), |&(c, _)| (c.y, c.x)) {
+            Ok(i) => {
+                if let CellOverlay::Penalty(q) = &mut cells[i].1 {
+                    *q = q.saturating_add(p);
+                }
+            }
+            Err(i) => cells.insert(i, (c, CellOverlay::Penalty(p))),
+        }
+    }
+    (cells, Some(true))
 }
 
 /// `cells` grown by `footprint` rings: every cell within that many rings of an overlaid cell
@@ -319,8 +379,17 @@ mod tests {
             enqueued: 0,
             request: PathRequest::to_cell(Cell::new(6, 6)),
             alone: false,
+            priced: None,
+            repriced: false,
         };
-        let overlay = Overlay::new(&claims, &settings, &job, &map, Cell::new(1, 1), None);
+        let overlay = Overlay::new(
+            (&claims, &PassageTraffic::default()),
+            &settings,
+            &job,
+            &map,
+            Cell::new(1, 1),
+            None,
+        );
         assert!(
             overlay
                 .cells
@@ -374,11 +443,14 @@ mod tests {
             enqueued: 0,
             request: PathRequest::to_cell(Cell::new(28, 5)),
             alone: false,
+            priced: None,
+            repriced: false,
         };
         let start = Cell::new(4, 5);
         let at = |o: &Overlay, c: Cell| o.cells.iter().find(|(x, _)| *x == c).map(|(_, o)| *o);
+        let none = PassageTraffic::default();
         let stuck = Overlay::new(
-            &claims,
+            (&claims, &none),
             &settings,
             &job(tank),
             &map,
@@ -395,7 +467,7 @@ mod tests {
         // Its other searches, and a narrow unit's repath, pay a penalty as before.
         for overlay in [
             Overlay::new(
-                &claims,
+                (&claims, &none),
                 &settings,
                 &job(tank),
                 &map,
@@ -403,7 +475,7 @@ mod tests {
                 Some(PathOrigin::User),
             ),
             Overlay::new(
-                &claims,
+                (&claims, &none),
                 &settings,
                 &job(ClassId::DEFAULT),
                 &map,

@@ -251,6 +251,7 @@ impl Plugin for PathQueuePlugin {
             .init_resource::<PathQueue>()
             .init_resource::<PendingRequests>()
             .init_resource::<Claims>()
+            .init_resource::<crate::plugin::traffic::PassageTraffic>()
             .init_resource::<NavClasses>()
             .init_resource::<FogStats>()
             .init_resource::<FrameTally>()

@@ -16,11 +16,12 @@ use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
+use crate::plugin::traffic::PassageTraffic;
 
 use super::PathQueue;
 use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
-use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay};
+use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay, with_traffic};
 use super::policy::aged_priority;
 use super::refine::{BEHIND_FRAMES, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
@@ -86,6 +87,7 @@ fn alone_with_jump_table(
 struct Starter<'a, 'w, 's, 'sw, 'ss> {
     settings: &'a TilepathSettings,
     claims: &'a Claims,
+    traffic: &'a PassageTraffic,
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
@@ -206,13 +208,23 @@ impl Starter<'_, '_, '_, '_, '_> {
         let settings = self.settings;
         let map = self.maps.get(job.map).expect("placed on it");
         let origin = book.origin(job.entity);
-        let overlay = Overlay::new(self.claims, settings, &job, map, start, origin);
+        let overlay = Overlay::new(
+            (self.claims, self.traffic),
+            settings,
+            &job,
+            map,
+            start,
+            origin,
+        );
         tally.charge(Cost::Overlay(overlay.cells.len() as u64));
+        let mut job = job;
+        job.priced = overlay.traffic.map(|_| book.frame);
         let grid = map.grid_of(job.class);
-        let regions = job
-            .wants_regions(start, origin, settings, grid)
-            .then(|| queue.regions.current(job.map, job.class, grid).cloned())
-            .flatten();
+        // The region map's route does not know the traffic priced in passages.
+        let regions = (job.wants_regions(start, origin, settings, grid)
+            && overlay.traffic != Some(true))
+        .then(|| queue.regions.current(job.map, job.class, grid).cloned())
+        .flatten();
         match settings.workers {
             WorkerMode::Inline => {
                 let search = queue.pool.pop().unwrap_or_default();
@@ -319,22 +331,32 @@ impl Starter<'_, '_, '_, '_, '_> {
             self.start_own(queue, book, tally, m.job, m.start, m.radius);
             return;
         }
-        let (tree, overlay, fresh) =
-            match queue.trees.take((map_entity, class), goal, grid.version()) {
-                Some((tree, overlay)) => (tree, overlay, false),
-                None => {
-                    let overlay = shared_overlay(
-                        self.claims,
-                        self.settings,
-                        map_entity,
-                        class,
-                        map,
-                        &members,
-                    );
-                    tally.charge(Cost::Overlay(overlay.len() as u64));
-                    (queue.trees.fresh(), overlay, true)
+        // A tree in the cache priced the traffic of its time: members searched again for
+        // traffic it did not see grow a new one.
+        let cached = if members.iter().any(|m| m.job.repriced) {
+            None
+        } else {
+            queue.trees.take((map_entity, class), goal, grid.version())
+        };
+        let (tree, overlay, fresh) = match cached {
+            Some((tree, overlay)) => (tree, overlay, false),
+            None => {
+                let (overlay, priced) = shared_overlay(
+                    (self.claims, self.traffic),
+                    self.settings,
+                    (map_entity, class, goal),
+                    map,
+                    &members,
+                );
+                tally.charge(Cost::Overlay(overlay.len() as u64));
+                if priced.is_some() {
+                    for m in &mut members {
+                        m.job.priced = Some(book.frame);
+                    }
                 }
-            };
+                (queue.trees.fresh(), overlay, true)
+            }
+        };
         for m in &members {
             self.searching(m.job.entity);
         }
@@ -370,16 +392,17 @@ fn aged(job: &Job, frame: u64, ageing: u32) -> i32 {
         as i32
 }
 
-/// The overlay of a shared search: claims and stopped cells of units that are not its members,
-/// within the claim radius of the box of their starts.
+/// The overlay of a shared search to `goal`: claims and stopped cells of units that are not its
+/// members, within the claim radius of the box of their starts, and for a wide class the
+/// passage traffic against the way from the box's center to the goal (and whether it looked at
+/// traffic, and priced some: see [`with_traffic`]).
 fn shared_overlay(
-    claims: &Claims,
+    (claims, traffic): (&Claims, &PassageTraffic),
     settings: &TilepathSettings,
-    map_entity: Entity,
-    class: ClassId,
+    (map_entity, class, goal): (Entity, ClassId, Cell),
     map: &NavMap,
     members: &[Member],
-) -> Vec<(Cell, CellOverlay)> {
+) -> (Vec<(Cell, CellOverlay)>, Option<bool>) {
     let ids: EntityHashSet = members.iter().map(|m| m.job.entity).collect();
     let (lo, hi) = members.iter().fold(
         (Cell::splat(i32::MAX), Cell::splat(i32::MIN)),
@@ -394,7 +417,16 @@ fn shared_overlay(
         costs.from_tiles(settings.claim_penalty),
         settings.avoid_stopped_units,
     );
-    grow_overlay(cells, map.footprint_of(class))
+    let footprint = map.footprint_of(class);
+    let way = goal - (lo + hi) / 2;
+    with_traffic(
+        grow_overlay(cells, footprint),
+        traffic,
+        settings,
+        (map_entity, footprint, costs),
+        |e| ids.contains(&e),
+        way,
+    )
 }
 
 /// Service: start at most `searches_per_frame` searches (highest aged priority first, FIFO among
@@ -407,6 +439,7 @@ pub(crate) fn service_queue(
     mut stats: ResMut<TilepathFrameStats>,
     settings: Res<TilepathSettings>,
     claims: Res<Claims>,
+    traffic: Res<PassageTraffic>,
     maps: Query<&'static NavMap>,
     units: Query<(&'static Transform, Option<&'static NavAgent>)>,
     mut statuses: Query<&'static mut PathStatus>,
@@ -508,6 +541,7 @@ pub(crate) fn service_queue(
     let mut starter = Starter {
         settings: &settings,
         claims: &claims,
+        traffic: &traffic,
         maps: &maps,
         units: &units,
         statuses: &mut statuses,

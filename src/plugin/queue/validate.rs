@@ -82,6 +82,8 @@ fn validate(
         enqueued: frame,
         request,
         alone: false,
+        priced: None,
+        repriced: false,
     })
 }
 

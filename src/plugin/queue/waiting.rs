@@ -186,6 +186,8 @@ mod tests {
             enqueued,
             request: PathRequest::to_cell(goal),
             alone: false,
+            priced: None,
+            repriced: false,
         }
     }
 
