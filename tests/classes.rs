@@ -850,6 +850,53 @@ mod plugin {
         grid
     }
 
+    /// The passages a tank's path crosses are recorded while it walks (only for units the
+    /// plugin's movement walks) and forgotten once it is past them, or despawned.
+    #[test]
+    fn passage_traffic_is_kept_only_while_a_walking_tank_has_a_passage_ahead() {
+        let mut app = app(two_bridges());
+        let e = |app: &mut App| spawn(app, Cell::new(8, 10), Cell::new(32, 10), 0.9, None);
+        let (a, b) = (e(&mut app), e(&mut app));
+        // A tank the game moves itself: no Mover.
+        let own = app
+            .world_mut()
+            .spawn((
+                Transform::from_xyz(8.5, 28.5, 0.0),
+                NavAgent { radius: 0.9 },
+                PathRequest::to_cell(Cell::new(32, 28)),
+            ))
+            .id();
+        for _ in 0..3 {
+            app.update();
+        }
+        assert!(app.world().get::<NavPath>(own).is_some());
+        fn traffic(app: &App) -> &bevy_tilepath::plugin::traffic::PassageTraffic {
+            app.world().resource()
+        }
+        assert_eq!(
+            traffic(&app).len(),
+            2,
+            "the two walking tanks, not the game's own"
+        );
+        assert_eq!(traffic(&app).crossings(a).len(), 1);
+        app.world_mut().despawn(b);
+        app.update();
+        assert_eq!(
+            traffic(&app).len(),
+            1,
+            "a despawned tank's crossings are forgotten"
+        );
+        for _ in 0..60 * 15 {
+            app.update();
+            if traffic(&app).is_empty() {
+                break;
+            }
+        }
+        assert!(traffic(&app).is_empty(), "past the bridge, nothing is kept");
+        let x = pos(&app, a).x;
+        assert!(x > 22.0, "dropped only once past the river (at x = {x})");
+    }
+
     /// Eight tanks each way ordered past each other across a river in the same frame, all
     /// nearest the north bridge: with passage traffic priced, one column takes the other
     /// bridge (its first search did not see the other column, which was searched in the same

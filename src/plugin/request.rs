@@ -496,6 +496,9 @@ fn on_unit_despawn(mut world: DeferredWorld, ctx: HookContext) {
         book.cancelled.retain(|c| c.entity != ctx.entity);
         book.in_delivery -= dropped;
     }
+    if let Some(mut traffic) = world.get_resource_mut::<crate::plugin::traffic::PassageTraffic>() {
+        traffic.forget(ctx.entity);
+    }
 }
 
 /// A search the plugin makes for a unit by itself, leaving the unit's [`PathRequest`] alone (a

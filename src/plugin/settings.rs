@@ -288,8 +288,9 @@ pub struct CrowdSettings {
     /// past each other take two bridges when the detour costs less than the wait, instead of
     /// taking turns on one and jamming the ground between it and the next passage. A path
     /// delivered after traffic its search did not see (searched in the same frame as an army
-    /// coming the other way) is searched again once. Narrow units neither count nor pay it. 0
-    /// turns it off.
+    /// coming the other way) is searched again once. Narrow units neither count nor pay it, and
+    /// only units the plugin's movement walks (with a [`Mover`](crate::Mover)) count. 0 turns
+    /// it off.
     pub passage_traffic: f32,
 }
 

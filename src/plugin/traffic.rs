@@ -9,7 +9,8 @@
 //! The queue records a path's crossings when it delivers it, so a path searched in the same
 //! frame as another coming the other way, delivered after it, sees it then (and is searched
 //! again); movement records them again when a path changes and drops each one its unit has
-//! walked past.
+//! walked past. Only units the plugin's movement walks (with a [`Mover`](crate::Mover)) are
+//! recorded, as nothing else would drop their crossings; a despawned unit's are forgotten.
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;

@@ -7,6 +7,7 @@ use bevy::prelude::*;
 use crate::core::passage_crossings;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
+use crate::plugin::movement::Mover;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
 use crate::plugin::settings::TilepathSettings;
@@ -50,12 +51,16 @@ enum Verdict {
 /// column's first two were all they had not seen) and met the first column on it.
 const REPRICE_AT: usize = 1;
 
+/// Judges a finished search. `traffic`: the passage traffic, with whether the plugin's movement
+/// walks the unit (only then are its crossings recorded: nothing else would drop them as it
+/// walks past).
 fn judge(
     r: SearchResult,
     book: &mut PendingRequests,
-    (map, traffic): (Option<&NavMap>, &mut PassageTraffic),
+    (map, traffic): (Option<&NavMap>, (&mut PassageTraffic, bool)),
     frame: u64,
 ) -> Verdict {
+    let (traffic, walked) = traffic;
     let SearchResult {
         job,
         version,
@@ -123,7 +128,9 @@ fn judge(
                 });
             }
         }
-        traffic.record(job.entity, (job.map, grid), job.ticket, corridor, frame);
+        if walked {
+            traffic.record(job.entity, (job.map, grid), job.ticket, corridor, frame);
+        }
     }
     let ticket = book.take(job.entity, job.ticket).expect("checked current");
     let (kind, path) = match found {
@@ -176,6 +183,7 @@ pub(crate) fn receive_results(
     mut commands: Commands,
     mut writer: MessageWriter<PathOutcome>,
     mut traffic: ResMut<PassageTraffic>,
+    movers: Query<(), With<Mover>>,
 ) {
     let mut tally = PhaseTimer::start(tally, Phase::Receive, settings.lockstep.is_some());
     let budget = settings.time_budget.saturating_sub(tally.spent());
@@ -204,7 +212,8 @@ pub(crate) fn receive_results(
     for r in results.by_ref() {
         let cells = r.result.as_ref().map_or(0, |p| p.cells.len() as u64);
         let map = maps.get(r.job.map).ok();
-        match judge(r, book, (map, &mut traffic), frame) {
+        let walked = movers.contains(r.job.entity);
+        match judge(r, book, (map, (&mut traffic, walked)), frame) {
             Verdict::Stale => {}
             Verdict::Again(job) => queue.waiting.push(job),
             Verdict::Outcome(ready) => queue.ready.push(ready),
