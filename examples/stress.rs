@@ -38,7 +38,9 @@
 //! only as real as the `move` line's speeds: a crowd that jumps through a gap passes faster
 //! than it walks).
 //! `--mixed` (with `--move`) gives one unit in eight a body two tiles across (a class of
-//! footprint 1, to which the gates are one cell wide), as the RTS demo's tanks.
+//! footprint 1, to which the gates are one cell wide), as the RTS demo's tanks. `--cross` (with
+//! `--group --move --gates`) orders one unit in ten back home 15 s after the orders, against
+//! the stream jammed at the gates.
 //! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off. `--lockstep` runs
 //! the plugin group in `FixedUpdate` (a tick a frame) in lockstep mode
 //! ([`TilepathSettings::lockstep`]): budgets count work instead of timing it, worker results
@@ -228,7 +230,7 @@ fn spin_iterations_for(budget: Duration) -> u64 {
     (probe as f64 * budget.as_secs_f64() / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--mixed] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]";
 
 /// The command line.
 struct Args {
@@ -266,6 +268,9 @@ struct Args {
     gates: bool,
     /// `--mixed` (with `--move`): one unit in [`WIDE_EVERY`] has a wide body.
     mixed: bool,
+    /// `--cross` (with `--group --move --gates`): one unit in [`CROSS_EVERY`] is ordered back
+    /// home across the stream [`CROSS_AT`] frames after the orders.
+    cross: bool,
 }
 
 impl Args {
@@ -296,6 +301,7 @@ impl Args {
             pushing: true,
             gates: false,
             mixed: false,
+            cross: false,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -332,6 +338,7 @@ impl Args {
                 Long("no-pushing") => a.pushing = false,
                 Long("gates") => a.gates = true,
                 Long("mixed") => a.mixed = true,
+                Long("cross") => a.cross = true,
                 Long("verbose") => a.verbose = true,
                 Long("lockstep") => a.lockstep = true,
                 other => return Err(common::unexpected(other)),
@@ -523,6 +530,11 @@ impl CrowdTrips {
             past_wall: HashMap::new(),
             in_area: HashMap::new(),
         })
+    }
+
+    /// Where the crowd started (its center).
+    fn home(&self) -> Cell {
+        self.trip.home
     }
 
     fn frame(&mut self, app: &mut App, frame: usize) {
@@ -732,6 +744,25 @@ struct Frames {
     crowd: CrowdFrame,
 }
 
+/// `--cross`: frames after the orders at which some units are ordered back across the stream
+/// (the crowd is at the first wall's gaps by then).
+const CROSS_AT: usize = 900;
+/// `--cross`: one unit in this many is ordered back.
+const CROSS_EVERY: usize = 10;
+
+/// `--cross`: every [`CROSS_EVERY`]th unit (by entity) goes back to `home`, against the stream.
+fn order_back(app: &mut App, home: Cell) {
+    let world = app.world_mut();
+    let mut units: Vec<Entity> = world
+        .query_filtered::<Entity, With<Mover>>()
+        .iter(world)
+        .collect();
+    units.sort_unstable();
+    for e in units.into_iter().skip(CROSS_EVERY - 1).step_by(CROSS_EVERY) {
+        world.entity_mut(e).insert(PathRequest::to_cell(home));
+    }
+}
+
 /// 60 Hz frames until every request has its outcome (and, with `--move`, `--move-frames` more).
 fn run(
     app: &mut App,
@@ -770,6 +801,9 @@ fn run(
         }
         if let Some(t) = trips.as_mut() {
             t.frame(app, frame);
+            if args.cross && frame == CROSS_AT {
+                order_back(app, t.home());
+            }
         }
         let stats = app.world().resource::<TilepathFrameStats>();
         f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
