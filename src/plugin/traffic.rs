@@ -50,7 +50,24 @@ impl PassageTraffic {
         corridor: &[Cell],
         frame: u64,
     ) {
-        let crossings = passage_crossings(grid, corridor);
+        self.record_crossings(
+            entity,
+            map,
+            ticket,
+            passage_crossings(grid, corridor),
+            frame,
+        );
+    }
+
+    /// [`PassageTraffic::record`] with the path's crossings already found.
+    pub(crate) fn record_crossings(
+        &mut self,
+        entity: Entity,
+        map: Entity,
+        ticket: u64,
+        crossings: Vec<Crossing>,
+        frame: u64,
+    ) {
         if crossings.is_empty() {
             self.units.remove(&entity);
             return;

@@ -116,20 +116,20 @@ fn judge(
     if let Ok((_, _, corridor)) = &found
         && map.footprint_of(job.class) > 0
     {
-        if let Some(since) = job.priced.filter(|_| !job.repriced) {
-            let crossings = passage_crossings(grid, corridor);
-            if traffic.unseen_against(job.map, job.entity, &crossings, since) >= REPRICE_AT {
-                return Verdict::Again(Job {
-                    priority: job.priority.saturating_add(RESEARCH_BOOST),
-                    enqueued: frame,
-                    priced: None,
-                    repriced: true,
-                    ..job
-                });
-            }
+        let crossings = passage_crossings(grid, corridor);
+        if let Some(since) = job.priced.filter(|_| !job.repriced)
+            && traffic.unseen_against(job.map, job.entity, &crossings, since) >= REPRICE_AT
+        {
+            return Verdict::Again(Job {
+                priority: job.priority.saturating_add(RESEARCH_BOOST),
+                enqueued: frame,
+                priced: None,
+                repriced: true,
+                ..job
+            });
         }
         if walked {
-            traffic.record(job.entity, (job.map, grid), job.ticket, corridor, frame);
+            traffic.record_crossings(job.entity, job.map, job.ticket, crossings, frame);
         }
     }
     let ticket = book.take(job.entity, job.ticket).expect("checked current");
