@@ -48,10 +48,11 @@
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
 //! unit-frames in which a unit's body overlaps a blocked cell.
-//! With `--calibrate`, every frame also times a fixed piece of plain arithmetic on the main
-//! thread that takes the budget on a quiet core, and a `calibration` line reports how long it
-//! took: the machine's own noise (preemption, hypervisor steal), measured side by side with the
-//! plugin's frames.
+//! With `--calibrate`, every frame also times (thread CPU time, as the plugin's frames) two fixed
+//! pieces of work on the main thread that each take the budget at their median: plain
+//! arithmetic (`spin`) and a pointer chase through 8 MiB (`chase`, memory-bound like a search
+//! on a big map, so slowed when other tenants evict the caches). The `calibration` lines report
+//! how long they took: the machine's own noise, measured side by side with the plugin's frames.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -216,18 +217,80 @@ fn spin(iterations: u64) -> u64 {
     x
 }
 
-/// Iterations of [`spin`] that take `budget` of wall time: the median of 21 timed trials.
-fn spin_iterations_for(budget: Duration) -> u64 {
+/// The calling thread's CPU time (wall time where the clock is unavailable): what the
+/// calibrations cost, measured as the plugin's systems are ([`TilepathFrameStats::main_thread_cpu`]).
+fn thread_cpu() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed()
+}
+
+/// Thread CPU time of `f`, in milliseconds.
+fn cpu_ms_of(f: impl FnOnce()) -> f64 {
+    let t = thread_cpu();
+    f();
+    (thread_cpu() - t).as_secs_f64() * 1000.0
+}
+
+/// A pointer chase through a random cycle over [`CHASE_LEN`] cells: memory-bound work, like a
+/// search's reads of a 512 x 512 map's arrays, which (unlike [`spin`]) slows down when other
+/// tenants of the machine evict its cache lines.
+struct Chase {
+    next: Vec<u32>,
+    /// Where the last run stopped: each run goes on along the cycle, so no run finds the cells
+    /// of the one before in the caches.
+    at: std::cell::Cell<u32>,
+}
+
+/// Cells of [`Chase`]'s table: 8 MiB, beyond the core's L2 cache, within a quiet L3.
+const CHASE_LEN: usize = 1 << 21;
+
+impl Chase {
+    fn new() -> Self {
+        // Sattolo's shuffle: one cycle through every cell.
+        let mut order: Vec<u32> = (0..CHASE_LEN as u32).collect();
+        let mut rng = Rng::new(7);
+        for i in (1..CHASE_LEN).rev() {
+            let j = rng.below(i as u32) as usize;
+            order.swap(i, j);
+        }
+        let mut next = vec![0u32; CHASE_LEN];
+        for i in 0..CHASE_LEN {
+            next[order[i] as usize] = order[(i + 1) % CHASE_LEN];
+        }
+        Chase {
+            next,
+            at: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Follows `steps` links on from where the last run stopped.
+    fn run(&self, steps: u64) {
+        let mut at = self.at.get();
+        for _ in 0..steps {
+            at = self.next[at as usize];
+        }
+        self.at.set(std::hint::black_box(at));
+    }
+}
+
+/// Units of `work` (spin iterations, chase steps) that take `budget` of thread CPU time: the
+/// median of 21 timed trials.
+fn units_for(budget: Duration, work: impl Fn(u64)) -> u64 {
     let probe = 100_000;
-    let mut times: Vec<f64> = (0..21)
-        .map(|_| {
-            let t = Instant::now();
-            spin(probe);
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
+    let mut times: Vec<f64> = (0..21).map(|_| cpu_ms_of(|| work(probe))).collect();
     times.sort_by(f64::total_cmp);
-    (probe as f64 * budget.as_secs_f64() / times[10]) as u64
+    (probe as f64 * budget.as_secs_f64() * 1000.0 / times[10]) as u64
 }
 
 const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]";
@@ -736,8 +799,10 @@ struct Frames {
     wait_ms: Vec<f64>,
     /// Their work counted at the plugin's nominal costs (the budget's clock in lockstep mode).
     counted_ms: Vec<f64>,
-    /// The calibration spin per frame (with `--calibrate`).
+    /// The calibration spin per frame (with `--calibrate`), thread CPU time.
     calibration_ms: Vec<f64>,
+    /// The calibration chase per frame (with `--calibrate`), thread CPU time.
+    chase_ms: Vec<f64>,
     /// Frames until every request had its outcome.
     to_drain: usize,
     /// With `--move`: overlapping bodies and units walking through others, summed.
@@ -778,14 +843,23 @@ fn run(
         wait_ms: Vec::new(),
         counted_ms: Vec::new(),
         calibration_ms: Vec::new(),
+        chase_ms: Vec::new(),
         to_drain: 0,
         crowd: CrowdFrame::default(),
     };
     let mut watch = CrowdWatch::default();
-    let spin_for_budget = if args.calibrate {
-        spin_iterations_for(Duration::from_micros(args.budget_us))
-    } else {
-        0
+    let budget = Duration::from_micros(args.budget_us);
+    let chase = args.calibrate.then(Chase::new);
+    let (spin_for_budget, chase_for_budget) = match &chase {
+        Some(chase) => (
+            units_for(budget, |n| {
+                spin(n);
+            }),
+            units_for(budget, |n| {
+                chase.run(n);
+            }),
+        ),
+        None => (0, 0),
     };
     let max_frames = 200_000;
     let mut frame = 0;
@@ -811,10 +885,13 @@ fn run(
         f.cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
         f.wait_ms.push(stats.worker_wait.as_secs_f64() * 1000.0);
         f.counted_ms.push(stats.counted.as_secs_f64() * 1000.0);
-        if args.calibrate {
-            let t = Instant::now();
-            spin(spin_for_budget);
-            f.calibration_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        if let Some(chase) = &chase {
+            f.calibration_ms.push(cpu_ms_of(|| {
+                spin(spin_for_budget);
+            }));
+            f.chase_ms.push(cpu_ms_of(|| {
+                chase.run(chase_for_budget);
+            }));
         }
         let drained = app.world().resource::<PendingRequests>().is_empty();
         if drained && f.to_drain == 0 {
@@ -912,16 +989,18 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     );
     let budget_ms = args.budget_us as f64 / 1000.0;
     if args.calibrate {
-        let c = &f.calibration_ms[..drain.len()];
-        let median = percentile(c, 0.5);
-        println!(
-            "calibration frames={} median_ms={median:.3} p99_ms={:.3} max_ms={:.3} over_median_10pct={} (plugin: over_budget_10pct={})",
-            c.len(),
-            percentile(c, 0.99),
-            max(c),
-            c.iter().filter(|&&m| m > median * 1.1).count(),
-            drain.iter().filter(|&&m| m > budget_ms * 1.1).count(),
-        );
+        for (name, c) in [("spin", &f.calibration_ms), ("chase", &f.chase_ms)] {
+            let c = &c[..drain.len()];
+            let median = percentile(c, 0.5);
+            println!(
+                "calibration {name} frames={} median_ms={median:.3} p99_ms={:.3} max_ms={:.3} over_median_10pct={} (plugin: over_budget_10pct={})",
+                c.len(),
+                percentile(c, 0.99),
+                max(c),
+                c.iter().filter(|&&m| m > median * 1.1).count(),
+                drain.iter().filter(|&&m| m > budget_ms * 1.1).count(),
+            );
+        }
     }
     // With --move, units also repath on their own: every request (ticket) still has one outcome.
     let requests = tally.per_ticket.len() as u32;

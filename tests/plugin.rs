@@ -204,7 +204,7 @@ fn a_despawned_unit_is_owed_nothing_cancelled_or_waiting_for_delivery() {
     // A small budget, counted (lockstep): the outcomes of one search shared by the group
     // wait for delivery over several frames.
     let settings = TilepathSettings {
-        time_budget: Duration::from_micros(40),
+        time_budget: Duration::from_micros(80),
         lockstep: Some(Lockstep::default()),
         ..Default::default()
     };

@@ -227,9 +227,10 @@ pub fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
 }
 
 /// [`walkable`], adding to `looked` the cells it looked at: each cell the segment crosses
-/// before the answer is known, with the cells round it within the body's reach. A measure of
-/// the check's work that depends on nothing but the grid and the segment (lockstep budgets
-/// count it).
+/// before the answer is known, one look where the cell and all eight round it are walkable
+/// (open ground, for a body reaching at most one cell), else with every cell round it within
+/// the body's reach. A measure of the check's work that depends on nothing but the grid and the
+/// segment (lockstep budgets count it).
 pub(crate) fn walkable_counting(
     grid: &NavGrid,
     a: Vec2,
@@ -296,22 +297,23 @@ fn body_clear<const REMEMBER: bool>(
     // The cell the traversal came from: the cells round it passed already (whether a blocked
     // cell is too near depends on that cell and the segment only), so the cells round the next
     // one that were round it too need no second look: a step along the traversal brings a new
-    // row or column of them, not a whole block (the work counted is the whole block's, as
-    // before, so counted budgets buy the same checks).
+    // row or column of them, not a whole block (the work counted is the whole block's all the
+    // same, so the count does not depend on this shortcut).
     let mut previous: Option<Cell> = None;
     walk_cells(
         a,
         b,
         &mut |c| {
-            *looked += per_cell;
             if limited {
                 *looked += 1;
                 if !cheap(grid, c, max_terrain) {
                     return false;
                 }
             }
-            // Open ground (the cell and all round it walkable) needs no closer look.
+            // Open ground (the cell and all round it walkable) needs no closer look: one look
+            // at the block, against the whole block's cells near walls.
             let open = reach <= 1 && grid.block_walkable(c);
+            *looked += if open { 1 } else { per_cell };
             if !open {
                 for dy in -reach..=reach {
                     for dx in -reach..=reach {
@@ -333,8 +335,8 @@ fn body_clear<const REMEMBER: bool>(
             previous = Some(c);
             // A point body may touch walls, but not slip through the corner point between two
             // diagonally touching blocked cells (float rounding can hide that crossing from the
-            // traversal's corner test).
-            r2 > 1e-6 || !squeezes_through_corner(grid, a, b, c)
+            // traversal's corner test). On open ground no corner of the cell has any.
+            r2 > 1e-6 || open || !squeezes_through_corner(grid, a, b, c)
         },
         // Never squeeze between two diagonally touching blocked cells.
         &mut |sa, sb| grid.is_walkable(sa) || grid.is_walkable(sb),
@@ -355,8 +357,8 @@ fn squeezes_through_corner(grid: &NavGrid, a: Vec2, b: Vec2, cell: Cell) -> bool
         .any(|(dx, dy)| {
             let q = cell + IVec2::new(dx, dy);
             let blocked = |x: i32, y: i32| !grid.is_walkable(q + IVec2::new(x, y));
-            point_segment_distance_sq(q.as_vec2(), a, b) < EPS2
-                && (blocked(-1, -1) && blocked(0, 0) || blocked(-1, 0) && blocked(0, -1))
+            (blocked(-1, -1) && blocked(0, 0) || blocked(-1, 0) && blocked(0, -1))
+                && point_segment_distance_sq(q.as_vec2(), a, b) < EPS2
         })
 }
 
@@ -396,7 +398,17 @@ mod tests {
         assert_eq!(point, 20, "a point body looks at each cell it crosses");
         let mut body = 0;
         assert!(walkable_counting(&grid, a, b, 0.4, &mut body));
-        assert_eq!(body, 20 * 9, "a body looks at the cells round each one too");
+        // The first and last cells touch the grid's edge: not open ground.
+        assert_eq!(
+            body,
+            18 + 2 * 9,
+            "on open ground a body looks at each cell's block once, else at its nine cells"
+        );
+        grid.set_walkable(Cell::new(10, 3), false).unwrap();
+        let mut near_wall = 0;
+        assert!(walkable_counting(&grid, a, b, 0.4, &mut near_wall));
+        assert_eq!(near_wall, 15 + 5 * 9, "three more cells next to a wall");
+        grid.set_walkable(Cell::new(10, 3), true).unwrap();
         grid.set_walkable(Cell::new(5, 2), false).unwrap();
         let mut stopped = 0;
         assert!(!walkable_counting(&grid, a, b, 0.0, &mut stopped));

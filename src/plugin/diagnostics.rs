@@ -219,7 +219,10 @@ impl Cost {
     /// nodes, jumps and trees outgrow the caches. Measured in session 24 (BENCHMARKS) with
     /// `perf` and thread CPU time, per unit of work on 256 x 256 and 512 x 512 maps: a node
     /// expanded by A* 160 and 210 ns, by a jump-table search 360 and 980, by a shared tree 180
-    /// and 300; a cell a line check looks at 7 and 30.
+    /// and 300. A cell a line check looks at was refitted in session 30 from the ticks of six
+    /// lockstep runs, each three times, once a check counted one look per cell of open ground
+    /// (not its block of nine): 15 and 25 ns (7 and 30 before, with which a tick smoothing long
+    /// lines on 256 x 256 took 2.6 times its budget at the 99th percentile).
     fn nanos(self, d: u64) -> u64 {
         match self {
             Cost::Expansions(n) => n * sized(160, 210, d),
@@ -228,7 +231,7 @@ impl Cost {
             Cost::Route(n) => n * sized(250, 320, d),
             Cost::Tree(n) => n * sized(180, 300, d),
             Cost::LineCheck => 300,
-            Cost::Cells(n) => n * sized(7, 30, d),
+            Cost::Cells(n) => n * sized(15, 25, d),
             Cost::Start => 8_000,
             Cost::Validate => 500,
             Cost::Deliver(n) => 2_000 + n * 20,
