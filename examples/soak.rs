@@ -42,6 +42,10 @@
 //!   stops, in MB per 10,000 frames (the `frames` line gives the same slope of the bytes live
 //!   on the heap, `heap_growth_mb_per_10k`, counted by the runner's allocator: memory the
 //!   program holds, apart from pages the allocator keeps);
+//! - the `load` line: the share of the map's cells blocked at the start and the end (the edits
+//!   toggle cells, so walls accumulate: the same mix grows dearer to serve), and by quarter of
+//!   the input frames, the node expansions per search started and the frames in which a request
+//!   had waited more than 60 frames (the queue behind);
 //! - `checksum`: a hash of every unit's position bits, in the runner's own unit order, at the
 //!   end (the same seed and settings give the same figure when the run is deterministic).
 //!
@@ -649,6 +653,17 @@ fn save_and_reload(
     );
 }
 
+/// The share of `map`'s cells that are blocked, in percent.
+fn blocked_pct(world: &World, map: Entity) -> f64 {
+    let grid = world.get::<NavMap>(map).expect("the map").grid();
+    let (w, h) = (grid.width() as i32, grid.height() as i32);
+    let blocked = (0..h)
+        .flat_map(|y| (0..w).map(move |x| Cell::new(x, y)))
+        .filter(|&c| !grid.is_walkable(c))
+        .count();
+    100.0 * blocked as f64 / (w * h) as f64
+}
+
 fn main() {
     let args = match Args::parse() {
         Ok(a) => a,
@@ -731,6 +746,10 @@ fn main() {
     let mut blocked_overlaps = 0u64;
     let mut walking_raw = 0u64;
     let mut queue_max = 0usize;
+    // The load through the run, by quarter of the input frames: expansions and searches, and
+    // frames with a request waiting more than 60 frames (the queue behind).
+    let mut load = [(0u64, 0u64, 0u64); 4];
+    let blocked_at_start = blocked_pct(app.world(), game.map);
     let started = Instant::now();
     let verbose = std::env::var_os("SOAK_VERBOSE").is_some();
     for frame in 1..=total {
@@ -758,6 +777,12 @@ fn main() {
         rests_abandoned += stats.abandoned_rests.len() as u64;
         cpu_us.add(stats.main_thread_cpu.as_micros() as usize);
         queue_max = queue_max.max(stats.queue_len);
+        if frame <= args.frames {
+            let q = &mut load[(4 * (frame - 1) / args.frames.max(1)).min(3)];
+            q.0 += stats.expansions;
+            q.1 += u64::from(stats.started);
+            q.2 += u64::from(stats.oldest_wait_frames > 60);
+        }
         if verbose && frame.is_multiple_of(250) {
             eprintln!(
                 "frame {frame}: started={} finished={} searching={} queue_len={} oldest_wait={} refining={} plugin_ms={:.2} phases={:?}",
@@ -864,6 +889,15 @@ fn main() {
         o.found,
         o.failed,
         o.cancelled
+    );
+    let by_quarter = |f: &dyn Fn(&(u64, u64, u64)) -> String| -> String {
+        load.iter().map(f).collect::<Vec<_>>().join(",")
+    };
+    println!(
+        "load blocked_pct_start={blocked_at_start:.1} blocked_pct_end={:.1} expansions_per_search_by_quarter={} behind_frames_by_quarter={}",
+        blocked_pct(world, game.map),
+        by_quarter(&|q| format!("{:.0}", q.0 as f64 / q.1.max(1) as f64)),
+        by_quarter(&|q| q.2.to_string()),
     );
     println!(
         "frames wall_s={:.1} p99_plugin_cpu_ms={:.3} max_plugin_cpu_ms={:.3} queue_max={queue_max} rss_mb_at_input_end={rss_last:.1} heap_mb_at_input_end={heap_last:.1} heap_growth_mb_per_10k={heap_growth:.2}",
