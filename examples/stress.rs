@@ -67,7 +67,7 @@ use bevy_tilepath::core::{
 };
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
-use common::{CrowdFrame, CrowdWatch, Rng, percentile};
+use common::{CrowdFrame, CrowdWatch, Rng, percentile, thread_cpu};
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
 fn generate(size: u32, rng: &mut Rng, uniform: bool) -> NavGrid {
@@ -215,24 +215,6 @@ fn spin(iterations: u64) -> u64 {
         x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
     }
     x
-}
-
-/// The calling thread's CPU time (wall time where the clock is unavailable): what the
-/// calibrations cost, measured as the plugin's systems are ([`TilepathFrameStats::main_thread_cpu`]).
-fn thread_cpu() -> Duration {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
-            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
-        }
-    }
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    START.get_or_init(Instant::now).elapsed()
 }
 
 /// Thread CPU time of `f`, in milliseconds.

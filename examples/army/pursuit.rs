@@ -10,7 +10,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, TilepathFrameStats};
 
 use super::Args;
-use super::common::{CrowdFrame, CrowdWatch, Rng};
+use super::common::{CrowdFrame, CrowdWatch, Rng, thread_cpu};
 
 const WIDTH: u32 = 150;
 const HEIGHT: u32 = 60;
@@ -40,23 +40,6 @@ fn field(rng: &mut Rng, bars: u32) -> NavGrid {
         }
     }
     grid
-}
-
-/// The calling thread's CPU time (wall time where there is no thread clock).
-fn thread_cpu() -> Duration {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
-            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
-        }
-    }
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed()
 }
 
 /// A random open cell of `island` within [`WANDER`] tiles of `near`.

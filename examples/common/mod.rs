@@ -1,13 +1,33 @@
 //! What the examples share: one command-line parser (the `lexopt` crate, with the helpers
-//! below), one deterministic random number generator and one percentile. Included with
+//! below), one deterministic random number generator, one percentile and one thread CPU clock. Included with
 //! `#[path = ...] mod common;` by each example.
 
 #![allow(dead_code)] // each example uses part of it
 
 use std::str::FromStr;
+use std::time::Duration;
 
 #[cfg(feature = "serialize")]
 pub mod saved_game;
+
+/// The calling thread's CPU time (wall time where there is no thread clock): what a runner's
+/// own work costs, measured as the plugin's systems are
+/// (`TilepathFrameStats::main_thread_cpu`), without the time the thread was preempted.
+pub fn thread_cpu() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
+}
 
 /// A small deterministic generator (xorshift64*): the same seed gives the same maps and orders
 /// on every machine and every version of the examples' dependencies.
