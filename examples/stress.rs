@@ -266,6 +266,30 @@ impl Chase {
     }
 }
 
+/// `--calibrate`'s two fixed pieces of work, each sized to take the budget at its median.
+struct Calibration {
+    /// Iterations of [`spin`].
+    spins: u64,
+    chase: Chase,
+    /// Steps of the chase.
+    steps: u64,
+}
+
+impl Calibration {
+    fn for_budget(budget: Duration) -> Self {
+        let chase = Chase::new();
+        let spins = units_for(budget, |n| {
+            spin(n);
+        });
+        let steps = units_for(budget, |n| chase.run(n));
+        Calibration {
+            spins,
+            chase,
+            steps,
+        }
+    }
+}
+
 /// Units of `work` (spin iterations, chase steps) that take `budget` of thread CPU time: the
 /// median of 21 timed trials.
 fn units_for(budget: Duration, work: impl Fn(u64)) -> u64 {
@@ -782,7 +806,7 @@ struct Frames {
     /// Their work counted at the plugin's nominal costs (the budget's clock in lockstep mode).
     counted_ms: Vec<f64>,
     /// The calibration spin per frame (with `--calibrate`), thread CPU time.
-    calibration_ms: Vec<f64>,
+    spin_ms: Vec<f64>,
     /// The calibration chase per frame (with `--calibrate`), thread CPU time.
     chase_ms: Vec<f64>,
     /// Frames until every request had its outcome.
@@ -824,25 +848,15 @@ fn run(
         cpu_ms: Vec::new(),
         wait_ms: Vec::new(),
         counted_ms: Vec::new(),
-        calibration_ms: Vec::new(),
+        spin_ms: Vec::new(),
         chase_ms: Vec::new(),
         to_drain: 0,
         crowd: CrowdFrame::default(),
     };
     let mut watch = CrowdWatch::default();
-    let budget = Duration::from_micros(args.budget_us);
-    let chase = args.calibrate.then(Chase::new);
-    let (spin_for_budget, chase_for_budget) = match &chase {
-        Some(chase) => (
-            units_for(budget, |n| {
-                spin(n);
-            }),
-            units_for(budget, |n| {
-                chase.run(n);
-            }),
-        ),
-        None => (0, 0),
-    };
+    let calibration = args
+        .calibrate
+        .then(|| Calibration::for_budget(Duration::from_micros(args.budget_us)));
     let max_frames = 200_000;
     let mut frame = 0;
     loop {
@@ -867,13 +881,11 @@ fn run(
         f.cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
         f.wait_ms.push(stats.worker_wait.as_secs_f64() * 1000.0);
         f.counted_ms.push(stats.counted.as_secs_f64() * 1000.0);
-        if let Some(chase) = &chase {
-            f.calibration_ms.push(cpu_ms_of(|| {
-                spin(spin_for_budget);
+        if let Some(c) = &calibration {
+            f.spin_ms.push(cpu_ms_of(|| {
+                spin(c.spins);
             }));
-            f.chase_ms.push(cpu_ms_of(|| {
-                chase.run(chase_for_budget);
-            }));
+            f.chase_ms.push(cpu_ms_of(|| c.chase.run(c.steps)));
         }
         let drained = app.world().resource::<PendingRequests>().is_empty();
         if drained && f.to_drain == 0 {
@@ -971,7 +983,7 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     );
     let budget_ms = args.budget_us as f64 / 1000.0;
     if args.calibrate {
-        for (name, c) in [("spin", &f.calibration_ms), ("chase", &f.chase_ms)] {
+        for (name, c) in [("spin", &f.spin_ms), ("chase", &f.chase_ms)] {
             let c = &c[..drain.len()];
             let median = percentile(c, 0.5);
             println!(

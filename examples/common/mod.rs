@@ -1,6 +1,6 @@
 //! What the examples share: one command-line parser (the `lexopt` crate, with the helpers
-//! below), one deterministic random number generator, one percentile and one thread CPU clock. Included with
-//! `#[path = ...] mod common;` by each example.
+//! below), one deterministic random number generator, one percentile and one thread CPU clock.
+//! Included with `#[path = ...] mod common;` by each example.
 
 #![allow(dead_code)] // each example uses part of it
 

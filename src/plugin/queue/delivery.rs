@@ -51,16 +51,14 @@ enum Verdict {
 /// column's first two were all they had not seen) and met the first column on it.
 const REPRICE_AT: usize = 1;
 
-/// Judges a finished search. `traffic`: the passage traffic, with whether the plugin's movement
-/// walks the unit (only then are its crossings recorded: nothing else would drop them as it
-/// walks past).
+/// Judges a finished search. `walked`: whether the plugin's movement walks the unit (only then
+/// are its crossings recorded in `traffic`: nothing else would drop them as it walks past).
 fn judge(
     r: SearchResult,
     book: &mut PendingRequests,
-    (map, traffic): (Option<&NavMap>, (&mut PassageTraffic, bool)),
+    (map, traffic, walked): (Option<&NavMap>, &mut PassageTraffic, bool),
     frame: u64,
 ) -> Verdict {
-    let (traffic, walked) = traffic;
     let SearchResult {
         job,
         version,
@@ -113,11 +111,14 @@ fn judge(
     // A wide unit's path: searched again if an army coming the other way through one of its
     // passages was delivered after its search priced the traffic; else its crossings are
     // recorded now, for the searches judged after it to see.
+    // (Its crossings are found only if the check or the record needs them.)
+    let priced = job.priced.filter(|_| !job.repriced);
     if let Ok((_, _, corridor)) = &found
         && map.footprint_of(job.class) > 0
+        && (priced.is_some() || walked)
     {
         let crossings = passage_crossings(grid, corridor);
-        if let Some(since) = job.priced.filter(|_| !job.repriced)
+        if let Some(since) = priced
             && traffic.unseen_against(job.map, job.entity, &crossings, since) >= REPRICE_AT
         {
             return Verdict::Again(Job {
@@ -213,7 +214,7 @@ pub(crate) fn receive_results(
         let cells = r.result.as_ref().map_or(0, |p| p.cells.len() as u64);
         let map = maps.get(r.job.map).ok();
         let walked = movers.contains(r.job.entity);
-        match judge(r, book, (map, (&mut traffic, walked)), frame) {
+        match judge(r, book, (map, &mut traffic, walked), frame) {
             Verdict::Stale => {}
             Verdict::Again(job) => queue.waiting.push(job),
             Verdict::Outcome(ready) => queue.ready.push(ready),
