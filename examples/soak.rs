@@ -44,8 +44,10 @@
 //!   program holds, apart from pages the allocator keeps);
 //! - the `load` line: the share of the map's cells blocked at the start and the end (the edits
 //!   toggle cells, so walls accumulate: the same mix grows dearer to serve), and by quarter of
-//!   the input frames, the node expansions per search started and the frames in which a request
-//!   had waited more than 60 frames (the queue behind);
+//!   the input frames, the node expansions per search started, the searches started and the
+//!   frames in which a request had waited more than 60 frames (the queue behind); the
+//!   `requests` line counts the plugin's own outcomes by their origin (repaths after edits,
+//!   units stuck, errands: `own_by_origin`);
 //! - `checksum`: a hash of every unit's position bits, in the runner's own unit order, at the
 //!   end (the same seed and settings give the same figure when the run is deterministic).
 //!
@@ -238,6 +240,8 @@ struct Outcomes {
     cancelled: u64,
     /// Outcomes of the plugin's own requests (repaths, errands).
     own: u64,
+    /// The same, by origin (its `Debug` name), in first-seen order.
+    own_by_origin: Vec<(PathOrigin, u64)>,
     /// Outcomes of the game's requests per unit (a despawned unit's requests without one
     /// vanish with it).
     per_unit: PerUnit,
@@ -269,6 +273,14 @@ fn count_outcomes(
     for outcome in reader.read() {
         if !outcome.origin.is_user() {
             o.own += 1;
+            match o
+                .own_by_origin
+                .iter_mut()
+                .find(|(k, _)| *k == outcome.origin)
+            {
+                Some((_, n)) => *n += 1,
+                None => o.own_by_origin.push((outcome.origin, 1)),
+            }
             continue;
         }
         if o.answered.set(outcome.ticket) {
@@ -704,6 +716,7 @@ fn main() {
         failed: 0,
         cancelled: 0,
         own: 0,
+        own_by_origin: Vec::new(),
         per_unit: PerUnit::default(),
     });
     let map = app
@@ -879,13 +892,18 @@ fn main() {
     let heap_growth = slope(&heap) * 10_000.0;
     let heap_last = heap.last().map_or(0.0, |r| r.1);
     println!(
-        "requests game={} vanished_with_unit={} bad={} group_orders={} edits={} own_outcomes={} found={} failed={} cancelled={}",
+        "requests game={} vanished_with_unit={} bad={} group_orders={} edits={} own_outcomes={} own_by_origin={} found={} failed={} cancelled={}",
         game.requests,
         game.vanished,
         game.bad_requests,
         game.group_orders,
         game.edits,
         o.own,
+        o.own_by_origin
+            .iter()
+            .map(|(k, n)| format!("{k:?}:{n}"))
+            .collect::<Vec<_>>()
+            .join(","),
         o.found,
         o.failed,
         o.cancelled
@@ -894,9 +912,10 @@ fn main() {
         load.iter().map(f).collect::<Vec<_>>().join(",")
     };
     println!(
-        "load blocked_pct_start={blocked_at_start:.1} blocked_pct_end={:.1} expansions_per_search_by_quarter={} behind_frames_by_quarter={}",
+        "load blocked_pct_start={blocked_at_start:.1} blocked_pct_end={:.1} expansions_per_search_by_quarter={} searches_by_quarter={} behind_frames_by_quarter={}",
         blocked_pct(world, game.map),
         by_quarter(&|q| format!("{:.0}", q.0 as f64 / q.1.max(1) as f64)),
+        by_quarter(&|q| q.1.to_string()),
         by_quarter(&|q| q.2.to_string()),
     );
     println!(

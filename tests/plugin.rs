@@ -464,6 +464,51 @@ fn plugin_searches_leave_the_users_request_alone_and_say_who_asked() {
 }
 
 #[test]
+fn a_wall_beside_a_path_keeps_it_and_one_on_its_way_or_an_opening_searches_again() {
+    let mut app = app(TilepathSettings::default(), NavGrid::new(32, 8).unwrap());
+    app.update();
+    let u = unit_at(
+        &mut app,
+        Cell::new(1, 4),
+        PathRequest::to_cell(Cell::new(30, 4)),
+    );
+    run_until_drained(&mut app, 100);
+    let grid_edits = |app: &App| {
+        let log = app.world().resource::<Log>();
+        log.messages
+            .iter()
+            .filter(|o| o.origin == PathOrigin::GridEdit)
+            .count()
+    };
+    let edit = |app: &mut App, cell: Cell, open: bool| {
+        let mut q = app.world_mut().query::<&mut NavMap>();
+        let mut map = q.single_mut(app.world_mut()).unwrap();
+        map.set_walkable(cell, open).unwrap();
+    };
+    let before = app.world().get::<NavPath>(u).unwrap().clone();
+    // A wall beside the straight line the unit walks, touching its corridor's neighbours but not
+    // the line: the path stays.
+    edit(&mut app, Cell::new(15, 5), false);
+    run_until_drained(&mut app, 100);
+    assert_eq!(grid_edits(&app), 0);
+    assert_eq!(app.world().get::<NavPath>(u), Some(&before));
+    // Opened again: a cheaper way may have appeared, so it searches again.
+    edit(&mut app, Cell::new(15, 5), true);
+    run_until_drained(&mut app, 100);
+    assert_eq!(grid_edits(&app), 1);
+    // A wall on the line itself: it searches again, round it.
+    edit(&mut app, Cell::new(20, 4), false);
+    run_until_drained(&mut app, 100);
+    assert_eq!(grid_edits(&app), 2);
+    let grid = map_grid(&mut app);
+    let path = app.world().get::<NavPath>(u).unwrap();
+    assert!(!path.cells.contains(&Cell::new(20, 4)));
+    for w in path.waypoints.windows(2) {
+        assert!(bevy_tilepath::core::walkable(&grid, w[0], w[1], 0.0));
+    }
+}
+
+#[test]
 fn paths_without_the_movement_plugin_in_fixed_update() {
     use bevy_tilepath::MovementPlugin;
     let mut app = App::new();

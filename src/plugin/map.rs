@@ -22,7 +22,8 @@ pub use saved::NavMapData;
 /// The grid is shared copy-on-write with worker searches: reading is free, and an edit copies
 /// the grid only while a worker still holds the old snapshot. Edit through [`NavMap::set_terrain`]
 /// and [`NavMap::set_walkable`] so the plugin knows which cells changed this frame (units whose
-/// remaining path crosses one are repathed).
+/// remaining path comes near one are repathed, except where only walls went up and the body
+/// can still walk its waypoints).
 ///
 /// Beside the shared grid, a map keeps the grid of every unit class in use
 /// ([`UnitClass`](crate::UnitClass), units wider than a tile, and under fog of war each player's
