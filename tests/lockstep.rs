@@ -324,6 +324,66 @@ fn in_a_busy_queue_every_rest_still_wanted_is_smoothed_within_30_ticks() {
     );
 }
 
+#[test]
+fn a_group_orders_burst_of_rests_is_smoothed_within_30_ticks() {
+    // 120 units on a map of scattered blocks, a busy queue (4 units ordered across the map
+    // every tick, a budget of 0.8 ms), and every 100 ticks the 60 units not ordered singly sent
+    // together to the far side: their rests all come late at once (measured with a quarter of
+    // the budget for late rests however many wait: 15 of 1,518 rests smoothed more than 30
+    // ticks after delivery; now the slowest waits 28).
+    let (mut app, map, units) = app(120, 0, false);
+    app.world_mut()
+        .resource_mut::<TilepathSettings>()
+        .time_budget = Duration::from_micros(800);
+    // Scattered single blocks away from the units' places: paths with many bends.
+    {
+        let mut nav = app.world_mut().get_mut::<NavMap>(map).unwrap();
+        for y in (0..96).step_by(3) {
+            for x in (0..96).step_by(4) {
+                let c = Cell::new(x + (y / 3 % 4), y);
+                if (c.y > 24 || c.x > 28) && c.y % 24 != 12 {
+                    nav.set_walkable(c, false).unwrap();
+                }
+            }
+        }
+    }
+    let (mut smoothed, mut late, mut abandoned) = (Vec::new(), 0, 0);
+    for tick in 0..600usize {
+        for i in 0..4 {
+            let k = 60 + (tick * 4 + i) % 60;
+            let goal = Cell::new(
+                (40 + (k * 37 + tick) % 56) as i32,
+                ((k * 53 + tick * 7) % 96) as i32,
+            );
+            app.world_mut()
+                .entity_mut(units[k])
+                .insert(PathRequest::to_cell(goal));
+        }
+        if tick % 100 == 0 {
+            let far = if tick % 200 == 0 {
+                Cell::new(88, 80)
+            } else {
+                Cell::new(6, 10)
+            };
+            let group = Input::Group((0..60).collect(), far);
+            apply(app.world_mut(), map, &units, &group);
+        }
+        app.update();
+        let stats = app.world().resource::<TilepathFrameStats>();
+        smoothed.extend_from_slice(&stats.smoothed_rests);
+        abandoned += stats.abandoned_rests.len();
+        late += stats.abandoned_rests.iter().filter(|&&w| w > 30).count();
+    }
+    assert!(smoothed.len() > 1000, "{} rests smoothed", smoothed.len());
+    let slow = smoothed.iter().filter(|&&w| w > 30).count();
+    assert_eq!(
+        (slow, late),
+        (0, 0),
+        "rests smoothed after 30 ticks, and left unsmoothed after 30 ticks (of {} smoothed, {abandoned} left unsmoothed)",
+        smoothed.len()
+    );
+}
+
 /// A lockstep app with one worker and one unit at (2, 2) of an open 64 x 64 map ordered to
 /// (60, 40); `edit` runs on the map's grid once the unit's search is on the worker. Returns the
 /// path delivered and the grid at the end.

@@ -23,7 +23,7 @@ use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay, with_traffic};
 use super::policy::aged_priority;
-use super::refine::{BEHIND_FRAMES, REST_SHARE, RestUnits};
+use super::refine::{BEHIND_FRAMES, BURST_RESTS, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
 use super::workers::{HANDOFF_PER_RUNNER, WorkerSearch};
@@ -471,17 +471,19 @@ pub(crate) fn service_queue(
     stats.walking_raw = rests.walking_raw;
 
     // Urgent rests first, within their share of the budget (inline a quarter of the whole
-    // budget, not of what is left once delivery's reserve is gone; with workers, whose paths
-    // come smoothed whole, rests come only from a loaded save and may take half, the main
-    // thread running no searches; a quarter of the share at least, however long the triage
-    // took): those due (their units are about to walk raw cell centers), then the late unless
-    // the queue is behind (its searches go first then).
+    // budget, not of what is left once delivery's reserve is gone, or half of it while a burst
+    // of late rests waits; with workers, whose paths come smoothed whole, rests come only from
+    // a loaded save and may take half, the main thread running no searches; a quarter of the
+    // share at least, however long the triage took): those due (their units are about to walk
+    // raw cell centers), then the late unless the queue is behind (its searches go first then).
+    let behind = u64::from(queue.oldest_wait) > BEHIND_FRAMES;
+    let burst = !behind && rests.late >= BURST_RESTS;
     let share = match settings.workers {
+        WorkerMode::Inline if burst => (settings.time_budget / 2).min(budget),
         WorkerMode::Inline => (settings.time_budget / REST_SHARE).min(budget),
         WorkerMode::Async { .. } => budget / 2,
     };
     let until = share.max(tally.elapsed() + share / 4);
-    let behind = u64::from(queue.oldest_wait) > BEHIND_FRAMES;
     let mut urgent = rests.due + if behind { 0 } else { rests.late };
     while urgent > 0 && tally.elapsed() < until {
         if refine_step(queue, &maps, &mut tally, book.frame) {
