@@ -240,7 +240,7 @@ struct Outcomes {
     cancelled: u64,
     /// Outcomes of the plugin's own requests (repaths, errands).
     own: u64,
-    /// The same, by origin (its `Debug` name), in first-seen order.
+    /// The same, by origin, in the order first seen.
     own_by_origin: Vec<(PathOrigin, u64)>,
     /// Outcomes of the game's requests per unit (a despawned unit's requests without one
     /// vanish with it).

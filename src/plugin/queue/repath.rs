@@ -26,17 +26,6 @@ fn near(cells: &[Cell], reach: u8) -> HashSet<Cell> {
     cells.iter().flat_map(|&c| cells_around(c, reach)).collect()
 }
 
-/// Whether one of `opened` lies within `reach` cells of one of `cells`.
-fn opened_near(opened: &[Cell], cells: &[Cell], reach: u8) -> bool {
-    let reach = i32::from(reach);
-    !opened.is_empty()
-        && cells.iter().any(|c| {
-            opened
-                .iter()
-                .any(|o| (*o - *c).abs().max_element() <= reach)
-        })
-}
-
 /// More cells blocked in one frame than this (a building placed, a map loaded) send every unit
 /// whose corridor they come near to search again, without checking its waypoints first.
 const CHECKED_BLOCKS: usize = 64;
@@ -104,6 +93,7 @@ pub(crate) fn repath_on_change(
         }
         // Cells within `reach` rings of a change, by reach; of a reveal, by class.
         let mut near_changed: HashMap<u8, HashSet<Cell>> = HashMap::new();
+        let mut near_opened: HashMap<u8, HashSet<Cell>> = HashMap::new();
         let mut near_revealed: HashMap<ClassId, HashSet<Cell>> = HashMap::new();
         if lockstep && order.is_empty() {
             lockstep_order(keys.iter(), &mut order);
@@ -126,21 +116,26 @@ pub(crate) fn repath_on_change(
             // The cells still ahead of the unit's body: its corridor and their neighbours.
             let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
             let rest = &path.corridor[from.min(path.corridor.len())..];
-            let (on, near_edit) = if changed.is_empty() {
-                (false, false)
-            } else {
+            let near_edit = !changed.is_empty() && {
                 let near = near_changed
                     .entry(reach)
                     .or_insert_with(|| near(&changed, reach));
-                let on = rest.iter().any(|c| !grid.is_walkable(*c));
-                (on, on || rest.iter().any(|c| near.contains(c)))
+                rest.iter()
+                    .any(|c| !grid.is_walkable(*c) || near.contains(c))
             };
             // Near walls put up only (no cell opened or its terrain changed, where a cheaper
             // way may have appeared, none on the corridor itself), a path whose waypoints the
             // body can still walk is kept: no search would find a cheaper way.
-            let edited = on
-                || near_edit
-                    && (opened_near(&opened, rest, reach) || blocked.len() > CHECKED_BLOCKS || {
+            let edited = near_edit
+                && (rest.iter().any(|c| !grid.is_walkable(*c))
+                    || !opened.is_empty() && {
+                        let near = near_opened
+                            .entry(reach)
+                            .or_insert_with(|| near(&opened, reach));
+                        rest.iter().any(|c| near.contains(c))
+                    }
+                    || blocked.len() > CHECKED_BLOCKS
+                    || {
                         let radius =
                             map.wall_radius_of(path.class, agent.map_or(0.0, |a| a.radius));
                         let ahead = progress.map_or(0, |p| p.waypoint.saturating_sub(1));
