@@ -468,6 +468,28 @@ fn limit_weight_and_overlay() {
         panic!()
     };
     assert_eq!(p.goal, Cell::new(0, 8));
+    // A nearest-of search with an overlay keeps it when an edit restarts it mid-search: the
+    // blocked row still stands between the start and the nearer goal.
+    let mut edited = grid.clone();
+    search
+        .begin_nearest_with_overlay(
+            &edited,
+            Cell::new(0, 5),
+            &[Cell::new(0, 12), Cell::new(63, 5)],
+            &SearchConfig::default(),
+            &overlay,
+        )
+        .unwrap();
+    assert_eq!(search.step(&edited, 4), SearchStep::Pending);
+    edited.set_walkable(Cell::new(40, 40), false).unwrap();
+    let SearchStep::Found(p) = search.step(&edited, u32::MAX) else {
+        panic!()
+    };
+    assert!(
+        !p.cells.iter().any(|c| c.y == 10 && c.x != 30),
+        "through the overlay's row: {:?}",
+        p.cells
+    );
     let goals = [Cell::new(0, 12), Cell::new(0, 1)];
     search
         .begin_nearest_with_overlay(

@@ -415,6 +415,49 @@ fn a_follower_keeps_within_range_of_a_moving_target() {
 }
 
 #[test]
+fn a_follower_goes_through_a_gap_a_stopped_unit_stands_in_not_round_the_wall() {
+    let (mut app, map) = app();
+    // A wall across the field at x = 20 (rows 2-17) with a gap on row 10; the way round its
+    // ends is 28 tiles or more, through the gap 10.
+    {
+        let mut nav = app.world_mut().get_mut::<NavMap>(map).unwrap();
+        for y in (2..18).filter(|&y| y != 10) {
+            nav.set_walkable(Cell::new(20, y), false).unwrap();
+        }
+    }
+    // A unit ordered into the gap stops there.
+    let gap = Cell::new(20, 10);
+    let plug = spawn(&mut app, Cell::new(19, 10));
+    app.world_mut()
+        .entity_mut(plug)
+        .insert(PathRequest::to_cell(gap));
+    for _ in 0..60 {
+        app.update();
+    }
+    assert!(arrived(&app, plug), "the plug stands in the gap");
+    let target = spawn(&mut app, Cell::new(25, 10));
+    let follower = spawn(&mut app, Cell::new(14, 10));
+    let range = 3.0;
+    app.world_mut()
+        .entity_mut(follower)
+        .insert(PathRequest::follow(target, range));
+    app.update();
+    app.update();
+    // Its path goes through the gap (at the price of a claimed cell), not round the wall.
+    let path = app.world().get::<NavPath>(follower).expect("a path");
+    assert!(path.cells.contains(&gap), "{:?}", path.cells);
+    assert!(path.length < 14.0, "{}", path.length);
+    // And the unit in the gap makes way: the follower is in range long before it could have
+    // walked round the wall (28 tiles at 4 tiles a second: 7 s).
+    let mut frames = 0;
+    while position(&app, follower).distance(position(&app, target)) > range {
+        app.update();
+        frames += 1;
+        assert!(frames < 60 * 5, "not in range after 5 s");
+    }
+}
+
+#[test]
 fn a_follower_stops_within_its_range_of_a_standing_target() {
     let (mut app, _) = app();
     let target = spawn(&mut app, Cell::new(30, 10));

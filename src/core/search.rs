@@ -636,7 +636,7 @@ impl AStar {
         let goals = std::mem::take(&mut self.goals);
         let overlay = std::mem::take(&mut self.overlay_list);
         if a.multi_goal {
-            self.begin_nearest(grid, start, &goals, &a.config)?;
+            self.begin_nearest_with_overlay(grid, start, &goals, &a.config, &overlay)?;
         } else {
             self.begin_with_overlay(grid, start, a.requested_goal, &a.config, &overlay)?;
         }

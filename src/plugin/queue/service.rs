@@ -21,7 +21,7 @@ use crate::plugin::traffic::PassageTraffic;
 use super::PathQueue;
 use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
-use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay, with_traffic};
+use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay, price_stopped, with_traffic};
 use super::policy::aged_priority;
 use super::refine::{BEHIND_FRAMES, BURST_RESTS, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
@@ -341,10 +341,13 @@ impl Starter<'_, '_, '_, '_, '_> {
         let (tree, overlay, fresh) = match cached {
             Some((tree, overlay)) => (tree, overlay, false),
             None => {
+                let follows = members
+                    .iter()
+                    .all(|m| m.job.follows(book.origin(m.job.entity)));
                 let (overlay, priced) = shared_overlay(
                     (self.claims, self.traffic),
                     self.settings,
-                    (map_entity, class, goal),
+                    (map_entity, class, goal, follows),
                     map,
                     &members,
                 );
@@ -395,11 +398,12 @@ fn aged(job: &Job, frame: u64, ageing: u32) -> i32 {
 /// The overlay of a shared search to `goal`: claims and stopped cells of units that are not its
 /// members, within the claim radius of the box of their starts, and for a wide class the
 /// passage traffic against the way from the box's center to the goal (and whether it looked at
-/// traffic, and priced some: see [`with_traffic`]).
+/// traffic, and priced some: see [`with_traffic`]). A search serving only follow orders
+/// (`follows`) prices stopped units' cells instead of blocking them ([`price_stopped`]).
 fn shared_overlay(
     (claims, traffic): (&Claims, &PassageTraffic),
     settings: &TilepathSettings,
-    (map_entity, class, goal): (Entity, ClassId, Cell),
+    (map_entity, class, goal, follows): (Entity, ClassId, Cell, bool),
     map: &NavMap,
     members: &[Member],
 ) -> (Vec<(Cell, CellOverlay)>, Option<bool>) {
@@ -409,7 +413,7 @@ fn shared_overlay(
         |(lo, hi), m| (lo.min(m.start), hi.max(m.start)),
     );
     let costs = map.grid().rules().costs;
-    let cells = claims.overlay_around(
+    let mut cells = claims.overlay_around(
         map_entity,
         |e| ids.contains(&e),
         (lo, hi),
@@ -417,6 +421,9 @@ fn shared_overlay(
         costs.from_tiles(settings.claim_penalty),
         settings.avoid_stopped_units,
     );
+    if follows {
+        price_stopped(&mut cells, costs.from_tiles(settings.claim_penalty));
+    }
     let footprint = map.footprint_of(class);
     let way = goal - (lo + hi) / 2;
     with_traffic(
