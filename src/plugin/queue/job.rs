@@ -198,12 +198,19 @@ pub(crate) fn begin(
     }
 }
 
+/// What a claimed cell costs a search (tiles): [`TilepathSettings::follow_claim_penalty`] in a
+/// follow order's (`follows`), else [`TilepathSettings::claim_penalty`].
+pub(crate) fn claim_price(settings: &TilepathSettings, follows: bool) -> f32 {
+    if follows {
+        settings.follow_claim_penalty
+    } else {
+        settings.claim_penalty
+    }
+}
+
 /// Turns the blocks on stopped units' cells in `cells` (a follow order's overlay, without a
-/// stuck wide unit's jam) into `price`, what a claimed cell costs. Near a followed target the
-/// stopped units are mostly its other followers, standing only while in range and making way
-/// when asked; walled off, they sent a follower round a whole wall for a gap one of them stood
-/// in, out of range for seconds (`army --scene pursuit`: out-of-range spells of 2 s or more
-/// fell by 30 %).
+/// stuck wide unit's jam) into `price`, what a claimed cell costs there (see
+/// [`TilepathSettings::follow_claim_penalty`]).
 pub(crate) fn price_stopped(cells: &mut [(Cell, CellOverlay)], price: u32) {
     for (_, o) in cells {
         if *o == CellOverlay::Blocked {
@@ -232,8 +239,9 @@ pub(crate) struct Overlay {
 impl Overlay {
     /// The overlay for `job`'s unit starting at `start` on `map` (grown by the footprint of its
     /// class: a wide unit's center keeps that far from other units' cells). A follow order's
-    /// search prices stopped units' cells as claimed ones instead of blocking them
-    /// ([`price_stopped`]). A wide unit's
+    /// search prices claimed cells and stopped units' cells at
+    /// [`TilepathSettings::follow_claim_penalty`] instead of a claim's price and a block. A
+    /// wide unit's
     /// repath after it got stuck (`origin`) treats the cells other units claim within
     /// [`JAM_REACH`] steps of it as blocked, not as a penalty: it cannot push through a crowd,
     /// so it takes another way round if there is one.
@@ -246,16 +254,18 @@ impl Overlay {
         origin: Option<PathOrigin>,
     ) -> Self {
         let costs = map.grid().rules().costs;
+        let follows = job.follows(origin);
+        let claimed = costs.from_tiles(claim_price(settings, follows));
         let mut cells = claims.overlay_for(
             job.map,
             job.entity,
             start,
             settings.claim_radius,
-            costs.from_tiles(settings.claim_penalty),
+            claimed,
             settings.avoid_stopped_units,
         );
-        if job.follows(origin) {
-            price_stopped(&mut cells, costs.from_tiles(settings.claim_penalty));
+        if follows {
+            price_stopped(&mut cells, claimed);
         }
         let footprint = map.footprint_of(job.class);
         if footprint > 0 && origin == Some(PathOrigin::Stuck) {

@@ -21,7 +21,9 @@ use crate::plugin::traffic::PassageTraffic;
 use super::PathQueue;
 use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
-use super::job::{Job, JobGoal, Overlay, SearchResult, grow_overlay, price_stopped, with_traffic};
+use super::job::{
+    Job, JobGoal, Overlay, SearchResult, claim_price, grow_overlay, price_stopped, with_traffic,
+};
 use super::policy::aged_priority;
 use super::refine::{BEHIND_FRAMES, BURST_RESTS, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
@@ -399,7 +401,8 @@ fn aged(job: &Job, frame: u64, ageing: u32) -> i32 {
 /// members, within the claim radius of the box of their starts, and for a wide class the
 /// passage traffic against the way from the box's center to the goal (and whether it looked at
 /// traffic, and priced some: see [`with_traffic`]). A search serving only follow orders
-/// (`follows`) prices stopped units' cells instead of blocking them ([`price_stopped`]).
+/// (`follows`) prices claims and stopped units at
+/// [`TilepathSettings::follow_claim_penalty`] ([`claim_price`], [`price_stopped`]).
 fn shared_overlay(
     (claims, traffic): (&Claims, &PassageTraffic),
     settings: &TilepathSettings,
@@ -413,16 +416,17 @@ fn shared_overlay(
         |(lo, hi), m| (lo.min(m.start), hi.max(m.start)),
     );
     let costs = map.grid().rules().costs;
+    let claimed = costs.from_tiles(claim_price(settings, follows));
     let mut cells = claims.overlay_around(
         map_entity,
         |e| ids.contains(&e),
         (lo, hi),
         settings.claim_radius,
-        costs.from_tiles(settings.claim_penalty),
+        claimed,
         settings.avoid_stopped_units,
     );
     if follows {
-        price_stopped(&mut cells, costs.from_tiles(settings.claim_penalty));
+        price_stopped(&mut cells, claimed);
     }
     let footprint = map.footprint_of(class);
     let way = goal - (lo + hi) / 2;
