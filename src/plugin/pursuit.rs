@@ -7,9 +7,10 @@
 //! [`ANCHOR_STEP`] tiles from it. Followers aim at the anchor, so they head where the target
 //! goes, not where it was, and all the followers of one target that need a new path in a frame
 //! ask for the same cell and share one search ([`PathOrigin::Pursuit`]). A follow order's
-//! searches price the cells of stopped units like claimed cells instead of going round them:
-//! near the target they are mostly its other followers, standing only while in range, and a
-//! follower sent round a wall because one of them stood in a gap is out of range for seconds.
+//! searches price other units' claims and stopped units' cells at
+//! [`TilepathSettings::follow_claim_penalty`] (a tile) instead of a claim's price and a block:
+//! near the target they are mostly its other followers, who move on with it, and a follower
+//! sent round a wall for a gap they claimed or stood in is out of range for seconds.
 //!
 //! - On its way, a follower gets a new path once its target's anchor is farther from its
 //!   path's end than the distance at which it stops plus [`PURSUIT_SLACK`] of the distance
