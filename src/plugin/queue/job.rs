@@ -65,11 +65,14 @@ impl Job {
         }
     }
 
-    /// Whether this job serves a follow order ([`PathGoal::Entity`]): the game's own request,
-    /// or a follower's search after its target (`origin` [`PathOrigin::Pursuit`], whose
-    /// request goes to a cell).
+    /// Whether this job serves a follow order ([`PathGoal::Entity`]): the game's own request (or
+    /// its repath after an edit), or a follower's search after its target (`origin`
+    /// [`PathOrigin::Pursuit`], whose request goes to a cell). Not a follower's repath after it
+    /// got stuck ([`PathOrigin::Stuck`]), which goes round the units that held it like any.
     pub(crate) fn follows(&self, origin: Option<PathOrigin>) -> bool {
-        origin == Some(PathOrigin::Pursuit) || matches!(self.request.goal, PathGoal::Entity { .. })
+        origin == Some(PathOrigin::Pursuit)
+            || origin != Some(PathOrigin::Stuck)
+                && matches!(self.request.goal, PathGoal::Entity { .. })
     }
 
     /// Whether this job, starting at `start`, goes through the region map first: a single goal
@@ -239,12 +242,11 @@ pub(crate) struct Overlay {
 impl Overlay {
     /// The overlay for `job`'s unit starting at `start` on `map` (grown by the footprint of its
     /// class: a wide unit's center keeps that far from other units' cells). A follow order's
-    /// search prices claimed cells and stopped units' cells at
+    /// search ([`Job::follows`]) prices claimed cells and stopped units' cells at
     /// [`TilepathSettings::follow_claim_penalty`] instead of a claim's price and a block. A
-    /// wide unit's
-    /// repath after it got stuck (`origin`) treats the cells other units claim within
-    /// [`JAM_REACH`] steps of it as blocked, not as a penalty: it cannot push through a crowd,
-    /// so it takes another way round if there is one.
+    /// wide unit's repath after it got stuck (`origin`) treats the cells other units claim
+    /// within [`JAM_REACH`] steps of it as blocked, not as a penalty: it cannot push through a
+    /// crowd, so it takes another way round if there is one.
     pub(crate) fn new(
         (claims, traffic): (&Claims, &PassageTraffic),
         settings: &TilepathSettings,
