@@ -211,9 +211,10 @@ pub(crate) fn claim_price(settings: &TilepathSettings, follows: bool) -> f32 {
     }
 }
 
-/// Turns the blocks on stopped units' cells in `cells` (a follow order's overlay, without a
-/// stuck wide unit's jam) into `price`, what a claimed cell costs there (see
-/// [`TilepathSettings::follow_claim_penalty`]).
+/// Turns every block in `cells` (stopped units' cells, and a stuck wide unit's jam) into
+/// `price`: what a stopped unit costs in a follow order's search (see
+/// [`TilepathSettings::follow_claim_penalty`]), or in a search's second attempt
+/// ([`Overlay::soften`]).
 pub(crate) fn price_stopped(cells: &mut [(Cell, CellOverlay)], price: u32) {
     for (_, o) in cells {
         if *o == CellOverlay::Blocked {
@@ -305,17 +306,14 @@ impl Overlay {
         self.cells
             .iter()
             .any(|(_, o)| *o == CellOverlay::Blocked)
-            .then(|| Overlay {
-                cells: self
-                    .cells
-                    .iter()
-                    .map(|&(c, o)| match o {
-                        CellOverlay::Blocked => (c, CellOverlay::Penalty(self.stopped_penalty)),
-                        other => (c, other),
-                    })
-                    .collect(),
-                stopped_penalty: self.stopped_penalty,
-                traffic: self.traffic,
+            .then(|| {
+                let mut cells = self.cells.clone();
+                price_stopped(&mut cells, self.stopped_penalty);
+                Overlay {
+                    cells,
+                    stopped_penalty: self.stopped_penalty,
+                    traffic: self.traffic,
+                }
             })
     }
 }
