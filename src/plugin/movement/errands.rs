@@ -10,7 +10,7 @@ use super::super::request::{PathGoal, PathOrigin, PathRequest, PathStatus, Pendi
 use super::claiming::{publish_intent, release_all};
 use super::crowd::{InTheWay, Reaction};
 use super::system::{Ctx, Unit};
-use super::{Arrived, Errand, MoveState, PathProgress};
+use super::{Arrived, Errand, MoveState, MoverOrder, PathProgress};
 
 /// How far (in steps) a unit meeting another head-on looks for a cell to step aside to.
 const STEP_ASIDE_REACH: u32 = 16;
@@ -21,6 +21,7 @@ const FREE_CELL_REACH: u32 = 12;
 /// The unit in `next` (not this one), as the crowd decision sees it.
 pub(super) fn in_the_way(
     claims: &Claims,
+    order: &MoverOrder,
     unit: &Unit,
     here: Cell,
     next: Cell,
@@ -51,7 +52,7 @@ pub(super) fn in_the_way(
         waits: theirs.is_some_and(|t| t.waiting),
         patient: theirs.is_some_and(|t| t.patient),
         passable: !unit.grid.is_one_wide(here) && !unit.grid.is_one_wide(next),
-        we_yield: unit.entity > other,
+        we_yield: order.gives_way(unit.entity, other),
     })
 }
 

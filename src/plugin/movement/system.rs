@@ -38,6 +38,8 @@ pub(super) struct Ctx<'a, 'w, 's> {
     pub(super) corridor_of: &'a dyn Fn(Entity) -> Vec<Cell>,
     /// The passages wide units' paths still cross.
     pub(super) traffic: &'a mut PassageTraffic,
+    /// The movers' lockstep order (in lockstep mode): who gives way to whom.
+    pub(super) order: &'a MoverOrder,
 }
 
 impl Ctx<'_, '_, '_> {
@@ -144,6 +146,7 @@ pub(crate) fn move_units(
         scratch: Vec::new(),
         corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
         traffic: &mut traffic,
+        order: &order,
     };
     if lockstep {
         let mut iter = units.iter_many_mut(&order.0);
