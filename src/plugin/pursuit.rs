@@ -21,6 +21,8 @@
 //!   inside the range's edge, before the target is out of range.
 //! - At its path's end (or stopped short of it, beside a crowd), not close enough, it sets off
 //!   again once the target has left the cell the path went to.
+//! - At its path's end on a cell another unit stands on, it takes, of the free cells nearest
+//!   it, the one nearest its target (not the first found, which may lie out of range).
 //! - After a failure (the target out of reach, say), it tries again once the anchor moves.
 //! - Its target despawned, one last search fails with [`PathFailure::TargetGone`]: the
 //!   follower stops, and its next queued order, if any, starts.
@@ -124,8 +126,9 @@ struct Seen {
     anchor: Cell,
 }
 
-/// Every followed target's anchor, by target and map, this frame and the one before.
-#[derive(Default)]
+/// Every followed target's anchor, by target and map, this frame and the one before (a
+/// resource: the movement reads where followed targets stand).
+#[derive(Resource, Default)]
 pub(crate) struct Anchors {
     now: HashMap<(Entity, Entity), Seen>,
     before: HashMap<(Entity, Entity), Seen>,
@@ -136,6 +139,11 @@ impl Anchors {
     fn next_frame(&mut self) {
         std::mem::swap(&mut self.now, &mut self.before);
         self.now.clear();
+    }
+
+    /// Where `target` stands on `map` (grid space) this frame, if a follower checked it.
+    pub(crate) fn target_at(&self, target: Entity, map: Entity) -> Option<Vec2> {
+        self.now.get(&(target, map)).map(|s| s.at)
     }
 
     /// The target `key` standing at `at` (grid space) on `cell` of `grid`, with its anchor:
@@ -188,7 +196,7 @@ pub(crate) fn pursue(
     time: Res<Time>,
     keys: Query<(Entity, &PathRequest, Option<&LockstepKey>)>,
     mut order: Local<Vec<Entity>>,
-    mut anchors: Local<Anchors>,
+    mut anchors: ResMut<Anchors>,
     mut commands: Commands,
 ) {
     anchors.next_frame();

@@ -3,6 +3,8 @@
 //! arriving (or taking a free cell when the goal is taken) and stopping (resuming the order a
 //! unit stepped aside from).
 
+use bevy::math::Vec2;
+
 use crate::core::{Cell, NavGrid};
 
 use super::super::claims::Claims;
@@ -17,6 +19,10 @@ const STEP_ASIDE_REACH: u32 = 16;
 
 /// How far (in steps) a unit whose goal is taken looks for a free cell.
 const FREE_CELL_REACH: u32 = 12;
+
+/// How many free cells after the nearest a follower whose goal is taken weighs (those as few
+/// steps away), for the one nearest its target.
+const FOLLOWER_FREE_CELLS: usize = 12;
 
 /// The unit in `next` (not this one), as the crowd decision sees it.
 pub(super) fn in_the_way(
@@ -214,12 +220,38 @@ pub(super) fn on_errand(book: &PendingRequests, unit: &Unit, errand: &Errand) ->
 }
 
 /// The nearest cell around `cell` that no unit stands on or claims: where a unit whose goal is
-/// taken goes instead.
+/// taken goes instead. A follower takes, of the free cells as few steps away as the nearest,
+/// the one nearest its target: the first found could lie on the far side, out of range.
 fn free_cell_near(claims: &Claims, unit: &Unit, cell: Cell) -> Option<Cell> {
     let map = unit.map_entity;
-    nearest_cell(unit.grid, cell, FREE_CELL_REACH, |c| {
-        claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty()
-    })
+    let free = |c: Cell| claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty();
+    nearest_free(unit.grid, cell, free, unit.follows)
+}
+
+/// The nearest cell around `cell` (not `cell` itself) that `free` accepts; with `toward` (grid
+/// space), of those as few steps away as the nearest, the one nearest `toward`.
+fn nearest_free(
+    grid: &NavGrid,
+    cell: Cell,
+    free: impl Fn(Cell) -> bool,
+    toward: Option<Vec2>,
+) -> Option<Cell> {
+    let mut cells = grid
+        .cells_outward(cell, FREE_CELL_REACH)
+        .skip(1)
+        .filter(|&c| free(c));
+    let first = cells.next()?;
+    let Some(toward) = toward else {
+        return Some(first);
+    };
+    let steps = grid.open_steps(cell, first);
+    let off = |c: Cell| grid.cell_center(c).distance_squared(toward);
+    let as_near = cells
+        .take(FOLLOWER_FREE_CELLS)
+        .filter(|&c| grid.open_steps(cell, c) == steps);
+    std::iter::once(first)
+        .chain(as_near)
+        .min_by(|&a, &b| off(a).total_cmp(&off(b)))
 }
 
 /// `request` sent to `free` instead of its goal (taken by a stopped unit); a unit stepping aside
@@ -249,4 +281,33 @@ fn occupy(claims: &mut Claims, unit: &Unit, progress: &mut PathProgress, cell: C
         unit.footprint,
     );
     progress.stopped_cell = Some(cell);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_cell_is_the_first_found_or_of_the_nearest_the_one_toward_a_point() {
+        let grid = NavGrid::new(20, 20).unwrap();
+        let taken = [Cell::new(10, 10), Cell::new(9, 10), Cell::new(11, 11)];
+        let free = |c: Cell| !taken.contains(&c);
+        let first = nearest_free(&grid, Cell::new(10, 10), free, None).unwrap();
+        assert_eq!(grid.open_steps(Cell::new(10, 10), first), 1);
+        // A point to the north-west: of the free cells a step away, the one nearest it, not the
+        // first found (east).
+        assert_eq!(first, Cell::new(11, 10));
+        let north_west = Vec2::new(5.5, 13.5);
+        let toward = nearest_free(&grid, Cell::new(10, 10), free, Some(north_west));
+        assert_eq!(toward, Some(Cell::new(9, 11)));
+        let east = Vec2::new(14.5, 10.5);
+        // Never farther than the nearest free cell, however near the point lies beyond.
+        let far = nearest_free(
+            &grid,
+            Cell::new(10, 10),
+            |c| c != Cell::new(10, 10) && c.x < 10,
+            Some(east),
+        );
+        assert_eq!(grid.open_steps(Cell::new(10, 10), far.unwrap()), 1);
+    }
 }

@@ -193,7 +193,7 @@ pub struct PathProgress {
     /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
     pub(crate) yields: u32,
     /// Seconds since its body was last a tile away from `stall_anchor`, where it stood then
-    /// (or got its path).
+    /// (or set off: a new path on its way keeps the clock).
     pub(crate) stalled: f32,
     pub(crate) stall_anchor: Vec2,
     /// It waits for a one-way passage to open, or queued behind a unit that does: the crowd's

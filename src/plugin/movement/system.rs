@@ -11,6 +11,7 @@ use super::super::claims::Claims;
 use super::super::map::NavMap;
 use super::super::orders::HoldPosition;
 use super::super::outcomes::NavPath;
+use super::super::pursuit::{Anchors, Pursuit};
 use super::super::request::{PathOrigin, PathRequest, PathStatus, PendingRequests, SubmitInternal};
 use super::super::settings::{CrowdSettings, TilepathSettings};
 use super::super::traffic::PassageTraffic;
@@ -40,6 +41,8 @@ pub(super) struct Ctx<'a, 'w, 's> {
     pub(super) traffic: &'a mut PassageTraffic,
     /// The movers' lockstep order (in lockstep mode): who gives way to whom.
     pub(super) order: &'a MoverOrder,
+    /// Followed targets, where they stand.
+    pub(super) anchors: &'a Anchors,
 }
 
 impl Ctx<'_, '_, '_> {
@@ -82,6 +85,8 @@ pub(super) struct Unit<'a> {
     pub(super) resumed: bool,
     /// It holds its position ([`HoldPosition`]): it never makes way for others.
     pub(super) holds: bool,
+    /// Where the unit it follows stands (grid space), on a follow order.
+    pub(super) follows: Option<Vec2>,
 }
 
 /// The units [`move_units`] moves.
@@ -98,6 +103,7 @@ type Units<'w, 's> = Query<
         &'static PathStatus,
         Option<&'static mut DesiredVelocity>,
         Has<HoldPosition>,
+        Option<&'static Pursuit>,
     ),
 >;
 
@@ -112,6 +118,7 @@ type UnitItem<'a> = (
     &'a PathStatus,
     Option<Mut<'a, DesiredVelocity>>,
     bool,
+    Option<&'a Pursuit>,
 );
 
 /// Follows paths: advances units, updates claims and occupancy, handles units in the way.
@@ -128,6 +135,7 @@ pub(crate) fn move_units(
     paths: Query<&NavPath>,
     order: Res<MoverOrder>,
     mut traffic: ResMut<PassageTraffic>,
+    anchors: Res<Anchors>,
 ) {
     // In lockstep mode units are indexed and moved in their lockstep order.
     let lockstep = settings.lockstep.is_some();
@@ -147,6 +155,7 @@ pub(crate) fn move_units(
         corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
         traffic: &mut traffic,
         order: &order,
+        anchors: &anchors,
     };
     if lockstep {
         let mut iter = units.iter_many_mut(&order.0);
@@ -162,8 +171,18 @@ pub(crate) fn move_units(
 
 /// Moves one unit along its path (see [`move_units`]).
 fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
-    let (entity, mover, agent, mut transform, path, mut progress, status, mut desired, holds) =
-        item;
+    let (
+        entity,
+        mover,
+        agent,
+        mut transform,
+        path,
+        mut progress,
+        status,
+        mut desired,
+        holds,
+        pursuit,
+    ) = item;
     let Ok(map) = maps.get(path.map) else {
         if let Some(d) = &mut desired {
             d.velocity = Vec2::ZERO;
@@ -212,6 +231,7 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         controlled: desired.is_some(),
         resumed,
         holds,
+        follows: pursuit.and_then(|p| ctx.anchors.target_at(p.target, path.map)),
     };
     let pos = map.world_to_grid(transform.translation.truncate());
     let progress = &mut *progress;

@@ -39,6 +39,13 @@ pub(super) fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress
     progress.cell_index = 1;
     progress.leg = None;
     progress.speed_factor = 1.0;
+    // The stall clock (the crowd's last resort) starts when the unit sets off. A new path for a
+    // unit already on its way keeps it: a follower wedged at a gate gets a new path every second
+    // or so as its target walks on, and would never reach the last resort.
+    if !progress.state.is_underway() {
+        progress.stalled = 0.0;
+        progress.stall_anchor = pos;
+    }
     progress.state = match progress.state.walking_through_from() {
         _ if unit.path.waypoints.is_empty() => MoveState::Arrived,
         // A repath while walking through others keeps walking through.
@@ -181,7 +188,7 @@ fn keep_track(
     }
     // A unit loaded from a saved game claims its cells ahead anew.
     let retrack = new_path || progress.cell_index != index_before || unit.resumed;
-    if new_path || pos.distance_squared(progress.stall_anchor) > 1.0 {
+    if pos.distance_squared(progress.stall_anchor) > 1.0 {
         progress.stalled = 0.0;
         progress.stall_anchor = pos;
     } else {

@@ -252,6 +252,7 @@ impl Plugin for PathQueuePlugin {
             .init_resource::<PendingRequests>()
             .init_resource::<Claims>()
             .init_resource::<crate::plugin::traffic::PassageTraffic>()
+            .init_resource::<crate::plugin::pursuit::Anchors>()
             .init_resource::<NavClasses>()
             .init_resource::<FogStats>()
             .init_resource::<FrameTally>()
