@@ -21,7 +21,7 @@ use super::settings::TilepathSettings;
 pub struct LockstepKey(pub u64);
 
 /// The order lockstep mode handles units in: by key, then by entity index and generation.
-fn sort_key(entity: Entity, key: Option<&LockstepKey>) -> (bool, u64) {
+pub(crate) fn sort_key(entity: Entity, key: Option<&LockstepKey>) -> (bool, u64) {
     match key {
         Some(k) => (false, k.0),
         None => (

@@ -34,8 +34,8 @@ pub(crate) enum InTheWay {
     },
     /// A moving unit: `head_on` if it wants this unit's cell next, `waits` if it is waiting
     /// itself (`patient`: for a one-way passage, or queued behind a unit that does),
-    /// `we_yield` if this unit gives way when they meet head-on (see
-    /// `MoverOrder::gives_way`).
+    /// `we_yield` if this unit gives way when they meet head-on (the later in lockstep order in
+    /// lockstep mode, else the later entity).
     Moving {
         unit: Entity,
         head_on: bool,

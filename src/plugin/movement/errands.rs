@@ -4,15 +4,17 @@
 //! unit stepped aside from).
 
 use bevy::math::Vec2;
+use bevy::prelude::Entity;
 
 use crate::core::{Cell, NavGrid};
 
 use super::super::claims::Claims;
+use super::super::pursuit::Anchors;
 use super::super::request::{PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests};
 use super::claiming::{publish_intent, release_all};
 use super::crowd::{InTheWay, Reaction};
 use super::system::{Ctx, Unit};
-use super::{Arrived, Errand, MoveState, MoverOrder, PathProgress};
+use super::{Arrived, Errand, MoveState, PathProgress};
 
 /// How far (in steps) a unit meeting another head-on looks for a cell to step aside to.
 const STEP_ASIDE_REACH: u32 = 16;
@@ -27,7 +29,7 @@ const FOLLOWER_FREE_CELLS: usize = 12;
 /// The unit in `next` (not this one), as the crowd decision sees it.
 pub(super) fn in_the_way(
     claims: &Claims,
-    order: &MoverOrder,
+    gives_way: &dyn Fn(Entity, Entity) -> bool,
     unit: &Unit,
     here: Cell,
     next: Cell,
@@ -58,7 +60,7 @@ pub(super) fn in_the_way(
         waits: theirs.is_some_and(|t| t.waiting),
         patient: theirs.is_some_and(|t| t.patient),
         passable: !unit.grid.is_one_wide(here) && !unit.grid.is_one_wide(next),
-        we_yield: order.gives_way(unit.entity, other),
+        we_yield: gives_way(unit.entity, other),
     })
 }
 
@@ -75,7 +77,7 @@ pub(super) fn react(
     let request = unit.path.request.clone();
     let (request, origin) = match reaction {
         Reaction::Repath => (request, PathOrigin::Stuck),
-        Reaction::TakeFreeCell => match free_cell_near(ctx.claims, unit, goal) {
+        Reaction::TakeFreeCell => match free_cell_near(ctx.claims, ctx.anchors, unit, goal) {
             Some(free) => (redirect(progress, request, free), PathOrigin::GoalTaken),
             None => {
                 progress.state = MoveState::Arrived;
@@ -129,7 +131,7 @@ pub(super) fn arrive(
         .is_some_and(|e| e != unit.entity);
     if taken
         && !pending
-        && let Some(free) = free_cell_near(ctx.claims, unit, cell)
+        && let Some(free) = free_cell_near(ctx.claims, ctx.anchors, unit, cell)
     {
         let request = redirect(progress, unit.path.request.clone(), free);
         progress.state = progress.state.wait(ctx.dt);
@@ -221,11 +223,13 @@ pub(super) fn on_errand(book: &PendingRequests, unit: &Unit, errand: &Errand) ->
 
 /// The nearest cell around `cell` that no unit stands on or claims: where a unit whose goal is
 /// taken goes instead. A follower takes, of the free cells as few steps away as the nearest,
-/// the one nearest its target: the first found could lie on the far side, out of range.
-fn free_cell_near(claims: &Claims, unit: &Unit, cell: Cell) -> Option<Cell> {
+/// the one nearest its target (where `anchors` saw it this frame): the first found could lie on
+/// the far side, out of range.
+fn free_cell_near(claims: &Claims, anchors: &Anchors, unit: &Unit, cell: Cell) -> Option<Cell> {
     let map = unit.map_entity;
     let free = |c: Cell| claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty();
-    nearest_free(unit.grid, cell, free, unit.follows)
+    let target = unit.follows.and_then(|t| anchors.target_at(t, map));
+    nearest_free(unit.grid, cell, free, target)
 }
 
 /// The nearest cell around `cell` (not `cell` itself) that `free` accepts; with `toward` (grid

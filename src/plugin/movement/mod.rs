@@ -39,7 +39,6 @@ pub use output::DesiredVelocity;
 pub use state::{Errand, MoveState, PathProgress};
 pub(crate) use system::{move_units, release_departed};
 
-use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::core::Cell;
@@ -130,22 +129,9 @@ impl Plugin for MovementPlugin {
 }
 
 /// In lockstep mode, the movers in their lockstep order, sorted once a tick for the movement
-/// systems (claims, errands, repaths and pushes go to the first to ask), and each one's place
-/// in it; empty otherwise.
+/// systems (claims, errands, repaths and pushes go to the first to ask); empty otherwise.
 #[derive(Resource, Default)]
-pub(crate) struct MoverOrder(pub(crate) Vec<Entity>, EntityHashMap<u32>);
-
-impl MoverOrder {
-    /// Whether `unit` gives way to `other` where one of two must (meeting head-on): the later
-    /// in lockstep order in lockstep mode (the same on every client, whatever their entities),
-    /// else the later entity.
-    pub(crate) fn gives_way(&self, unit: Entity, other: Entity) -> bool {
-        match (self.1.get(&unit), self.1.get(&other)) {
-            (Some(a), Some(b)) => a > b,
-            _ => unit > other,
-        }
-    }
-}
+pub(crate) struct MoverOrder(pub(crate) Vec<Entity>);
 
 /// Sorts the movers into [`MoverOrder`] (lockstep mode only).
 fn order_movers(
@@ -153,12 +139,9 @@ fn order_movers(
     keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
     mut order: ResMut<MoverOrder>,
 ) {
-    let MoverOrder(list, places) = &mut *order;
-    places.clear();
     if settings.lockstep.is_some() {
-        lockstep_order(keys.iter(), list);
-        places.extend(list.iter().enumerate().map(|(k, &e)| (e, k as u32)));
+        lockstep_order(keys.iter(), &mut order.0);
     } else {
-        list.clear();
+        order.0.clear();
     }
 }

@@ -8,6 +8,7 @@ use crate::core::{Body, Cell, NavGrid};
 
 use super::super::agent::NavAgent;
 use super::super::claims::Claims;
+use super::super::lockstep::{LockstepKey, sort_key};
 use super::super::map::NavMap;
 use super::super::orders::HoldPosition;
 use super::super::outcomes::NavPath;
@@ -39,8 +40,10 @@ pub(super) struct Ctx<'a, 'w, 's> {
     pub(super) corridor_of: &'a dyn Fn(Entity) -> Vec<Cell>,
     /// The passages wide units' paths still cross.
     pub(super) traffic: &'a mut PassageTraffic,
-    /// The movers' lockstep order (in lockstep mode): who gives way to whom.
-    pub(super) order: &'a MoverOrder,
+    /// Whether a unit gives way to another where one of two must (meeting head-on): the later
+    /// in lockstep order in lockstep mode (the same on every client, whatever their entities),
+    /// else the later entity.
+    pub(super) gives_way: &'a dyn Fn(Entity, Entity) -> bool,
     /// Followed targets, where they stand.
     pub(super) anchors: &'a Anchors,
 }
@@ -85,8 +88,8 @@ pub(super) struct Unit<'a> {
     pub(super) resumed: bool,
     /// It holds its position ([`HoldPosition`]): it never makes way for others.
     pub(super) holds: bool,
-    /// Where the unit it follows stands (grid space), on a follow order.
-    pub(super) follows: Option<Vec2>,
+    /// The unit it follows, on a follow order.
+    pub(super) follows: Option<Entity>,
 }
 
 /// The units [`move_units`] moves.
@@ -136,6 +139,7 @@ pub(crate) fn move_units(
     order: Res<MoverOrder>,
     mut traffic: ResMut<PassageTraffic>,
     anchors: Res<Anchors>,
+    keys: Query<Option<&LockstepKey>>,
 ) {
     // In lockstep mode units are indexed and moved in their lockstep order.
     let lockstep = settings.lockstep.is_some();
@@ -154,7 +158,14 @@ pub(crate) fn move_units(
         scratch: Vec::new(),
         corridor_of: &|e| paths.get(e).map(|p| p.corridor.clone()).unwrap_or_default(),
         traffic: &mut traffic,
-        order: &order,
+        gives_way: &|unit, other| {
+            if lockstep {
+                let key = |e: Entity| (sort_key(e, keys.get(e).ok().flatten()), e);
+                key(unit) > key(other)
+            } else {
+                unit > other
+            }
+        },
         anchors: &anchors,
     };
     if lockstep {
@@ -231,7 +242,7 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         controlled: desired.is_some(),
         resumed,
         holds,
-        follows: pursuit.and_then(|p| ctx.anchors.target_at(p.target, path.map)),
+        follows: pursuit.map(|p| p.target),
     };
     let pos = map.world_to_grid(transform.translation.truncate());
     let progress = &mut *progress;

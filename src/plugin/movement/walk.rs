@@ -119,7 +119,7 @@ pub(super) fn step_unit(
         passage_closed,
         in_the_way: next
             .filter(|&c| c != here)
-            .and_then(|next| in_the_way(ctx.claims, ctx.order, unit, here, next, goal)),
+            .and_then(|next| in_the_way(ctx.claims, ctx.gives_way, unit, here, next, goal)),
         waited: progress.state.waited() + ctx.dt,
         wait_time: unit.mover.wait_time,
         blocked: progress.blocked,
