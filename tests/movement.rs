@@ -662,6 +662,56 @@ fn streams_meeting_in_a_one_tile_gate_take_turns_without_walking_through() {
 }
 
 #[test]
+fn two_units_side_by_side_at_a_one_tile_gate_go_through_in_turn() {
+    // Two units walking side by side into a gate one cell wide each pressed the other against
+    // a post of the gate (neither is in the other's next cell) until the crowd's last resort
+    // walked one through the other, 9-10 s later. The one nearer the gate now goes first.
+    let mut g = NavGrid::new(30, 14).unwrap();
+    for y in (0..14).filter(|&y| y != 7) {
+        g.set_walkable(Cell::new(15, y), false).unwrap();
+    }
+    let starts = [
+        (Vec2::new(11.5, 6.8), Vec2::new(11.5, 8.2)),
+        (Vec2::new(12.0, 7.0), Vec2::new(12.0, 8.0)),
+        (Vec2::new(12.5, 6.5), Vec2::new(12.5, 8.5)),
+        (Vec2::new(13.5, 7.2), Vec2::new(13.5, 7.8)),
+        (Vec2::new(9.0, 6.0), Vec2::new(9.0, 9.0)),
+        (Vec2::new(12.0, 5.5), Vec2::new(12.0, 9.5)),
+        (Vec2::new(13.0, 6.6), Vec2::new(13.0, 8.4)),
+    ];
+    for (a, b) in starts {
+        let mut app = app(g.clone());
+        let units = [(a, Cell::new(25, 7)), (b, Cell::new(25, 8))].map(|(p, goal)| {
+            app.world_mut()
+                .spawn((
+                    Transform::from_xyz(p.x, p.y, 0.0),
+                    Mover::default(),
+                    NavAgent::default(),
+                    PathRequest::to_cell(goal),
+                ))
+                .id()
+        });
+        let mut frames = 0;
+        while units.iter().any(|&e| pos(&app, e).x < 16.5) && frames < 60 * 20 {
+            app.update();
+            frames += 1;
+            for &e in &units {
+                assert!(!overlaps_blocked(&g, pos(&app, e), 0.3 - 1e-3));
+                assert!(
+                    !matches!(state(&app, e), MoveState::WalkingThrough { .. }),
+                    "from {a} and {b}: a unit walked through the other"
+                );
+            }
+        }
+        // 1.3-2.3 s of walking, and a second of jostling at most before one goes first.
+        assert!(
+            frames <= 60 * 4,
+            "from {a} and {b}: both through after {frames} frames"
+        );
+    }
+}
+
+#[test]
 fn a_crowd_pressing_through_a_gap_never_leaps() {
     // 40 units pressing through a three-tile gap: pushes and the curve they walk never move a
     // body more than a frame's walk and a little more (session 9 saw 3-tile leaps).

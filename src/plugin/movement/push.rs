@@ -9,7 +9,7 @@
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
-use crate::core::{Body, NavGrid, fmath, overlaps_blocked, wall_radius};
+use crate::core::{Body, Cell, NavGrid, fmath, overlaps_blocked, wall_radius};
 
 use super::neighbours::{Member, Neighbours};
 use super::output::DesiredVelocity;
@@ -39,6 +39,35 @@ const MAX_FRAME_STEPS: f32 = 3.0;
 const HEAD_ON: f32 = 0.5;
 const IN_LINE: f32 = 0.2;
 const ALONG: f32 = 0.25;
+
+/// Seconds a unit on its way has gone without getting a tile anywhere before it counts as
+/// jostling at the gate ahead (see [`Entering`]). Units flowing through a gate get a tile within
+/// that time; two side by side at one, each pressed against a post by the other, never did.
+const GATE_JOSTLE: f32 = 1.0;
+
+/// A unit on its way that has jostled for [`GATE_JOSTLE`] seconds to enter `gate`, the next cell
+/// of its path (in a passage one cell wide on its class's grid), with the gate's centre
+/// `to_centre` from its body. Of two such units at one gate from the same side, the nearer goes
+/// first ([`first_into_gate`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Entering {
+    gate: Cell,
+    to_centre: Vec2,
+}
+
+/// Which of the bodies `i` and `j` goes into their gate first, if both jostle at the same gate
+/// from the same side (see [`Entering`]): the nearer (on a tie, the first indexed: in lockstep
+/// mode the first in lockstep order). It takes none of their push and the other all of it:
+/// with the push shared, two bodies side by side each kept the other pressed against a post of
+/// the gate until the crowd's last resort.
+fn first_into_gate(i: usize, j: usize, entering: &[Option<Entering>]) -> Option<usize> {
+    let (a, b) = (entering[i]?, entering[j]?);
+    if a.gate != b.gate || a.to_centre.dot(b.to_centre) <= 0.0 {
+        return None;
+    }
+    let (da, db) = (a.to_centre.length(), b.to_centre.length());
+    Some(if da < db || da == db && i < j { i } else { j })
+}
 
 /// How a unit takes part in pushing.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,6 +137,7 @@ pub(super) fn push_apart(
     >,
     mut index: Local<Neighbours>,
     mut roles: Local<Vec<Role>>,
+    mut entering: Local<Vec<Option<Entering>>>,
     mut pushed_before: Local<EntityHashSet>,
     order: Res<MoverOrder>,
 ) {
@@ -117,6 +147,7 @@ pub(super) fn push_apart(
     }
     index.clear();
     roles.clear();
+    entering.clear();
     // Only a body that moved since the last frame's pushes (walked, was moved by the game, or
     // was pushed then) can have come to overlap another: the first pass starts from those.
     let mut active = Vec::new();
@@ -131,10 +162,11 @@ pub(super) fn push_apart(
             return;
         };
         let here = nav.world_to_grid(at);
+        let class = ClassId::of(class);
         index.add(Member {
             entity,
             map,
-            class: ClassId::of(class),
+            class,
             body: Body {
                 // A unit whose controller moves it: where this frame's step is to take it.
                 position: desired.as_ref().map_or(here, |d| d.expected_or(here)),
@@ -151,6 +183,21 @@ pub(super) fn push_apart(
         if role != Role::Exempt && (moved || pushed_before.contains(&entity)) {
             active.push(roles.len());
         }
+        let grid = nav.grid_of(class);
+        entering.push(
+            progress
+                .next
+                .filter(|&gate| {
+                    role == Role::Underway
+                        && progress.stalled > GATE_JOSTLE
+                        && grid.is_one_wide(gate)
+                        && grid.cell_at(here) != gate
+                })
+                .map(|gate| Entering {
+                    gate,
+                    to_centre: grid.cell_center(gate) - here,
+                }),
+        );
         roles.push(role);
     };
     if settings.lockstep.is_some() {
@@ -174,7 +221,7 @@ pub(super) fn push_apart(
         let nav = maps.get(map).ok()?.1;
         Some((nav.grid_of(class), nav.footprint_of(class)))
     };
-    let moved = push(&mut index, &roles, active, crowd, max_step, grid);
+    let moved = push(&mut index, &roles, &entering, active, crowd, max_step, grid);
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
@@ -207,12 +254,14 @@ pub(super) fn push_apart(
 
 /// Pushes the indexed bodies apart ([`PASSES`] passes, the later ones only for deep overlaps,
 /// each body moving at most `max_step` tiles a pass, never onto blocked cells of its map's
-/// grid); returns the indices of the bodies moved. The first pass looks at the pairs of the bodies in `active` (those that moved since
+/// grid; two bodies jostling at a gate as [`first_into_gate`] says); returns the indices of the
+/// bodies moved. The first pass looks at the pairs of the bodies in `active` (those that moved since
 /// they were last apart), the next ones at the pairs of the bodies the pass before moved (no
 /// other pair can have come closer).
 fn push<'g>(
     index: &mut Neighbours,
     roles: &[Role],
+    entering: &[Option<Entering>],
     mut active: Vec<usize>,
     crowd: &CrowdSettings,
     max_step: f32,
@@ -260,6 +309,7 @@ fn push<'g>(
                 } else {
                     away
                 };
+                let first = first_into_gate(i, j, entering);
                 for (k, sign, mine, theirs, pusher) in [
                     (i, -1.0, roles[i], roles[j], j),
                     (j, 1.0, roles[j], roles[i], i),
@@ -272,7 +322,12 @@ fn push<'g>(
                     } else {
                         sign * away
                     };
-                    shift[k] += dir * overlap * share(mine, theirs, crowd);
+                    let part = match first {
+                        Some(f) if f == k => 0.0,
+                        Some(_) => 1.0,
+                        None => share(mine, theirs, crowd),
+                    };
+                    shift[k] += dir * overlap * part;
                 }
             }
         }
@@ -394,9 +449,15 @@ mod tests {
         let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.9, 3.5)]);
         let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
-        let moved = push(&mut n, &roles, vec![0, 1], &crowd, 1.0, |_, _| {
-            Some((&grid, 0))
-        });
+        let moved = push(
+            &mut n,
+            &roles,
+            &[None, None],
+            vec![0, 1],
+            &crowd,
+            1.0,
+            |_, _| Some((&grid, 0)),
+        );
         assert_eq!(moved, vec![0, 1]);
         let (a, b) = (n.members()[0].body.position, n.members()[1].body.position);
         assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
@@ -415,9 +476,15 @@ mod tests {
         let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
         for _ in 0..20 {
-            push(&mut n, &roles, vec![0, 1], &crowd, 0.1, |_, _| {
-                Some((&grid, 0))
-            });
+            push(
+                &mut n,
+                &roles,
+                &[None, None],
+                vec![0, 1],
+                &crowd,
+                0.1,
+                |_, _| Some((&grid, 0)),
+            );
         }
         for m in n.members() {
             assert!(!overlaps_blocked(
@@ -436,11 +503,58 @@ mod tests {
         let moved = push(
             &mut n,
             &[Role::Exempt, Role::Standing],
+            &[None, None],
             vec![1],
             &crowd,
             1.0,
             |_, _| Some((&grid, 0)),
         );
         assert!(moved.is_empty());
+    }
+
+    #[test]
+    fn of_two_units_jostling_at_a_gate_the_nearer_goes_first() {
+        // A wall at x = 4 with a gate at (4, 3); two bodies side by side before it, both
+        // going into it, the upper one a little nearer.
+        let mut grid = NavGrid::new(8, 8).unwrap();
+        for y in (0..8).filter(|&y| y != 3) {
+            grid.set_walkable(Cell::new(4, y), false).unwrap();
+        }
+        let gate = Cell::new(4, 3);
+        assert!(grid.is_one_wide(gate));
+        let (a, b) = (Vec2::new(3.6, 3.25), Vec2::new(3.62, 3.8));
+        let at_gate = |p: Vec2| {
+            Some(Entering {
+                gate,
+                to_centre: grid.cell_center(gate) - p,
+            })
+        };
+        let crowd = CrowdSettings::default();
+        let roles = [Role::Underway, Role::Underway];
+        let run = |entering: [Option<Entering>; 2]| {
+            let mut n = index(&grid, &[member(2, a.x, a.y), member(3, b.x, b.y)]);
+            push(
+                &mut n,
+                &roles,
+                &entering,
+                vec![0, 1],
+                &crowd,
+                1.0,
+                |_, _| Some((&grid, 0)),
+            );
+            (n.members()[0].body.position, n.members()[1].body.position)
+        };
+        // Jostling at the gate: the nearer stays, the other takes the whole push.
+        let (p, q) = run([at_gate(a), at_gate(b)]);
+        assert_eq!(q, b, "the nearer one was pushed");
+        assert!(p.distance(q) >= 0.7 - 1e-3, "pushed apart: {p} {q}");
+        // Otherwise (not jostling yet, or at the gate from its two sides) they share it.
+        for entering in [
+            [None, at_gate(b)],
+            [at_gate(a), at_gate(Vec2::new(4.8, 3.8))],
+        ] {
+            let (p, q) = run(entering);
+            assert!(p != a && q != b, "{p} {q}");
+        }
     }
 }
