@@ -27,10 +27,10 @@
 //!   the start and the end, in tiles (small when the group kept its shape);
 //! - `overlaps_pct`, `through_pct`, `jump_frames`: the crowd's overlapping bodies, units walking
 //!   through others, and leaps (see `common::CrowdWatch`); `wall_frames`: unit-frames with a body
-//!   over a blocked cell.
+//!   over a blocked cell (by more than `common::TOUCH`, 0.001 tiles: touching is not counted).
 //!
-//! Exits non-zero if a unit did not arrive within `--frames` (default 3,600), a body touched a
-//! blocked cell or a unit leapt (moved more than half a tile in a frame).
+//! Exits non-zero if a unit did not arrive within `--frames` (default 3,600), a body went over a
+//! blocked cell (more than touching it) or a unit leapt (moved more than half a tile in a frame).
 //!
 //! `pursuit`: follow orders on moving targets. A 150 x 60 field with 60 walls scattered over it
 //! (bars of six tiles; none with `--open`); 20 targets wander (2.5 tiles a second, a new goal up
@@ -50,7 +50,7 @@
 //!   `frame_cpu_ms_per_s`: the whole frame's (every system: movement, the pursuit checks).
 //!
 //! Exits non-zero if fewer than `--min-in-range` % (default 90) of follower-frames are in
-//! range, or a body touched a blocked cell or leapt.
+//! range, or a body went over a blocked cell (more than touching it) or leapt.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -61,9 +61,7 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{
-    Cell, NavGrid, SearchConfig, find_path, group_center, overlaps_blocked, spread_slots,
-};
+use bevy_tilepath::core::{Cell, NavGrid, SearchConfig, find_path, group_center, spread_slots};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress};
 use common::{CrowdFrame, CrowdWatch, percentile};
@@ -281,7 +279,7 @@ fn main() {
                 continue;
             };
             let at = map.world_to_grid(tf.translation.truncate());
-            wall_frames += u64::from(overlaps_blocked(&grid, at, NavAgent::default().radius));
+            wall_frames += u64::from(common::in_wall(&grid, at, NavAgent::default().radius));
             if p.state == MoveState::Arrived && arrived[k].is_none() {
                 arrived[k] = Some(frame);
             }

@@ -16,7 +16,8 @@
 //! comparison).
 //!
 //! The summary: `arrived`, `stuck` (not arrived at the end), `settled_after` (frames until every
-//! unit arrived), `in_cell_frames` (unit-frames with a body overlapping a blocked cell at all),
+//! unit arrived), `in_cell_frames` (unit-frames with a body overlapping a blocked cell by more than float
+//! rounding, `common::TOUCH`),
 //! `wall_frames` (by more than 0.05 tiles), the crowd's overlaps (as the RTS demo counts them),
 //! and the mean and 99th percentile frame time. The process fails if a unit did not arrive or a
 //! body overlapped a blocked cell. The wall colliders reach `--margin` tiles (0.15) past the
@@ -251,7 +252,7 @@ fn run(config: &Config, mode: Mode) -> bool {
             };
             // Touching a wall is fine; sinking 0.05 tiles into one is not.
             let at = tf.translation.truncate();
-            in_cell_frames += u64::from(overlaps_blocked(&grid, at, RADIUS - 1e-3));
+            in_cell_frames += u64::from(common::in_wall(&grid, at, RADIUS));
             if overlaps_blocked(&grid, at, RADIUS - WALL_SLOP) {
                 wall_frames += 1;
                 // How deep: the largest radius of 0.01 steps that still overlaps.

@@ -76,7 +76,6 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::overlaps_blocked;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
     Lockstep, LockstepKey, NavChecksum, PendingRequests, TilepathFrameStats, TilepathSchedule,
@@ -84,10 +83,6 @@ use bevy_tilepath::{
 use common::Rng;
 
 const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] [--save-at F] [--no-jump-tables]";
-
-/// A body touching a wall may overlap it by float rounding (a segment at exactly the body's
-/// radius from a wall corner, sampled): overlaps up to this many tiles are touching.
-const TOUCH: f32 = 1e-3;
 
 /// Tiles per second of every unit.
 const UNIT_SPEED: f32 = 6.0;
@@ -821,7 +816,7 @@ fn main() {
             )>();
             for (e, tf, agent, progress, path, status) in q.iter(world) {
                 let pos = map.world_to_grid(tf.translation.truncate());
-                let over = overlaps_blocked(map.grid(), pos, agent.radius - TOUCH);
+                let over = common::in_wall(map.grid(), pos, agent.radius);
                 blocked_overlaps += u64::from(over);
                 if over && verbose {
                     let c = map.grid().cell_at(pos);

@@ -62,9 +62,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{
-    Cell, NavGrid, SearchConfig, cell_at, group_center, overlaps_blocked, spread_slots,
-};
+use bevy_tilepath::core::{Cell, NavGrid, SearchConfig, cell_at, group_center, spread_slots};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
 use common::{CrowdFrame, CrowdWatch, Rng, percentile, thread_cpu};
@@ -756,7 +754,7 @@ impl Edits {
         let mut walkers = Vec::new();
         for (tf, agent, path, progress) in units.iter(world) {
             let pos = map.world_to_grid(tf.translation.truncate());
-            if overlaps_blocked(map.grid(), pos, agent.radius) {
+            if common::in_wall(map.grid(), pos, agent.radius) {
                 self.overlaps += 1;
             }
             occupied.insert(cell_at(pos));

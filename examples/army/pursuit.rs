@@ -184,19 +184,11 @@ pub fn run(args: &Args) {
         };
         for &t in &targets {
             let p = at(world, t);
-            wall_frames += u64::from(bevy_tilepath::core::overlaps_blocked(
-                &grid,
-                p,
-                NavAgent::default().radius,
-            ));
+            wall_frames += u64::from(crate::common::in_wall(&grid, p, NavAgent::default().radius));
         }
         for (k, &(f, t)) in followers.iter().enumerate() {
             let (p, q) = (at(world, f), at(world, targets[t]));
-            wall_frames += u64::from(bevy_tilepath::core::overlaps_blocked(
-                &grid,
-                p,
-                NavAgent::default().radius,
-            ));
+            wall_frames += u64::from(crate::common::in_wall(&grid, p, NavAgent::default().radius));
             let same_island = grid.island(grid.cell_at(p)) == grid.island(grid.cell_at(q));
             if frame > WARM_UP && same_island {
                 reachable[k] += 1;

@@ -10,6 +10,16 @@ use std::time::Duration;
 #[cfg(feature = "serialize")]
 pub mod saved_game;
 
+/// A body touching a wall may overlap it by float rounding (a segment at exactly the body's
+/// radius from a wall corner, sampled): overlaps up to this many tiles are touching.
+pub const TOUCH: f32 = 1e-3;
+
+/// Whether a body of `radius` at `p` (grid space) is over a blocked cell of `grid`, by more
+/// than [`TOUCH`]: what every runner counts as a body in a wall.
+pub fn in_wall(grid: &bevy_tilepath::core::NavGrid, p: bevy::math::Vec2, radius: f32) -> bool {
+    bevy_tilepath::core::overlaps_blocked(grid, p, radius - TOUCH)
+}
+
 /// The calling thread's CPU time (wall time where there is no thread clock): what a runner's
 /// own work costs, measured as the plugin's systems are
 /// (`TilepathFrameStats::main_thread_cpu`), without the time the thread was preempted.

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use bevy::ecs::world::CommandQueue;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid, overlaps_blocked};
+use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
     FogStats, Lockstep, LockstepKey, NavAgent, NavClasses, PathProgress, SearchKind,
@@ -380,7 +380,7 @@ fn count_wall_overlaps<'g>(
     let mut n = 0;
     for (e, tf, agent, kind, p) in q.iter(world) {
         let g = map.to_grid(tf.translation.truncate());
-        if overlaps_blocked(walls(*kind), g, agent.radius - 1e-3) {
+        if crate::common::in_wall(walls(*kind), g, agent.radius) {
             if debug {
                 eprintln!("frame {frame}: {e} ({kind:?}) overlaps a wall at {g}: {p:?}");
             }
