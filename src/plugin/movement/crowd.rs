@@ -228,6 +228,22 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
         crowd.walk_through_after * if queued { QUEUED_PATIENCE } else { 1.0 }
     };
     match action {
+        // A wide unit held back by a crowd it cannot push through looks for another way, once
+        // (its repath is searched around the crowd; see `Overlay::new`), before the last resort
+        // walks it through the crowd.
+        Action::Go { .. }
+            if s.held_back
+                && s.wide
+                && !s.pending
+                && may_repath
+                && s.stuck_repaths == 0
+                && s.blocked > crowd.walk_through_after =>
+        {
+            Action::Wait {
+                ask_to_make_way: None,
+                then: Some(Reaction::Repath),
+            }
+        }
         Action::Wait { .. } if s.blocked > patience => Action::Go {
             start_walking_through: true,
         },
@@ -577,5 +593,37 @@ mod tests {
                 start_walking_through: true
             }
         );
+    }
+
+    #[test]
+    fn a_wide_unit_held_back_by_a_crowd_looks_for_another_way_once_before_walking_through() {
+        let crowd = CrowdSettings::default();
+        let held = |wide, blocked, stuck_repaths| Situation {
+            held_back: true,
+            in_the_way: None,
+            waited: 0.0,
+            blocked,
+            stuck_repaths,
+            wide,
+            ..waiting(0.0, stopped())
+        };
+        let repath = wait(Some(Reaction::Repath));
+        let through = Action::Go {
+            start_walking_through: true,
+        };
+        // Held back a while: a tank searches again, round the crowd; infantry pushes on.
+        assert_eq!(decide(&held(false, 2.5, 0), &crowd), GO);
+        assert_eq!(decide(&held(true, 1.5, 0), &crowd), GO);
+        assert_eq!(decide(&held(true, 2.5, 0), &crowd), repath);
+        // Once: the way it was given is walked, and the last resort comes as before.
+        assert_eq!(decide(&held(true, 2.5, 1), &crowd), GO);
+        assert_eq!(decide(&held(true, 6.5, 1), &crowd), through);
+        assert_eq!(decide(&held(false, 6.5, 0), &crowd), through);
+        // Not while a request of its own is pending.
+        let pending = Situation {
+            pending: true,
+            ..held(true, 2.5, 0)
+        };
+        assert_eq!(decide(&pending, &crowd), GO);
     }
 }
