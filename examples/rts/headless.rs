@@ -17,6 +17,10 @@
 //! `RTS_ORDER=600:82,35:1,2,35,45` orders, at frame 600, the blue units standing on tiles from
 //! (1, 2) to (35, 45) to tile (82, 35) as the player (to replay a windowed order; the script
 //! then orders red only), and lists those that did not arrive near it at the end.
+//! `RTS_NUDGE=300` moves one unit (the first in entity order) a ten-thousandth of a tile east
+//! after frame 300: the same game to the eye, but a crowd is chaotic, so every figure of the
+//! summary moves from then on. Runs nudged at a few frames give the noise floor a change of the
+//! crowd's rules must rise above (see BENCHMARKS.md, session 34).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -100,6 +104,9 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
     let trace: Option<Vec<u32>> = std::env::var("RTS_TRACE")
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    let nudge: Option<usize> = std::env::var("RTS_NUDGE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok());
     let replay = std::env::var("RTS_ORDER")
         .ok()
         .and_then(|v| PlayerOrder::parse(&v));
@@ -128,6 +135,9 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
         frame_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         if let Some(jitter) = &mut jitter {
             std::thread::sleep(Duration::from_micros(jitter.below(4000) as u64));
+        }
+        if nudge == Some(frame) {
+            nudge_one(&mut app);
         }
         if let Some(trace) = &trace {
             print_trace(&mut app, &map, trace, frame);
@@ -364,6 +374,16 @@ fn positions_hash(app: &mut App) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     bits.hash(&mut h);
     h.finish()
+}
+
+/// Moves the unit of the lowest entity a ten-thousandth of a tile east (see `RTS_NUDGE` in the
+/// module docs).
+fn nudge_one(app: &mut App) {
+    let world = app.world_mut();
+    let mut q = world.query_filtered::<(Entity, &mut Transform), With<Kind>>();
+    if let Some((_, mut tf)) = q.iter_mut(world).min_by_key(|(e, _)| *e) {
+        tf.translation.x += 1e-4 * crate::map::TILE;
+    }
 }
 
 /// Units whose body overlaps a wall (of their kind: forest is one for tanks) by more than a hair
