@@ -16,9 +16,9 @@
 //! comparison).
 //!
 //! The summary: `arrived`, `stuck` (not arrived at the end), `settled_after` (frames until every
-//! unit arrived), `in_cell_frames` (unit-frames with a body overlapping a blocked cell by more than float
-//! rounding, `common::TOUCH`),
-//! `wall_frames` (by more than 0.05 tiles), the crowd's overlaps (as the RTS demo counts them),
+//! unit arrived), `in_cell_frames` (unit-frames with a body overlapping a blocked cell by more
+//! than float rounding, `common::TOUCH`), `wall_frames` (by more than 0.05 tiles), the crowd's
+//! overlaps (as the RTS demo counts them),
 //! and the mean and 99th percentile frame time. The process fails if a unit did not arrive or a
 //! body overlapped a blocked cell. The wall colliders reach `--margin` tiles (0.15) past the
 //! blocked cells ([`NavWallMargin`]): a physics solver lets pressed bodies sink into colliders

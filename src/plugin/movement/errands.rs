@@ -91,12 +91,18 @@ pub(super) fn react(
             let map = unit.map_entity;
             let claims = &*ctx.claims;
             let their_path = (ctx.corridor_of)(for_unit);
-            let Some(side) = nearest_cell(unit.grid, here, STEP_ASIDE_REACH, |c| {
-                !claims.claimants(map, c).contains(&for_unit)
-                    && !their_path.contains(&c)
-                    && claims.stopped_at(map, c).is_none()
-                    && claims.moving_at(map, c).is_none()
-            }) else {
+            let Some(side) = nearest_cell(
+                unit.grid,
+                here,
+                STEP_ASIDE_REACH,
+                |c| {
+                    !claims.claimants(map, c).contains(&for_unit)
+                        && !their_path.contains(&c)
+                        && claims.stopped_at(map, c).is_none()
+                        && claims.moving_at(map, c).is_none()
+                },
+                None,
+            ) else {
                 return;
             };
             let resume = match std::mem::take(&mut progress.errand) {
@@ -155,11 +161,17 @@ pub(super) fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, her
         && !unit.holds
     {
         let claims = &*ctx.claims;
-        let free = nearest_cell(unit.grid, here, ctx.crowd.make_way_reach, |c| {
-            claims.stopped_at(map, c).is_none()
-                && claims.moving_at(map, c).is_none()
-                && claims.claimants(map, c).is_empty()
-        });
+        let free = nearest_cell(
+            unit.grid,
+            here,
+            ctx.crowd.make_way_reach,
+            |c| {
+                claims.stopped_at(map, c).is_none()
+                    && claims.moving_at(map, c).is_none()
+                    && claims.claimants(map, c).is_empty()
+            },
+            None,
+        );
         if let Some(free) = free {
             progress.errand = Errand::MakingWay { to: free };
             let trip = PathRequest::to_cell(free).with_priority(ctx.crowd.errand_priority);
@@ -193,17 +205,6 @@ pub(super) fn stop_here(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress,
     }
 }
 
-/// The nearest walkable cell around `from`, other than `from` (breadth-first, within
-/// `max_steps`), that `ok` accepts.
-fn nearest_cell(
-    grid: &NavGrid,
-    from: Cell,
-    max_steps: u32,
-    ok: impl Fn(Cell) -> bool,
-) -> Option<Cell> {
-    grid.cells_outward(from, max_steps).skip(1).find(|&c| ok(c))
-}
-
 /// Whether `request` is an order to go to `cell` (a step-aside or make-way trip).
 fn heading_to(request: &PathRequest, cell: Cell) -> bool {
     match request.goal {
@@ -229,30 +230,32 @@ fn free_cell_near(claims: &Claims, anchors: &Anchors, unit: &Unit, cell: Cell) -
     let map = unit.map_entity;
     let free = |c: Cell| claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty();
     let target = unit.follows.and_then(|t| anchors.target_at(t, map));
-    nearest_free(unit.grid, cell, free, target)
+    nearest_cell(unit.grid, cell, FREE_CELL_REACH, free, target)
 }
 
-/// The nearest cell around `cell` (not `cell` itself) that `free` accepts; with `toward` (grid
-/// space), of those as few steps away as the nearest, the one nearest `toward`.
-fn nearest_free(
+/// The nearest walkable cell around `from`, other than `from` (breadth-first, within
+/// `max_steps`), that `ok` accepts; with `toward` (grid space), of those as few steps away as
+/// the nearest, the one nearest `toward` (weighing [`FOLLOWER_FREE_CELLS`] after the first).
+fn nearest_cell(
     grid: &NavGrid,
-    cell: Cell,
-    free: impl Fn(Cell) -> bool,
+    from: Cell,
+    max_steps: u32,
+    ok: impl Fn(Cell) -> bool,
     toward: Option<Vec2>,
 ) -> Option<Cell> {
     let mut cells = grid
-        .cells_outward(cell, FREE_CELL_REACH)
+        .cells_outward(from, max_steps)
         .skip(1)
-        .filter(|&c| free(c));
+        .filter(|&c| ok(c));
     let first = cells.next()?;
     let Some(toward) = toward else {
         return Some(first);
     };
-    let steps = grid.open_steps(cell, first);
+    let steps = grid.open_steps(from, first);
     let off = |c: Cell| grid.cell_center(c).distance_squared(toward);
     let as_near = cells
         .take(FOLLOWER_FREE_CELLS)
-        .filter(|&c| grid.open_steps(cell, c) == steps);
+        .filter(|&c| grid.open_steps(from, c) == steps);
     std::iter::once(first)
         .chain(as_near)
         .min_by(|&a, &b| off(a).total_cmp(&off(b)))
@@ -296,19 +299,26 @@ mod tests {
         let grid = NavGrid::new(20, 20).unwrap();
         let taken = [Cell::new(10, 10), Cell::new(9, 10), Cell::new(11, 11)];
         let free = |c: Cell| !taken.contains(&c);
-        let first = nearest_free(&grid, Cell::new(10, 10), free, None).unwrap();
+        let first = nearest_cell(&grid, Cell::new(10, 10), FREE_CELL_REACH, free, None).unwrap();
         assert_eq!(grid.open_steps(Cell::new(10, 10), first), 1);
         // A point to the north-west: of the free cells a step away, the one nearest it, not the
         // first found (east).
         assert_eq!(first, Cell::new(11, 10));
         let north_west = Vec2::new(5.5, 13.5);
-        let toward = nearest_free(&grid, Cell::new(10, 10), free, Some(north_west));
+        let toward = nearest_cell(
+            &grid,
+            Cell::new(10, 10),
+            FREE_CELL_REACH,
+            free,
+            Some(north_west),
+        );
         assert_eq!(toward, Some(Cell::new(9, 11)));
         let east = Vec2::new(14.5, 10.5);
         // Never farther than the nearest free cell, however near the point lies beyond.
-        let far = nearest_free(
+        let far = nearest_cell(
             &grid,
             Cell::new(10, 10),
+            FREE_CELL_REACH,
             |c| c != Cell::new(10, 10) && c.x < 10,
             Some(east),
         );

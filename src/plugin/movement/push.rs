@@ -443,21 +443,30 @@ mod tests {
         n
     }
 
+    /// [`push`] with every body active and every map `grid` (no footprints), pushes at most
+    /// `max_step` tiles a pass.
+    fn push_on(
+        grid: &NavGrid,
+        n: &mut Neighbours,
+        roles: &[Role],
+        entering: &[Option<Entering>],
+        max_step: f32,
+    ) -> Vec<usize> {
+        let active = (0..roles.len())
+            .filter(|&i| roles[i] != Role::Exempt)
+            .collect();
+        let crowd = CrowdSettings::default();
+        push(n, roles, entering, active, &crowd, max_step, |_, _| {
+            Some((grid, 0))
+        })
+    }
+
     #[test]
     fn a_unit_on_its_way_pushes_a_standing_one_aside() {
         let grid = NavGrid::new(8, 8).unwrap();
         let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.9, 3.5)]);
-        let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
-        let moved = push(
-            &mut n,
-            &roles,
-            &[None, None],
-            vec![0, 1],
-            &crowd,
-            1.0,
-            |_, _| Some((&grid, 0)),
-        );
+        let moved = push_on(&grid, &mut n, &roles, &[None, None], 1.0);
         assert_eq!(moved, vec![0, 1]);
         let (a, b) = (n.members()[0].body.position, n.members()[1].body.position);
         assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
@@ -473,18 +482,9 @@ mod tests {
         }
         // A standing unit against the wall, pushed toward it from the left, and slid along it.
         let mut n = index(&grid, &[member(2, 3.2, 3.6), member(3, 3.64, 3.5)]);
-        let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Standing];
         for _ in 0..20 {
-            push(
-                &mut n,
-                &roles,
-                &[None, None],
-                vec![0, 1],
-                &crowd,
-                0.1,
-                |_, _| Some((&grid, 0)),
-            );
+            push_on(&grid, &mut n, &roles, &[None, None], 0.1);
         }
         for m in n.members() {
             assert!(!overlaps_blocked(
@@ -499,16 +499,8 @@ mod tests {
     fn units_walking_through_are_left_alone() {
         let grid = NavGrid::new(8, 8).unwrap();
         let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.6, 3.5)]);
-        let crowd = CrowdSettings::default();
-        let moved = push(
-            &mut n,
-            &[Role::Exempt, Role::Standing],
-            &[None, None],
-            vec![1],
-            &crowd,
-            1.0,
-            |_, _| Some((&grid, 0)),
-        );
+        let roles = [Role::Exempt, Role::Standing];
+        let moved = push_on(&grid, &mut n, &roles, &[None, None], 1.0);
         assert!(moved.is_empty());
     }
 
@@ -529,19 +521,10 @@ mod tests {
                 to_centre: grid.cell_center(gate) - p,
             })
         };
-        let crowd = CrowdSettings::default();
         let roles = [Role::Underway, Role::Underway];
         let run = |entering: [Option<Entering>; 2]| {
             let mut n = index(&grid, &[member(2, a.x, a.y), member(3, b.x, b.y)]);
-            push(
-                &mut n,
-                &roles,
-                &entering,
-                vec![0, 1],
-                &crowd,
-                1.0,
-                |_, _| Some((&grid, 0)),
-            );
+            push_on(&grid, &mut n, &roles, &entering, 1.0);
             (n.members()[0].body.position, n.members()[1].body.position)
         };
         // Jostling at the gate: the nearer stays, the other takes the whole push.
