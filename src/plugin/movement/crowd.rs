@@ -228,12 +228,11 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
         crowd.walk_through_after * if queued { QUEUED_PATIENCE } else { 1.0 }
     };
     match action {
-        // A wide unit held back by a crowd it cannot push through looks for another way, once
-        // (its repath is searched around the crowd; see `Overlay::new`), before the last resort
+        // A unit held back by a crowd it cannot push through looks for another way, once (its
+        // repath is searched around the crowd; see `Overlay::new`), before the last resort
         // walks it through the crowd.
         Action::Go { .. }
             if s.held_back
-                && s.wide
                 && !s.pending
                 && may_repath
                 && s.stuck_repaths == 0
@@ -497,6 +496,8 @@ mod tests {
         let mut s = waiting(0.0, stopped());
         s.in_the_way = None;
         s.held_back = true;
+        // Its search round the crowd tried already.
+        s.stuck_repaths = 1;
         s.blocked = crowd.walk_through_after + 0.1;
         assert_eq!(decide(&s, &crowd), GO, "a queue's patience first");
         s.blocked = QUEUED_PATIENCE * crowd.walk_through_after + 0.1;
@@ -596,34 +597,37 @@ mod tests {
     }
 
     #[test]
-    fn a_wide_unit_held_back_by_a_crowd_looks_for_another_way_once_before_walking_through() {
+    fn a_unit_held_back_by_a_crowd_looks_for_another_way_once_before_walking_through() {
         let crowd = CrowdSettings::default();
-        let held = |wide, blocked, stuck_repaths| Situation {
-            held_back: true,
-            in_the_way: None,
-            waited: 0.0,
-            blocked,
-            stuck_repaths,
-            wide,
-            ..waiting(0.0, stopped())
-        };
-        let repath = wait(Some(Reaction::Repath));
-        let through = Action::Go {
-            start_walking_through: true,
-        };
-        // Held back a while: a tank searches again, round the crowd; infantry pushes on.
-        assert_eq!(decide(&held(false, 2.5, 0), &crowd), GO);
-        assert_eq!(decide(&held(true, 1.5, 0), &crowd), GO);
-        assert_eq!(decide(&held(true, 2.5, 0), &crowd), repath);
-        // Once: the way it was given is walked, and the last resort comes as before.
-        assert_eq!(decide(&held(true, 2.5, 1), &crowd), GO);
-        assert_eq!(decide(&held(true, 6.5, 1), &crowd), through);
-        assert_eq!(decide(&held(false, 6.5, 0), &crowd), through);
-        // Not while a request of its own is pending.
-        let pending = Situation {
-            pending: true,
-            ..held(true, 2.5, 0)
-        };
-        assert_eq!(decide(&pending, &crowd), GO);
+        for wide in [false, true] {
+            let held = |blocked, stuck_repaths| Situation {
+                held_back: true,
+                in_the_way: None,
+                waited: 0.0,
+                blocked,
+                stuck_repaths,
+                wide,
+                ..waiting(0.0, stopped())
+            };
+            let repath = wait(Some(Reaction::Repath));
+            let through = Action::Go {
+                start_walking_through: true,
+            };
+            // Held back a while: it searches again, round the crowd (tanks and infantry alike).
+            assert_eq!(decide(&held(1.5, 0), &crowd), GO);
+            assert_eq!(decide(&held(2.5, 0), &crowd), repath);
+            // Once: the way it was given is walked, and the last resort comes as before.
+            assert_eq!(decide(&held(2.5, 1), &crowd), GO);
+            assert_eq!(decide(&held(6.5, 1), &crowd), through);
+            // Out of repaths: the last resort.
+            let spent = crowd.max_stuck_repaths;
+            assert_eq!(decide(&held(6.5, spent), &crowd), through);
+            // Not while a request of its own is pending.
+            let pending = Situation {
+                pending: true,
+                ..held(2.5, 0)
+            };
+            assert_eq!(decide(&pending, &crowd), GO);
+        }
     }
 }

@@ -211,7 +211,7 @@ pub(crate) fn claim_price(settings: &TilepathSettings, follows: bool) -> f32 {
     }
 }
 
-/// Turns every block in `cells` (stopped units' cells, and a stuck wide unit's jam) into
+/// Turns every block in `cells` (stopped units' cells, and a stuck unit's jam) into
 /// `price`: what a stopped unit costs in a follow order's search (see
 /// [`TilepathSettings::follow_claim_penalty`]), or in a search's second attempt
 /// ([`Overlay::soften`]).
@@ -223,7 +223,7 @@ pub(crate) fn price_stopped(cells: &mut [(Cell, CellOverlay)], price: u32) {
     }
 }
 
-/// How far (steps) from a stuck wide unit the cells other units claim block its repath (see
+/// How far (steps) from a stuck unit the cells other units claim block its repath (see
 /// [`Overlay::new`]).
 const JAM_REACH: i32 = 6;
 
@@ -245,9 +245,10 @@ impl Overlay {
     /// class: a wide unit's center keeps that far from other units' cells). A follow order's
     /// search ([`Job::follows`]) prices claimed cells and stopped units' cells at
     /// [`TilepathSettings::follow_claim_penalty`] instead of a claim's price and a block. A
-    /// wide unit's repath after it got stuck (`origin`) treats the cells other units claim
-    /// within [`JAM_REACH`] steps of it as blocked, not as a penalty: it cannot push through a
-    /// crowd, so it takes another way round if there is one.
+    /// unit's repath after it got stuck (`origin`) treats the cells other units claim within
+    /// [`JAM_REACH`] steps of it as blocked, not as a penalty: it could not push through that
+    /// crowd, so it takes another way round if there is one (if there is none, the search's
+    /// fallback ([`Overlay::soften`]) prices them instead).
     pub(crate) fn new(
         (claims, traffic): (&Claims, &PassageTraffic),
         settings: &TilepathSettings,
@@ -271,7 +272,7 @@ impl Overlay {
             price_stopped(&mut cells, claimed);
         }
         let footprint = map.footprint_of(job.class);
-        if footprint > 0 && origin == Some(PathOrigin::Stuck) {
+        if origin == Some(PathOrigin::Stuck) {
             for (c, o) in &mut cells {
                 if (*c - start).abs().max_element() <= JAM_REACH {
                     *o = CellOverlay::Blocked;
@@ -447,7 +448,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stuck_wide_units_repath_is_searched_around_the_crowd_near_it() {
+    fn a_stuck_units_repath_is_searched_around_the_crowd_near_it() {
         let mut map = NavMap::new(NavGrid::new(32, 32).unwrap(), Vec2::ZERO, Vec2::ONE);
         let key = crate::plugin::classes::ClassKey {
             class: crate::core::MoveClass::new(crate::core::TerrainCosts::default(), 1),
@@ -461,7 +462,7 @@ mod tests {
             Entity::from_raw_u32(3).unwrap(),
         );
         let mut claims = Claims::default();
-        // Another unit claims a cell near the tank and one far from it.
+        // Another unit claims a cell near the searcher and one far from it.
         claims.claim(map_entity, Cell::new(8, 5), other);
         claims.claim(map_entity, Cell::new(20, 5), other);
         let settings = TilepathSettings {
@@ -485,45 +486,37 @@ mod tests {
         let start = Cell::new(4, 5);
         let at = |o: &Overlay, c: Cell| o.cells.iter().find(|(x, _)| *x == c).map(|(_, o)| *o);
         let none = PassageTraffic::default();
-        let stuck = Overlay::new(
+        // A tank's repath after it got stuck, and an infantryman's: blocked near, priced far.
+        for class in [tank, ClassId::DEFAULT] {
+            let stuck = Overlay::new(
+                (&claims, &none),
+                &settings,
+                &job(class),
+                &map,
+                start,
+                Some(PathOrigin::Stuck),
+            );
+            assert_eq!(at(&stuck, Cell::new(8, 5)), Some(CellOverlay::Blocked));
+            assert!(matches!(
+                at(&stuck, Cell::new(20, 5)),
+                Some(CellOverlay::Penalty(_))
+            ));
+            // Softened when that leaves no way at all.
+            assert!(stuck.soften().is_some());
+        }
+        // Its other searches pay a penalty as before.
+        let ordered = Overlay::new(
             (&claims, &none),
             &settings,
             &job(tank),
             &map,
             start,
-            Some(PathOrigin::Stuck),
+            Some(PathOrigin::User),
         );
-        assert_eq!(at(&stuck, Cell::new(8, 5)), Some(CellOverlay::Blocked));
         assert!(matches!(
-            at(&stuck, Cell::new(20, 5)),
+            at(&ordered, Cell::new(8, 5)),
             Some(CellOverlay::Penalty(_))
         ));
-        // Softened when that leaves no way at all.
-        assert!(stuck.soften().is_some());
-        // Its other searches, and a narrow unit's repath, pay a penalty as before.
-        for overlay in [
-            Overlay::new(
-                (&claims, &none),
-                &settings,
-                &job(tank),
-                &map,
-                start,
-                Some(PathOrigin::User),
-            ),
-            Overlay::new(
-                (&claims, &none),
-                &settings,
-                &job(ClassId::DEFAULT),
-                &map,
-                start,
-                Some(PathOrigin::Stuck),
-            ),
-        ] {
-            assert!(matches!(
-                at(&overlay, Cell::new(8, 5)),
-                Some(CellOverlay::Penalty(_))
-            ));
-        }
     }
 
     #[test]
