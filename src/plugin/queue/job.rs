@@ -486,16 +486,19 @@ mod tests {
         let start = Cell::new(4, 5);
         let at = |o: &Overlay, c: Cell| o.cells.iter().find(|(x, _)| *x == c).map(|(_, o)| *o);
         let none = PassageTraffic::default();
-        // A tank's repath after it got stuck, and an infantryman's: blocked near, priced far.
-        for class in [tank, ClassId::DEFAULT] {
-            let stuck = Overlay::new(
+        let overlay = |class, origin| {
+            Overlay::new(
                 (&claims, &none),
                 &settings,
                 &job(class),
                 &map,
                 start,
-                Some(PathOrigin::Stuck),
-            );
+                Some(origin),
+            )
+        };
+        // A tank's repath after it got stuck, and an infantryman's: blocked near, priced far.
+        for class in [tank, ClassId::DEFAULT] {
+            let stuck = overlay(class, PathOrigin::Stuck);
             assert_eq!(at(&stuck, Cell::new(8, 5)), Some(CellOverlay::Blocked));
             assert!(matches!(
                 at(&stuck, Cell::new(20, 5)),
@@ -505,14 +508,7 @@ mod tests {
             assert!(stuck.soften().is_some());
         }
         // Its other searches pay a penalty as before.
-        let ordered = Overlay::new(
-            (&claims, &none),
-            &settings,
-            &job(tank),
-            &map,
-            start,
-            Some(PathOrigin::User),
-        );
+        let ordered = overlay(tank, PathOrigin::User);
         assert!(matches!(
             at(&ordered, Cell::new(8, 5)),
             Some(CellOverlay::Penalty(_))
