@@ -374,8 +374,10 @@ fn a_follower_keeps_within_range_of_a_moving_target() {
     app.world_mut()
         .entity_mut(follower)
         .insert(PathRequest::follow(target, range));
-    // Once it has caught up, it stays in range while the target walks 33 tiles and stops.
-    let (mut caught_up, mut frames, mut in_range) = (false, 0, 0);
+    // Once it has caught up, it stays in range while the target walks 33 tiles and stops;
+    // close to the walking target, it walks at its pace (2.5 tiles a second, its own 4).
+    let (mut caught_up, mut frames, mut in_range, mut paced) = (false, 0, 0, 0);
+    let mut stops_while_target_walks = 0;
     for _ in 0..60 * 20 {
         app.update();
         let d = position(&app, follower).distance(position(&app, target));
@@ -384,7 +386,26 @@ fn a_follower_keeps_within_range_of_a_moving_target() {
             frames += 1;
             in_range += usize::from(d <= range + 0.5);
         }
+        let p = pursuit(&app, follower);
+        if let Some(pace) = p.and_then(|p| p.pace) {
+            assert!(pace > 1.0 && pace < 2.6, "paced at {pace}");
+            paced += 1;
+        }
+        if !arrived(&app, target) {
+            stops_while_target_walks = all_outcomes_of(&app, follower)
+                .iter()
+                .filter(|(o, _)| *o == PathOrigin::InRange)
+                .count();
+        }
     }
+    assert_eq!(
+        stops_while_target_walks, 0,
+        "stopped while the target walked ({paced} frames at its pace)"
+    );
+    assert!(
+        paced >= 60 * 5,
+        "walked at the target's pace {paced} frames"
+    );
     assert!(caught_up, "never caught up");
     assert!(
         in_range * 10 >= frames * 9,

@@ -15,8 +15,11 @@
 //! - On its way, a follower gets a new path once its target's anchor is farther from its
 //!   path's end than the distance at which it stops plus [`PURSUIT_SLACK`] of the distance
 //!   between the two (a far follower does not chase every step of its target).
-//! - On its way, [`CLOSE_IN`] tiles inside its range (at most half the range), it stops where
-//!   it stands ([`PathOrigin::InRange`]).
+//! - On its way, [`CLOSE_IN`] tiles inside its range (at most half the range), it walks on at
+//!   its target's speed while the target walks ([`Pursuit::pace`]), and stops where it stands
+//!   once the target stands ([`PathOrigin::InRange`]). A follower that stopped each time it
+//!   came close and set off each time the target drew away (as before) searched twice as
+//!   often, and the stops and starts of the followers ahead held up the ones behind.
 //! - Stopped in range, it sets off again once the target is more than half of [`CLOSE_IN`]
 //!   inside the range's edge, before the target is out of range.
 //! - At its path's end (or stopped short of it, beside a crowd), not close enough, it sets off
@@ -63,6 +66,10 @@ pub const LEAD: f32 = 1.0;
 /// the module's documentation).
 pub const ANCHOR_STEP: f32 = 1.5;
 
+/// Tiles a second a followed target walks at least (last frame) for a follower close to it to
+/// walk on at its pace rather than stop (slower, it is standing, jostled by a crowd say).
+const PACE_FROM: f32 = 1.0;
+
 /// A follower within this many tiles of its path's last waypoint stands at its end.
 const AT_END: f32 = 0.5;
 
@@ -86,6 +93,10 @@ pub struct Pursuit {
     /// Whether the follower was within its range of the target at the plugin's last check
     /// (this frame's, before movement).
     pub in_range: bool,
+    /// The speed (tiles a second) the follower keeps to while it walks close to its walking
+    /// target, the target's own last frame (`None`: the follower's own speed). Set by the
+    /// plugin each frame; the movement walks the follower no faster.
+    pub pace: Option<f32>,
 }
 
 impl Pursuit {
@@ -95,6 +106,7 @@ impl Pursuit {
             target,
             aimed: None,
             in_range: false,
+            pace: None,
         }
     }
 }
@@ -124,6 +136,8 @@ struct Seen {
     at: Vec2,
     cell: Cell,
     anchor: Cell,
+    /// Tiles a second it moved last frame.
+    speed: f32,
 }
 
 /// Every followed target's anchor, by target and map, this frame and the one before (a
@@ -155,17 +169,18 @@ impl Anchors {
         key: (Entity, Entity),
         grid: &NavGrid,
         (at, cell): (Vec2, Cell),
-        lead_scale: f32,
+        dt: f32,
     ) -> Seen {
         if let Some(&seen) = self.now.get(&key) {
             return seen;
         }
         let before = self.before.get(&key).copied();
         let step = before.map_or(Vec2::ZERO, |b| at - b.at);
-        let lead = if step.length_squared() <= TELEPORT * TELEPORT {
-            at + step * lead_scale
+        let walking = step.length_squared() <= TELEPORT * TELEPORT && dt > 0.0;
+        let (lead, speed) = if walking {
+            (at + step * (LEAD / dt), step.length() / dt)
         } else {
-            at
+            (at, 0.0)
         };
         let anchor = match before {
             Some(b) if grid.cell_center(b.anchor).distance(lead) <= ANCHOR_STEP => b.anchor,
@@ -177,7 +192,12 @@ impl Anchors {
                 if open { ahead } else { cell }
             }
         };
-        let seen = Seen { at, cell, anchor };
+        let seen = Seen {
+            at,
+            cell,
+            anchor,
+            speed,
+        };
         self.now.insert(key, seen);
         seen
     }
@@ -201,7 +221,6 @@ pub(crate) fn pursue(
 ) {
     anchors.next_frame();
     let dt = time.delta_secs();
-    let lead_scale = if dt > 0.0 { LEAD / dt } else { 0.0 };
     let only_map = {
         let mut it = maps.iter();
         match (it.next(), it.next()) {
@@ -230,7 +249,7 @@ pub(crate) fn pursue(
             let world = t.translation.truncate();
             let cell = map.world_to_cell(world)?;
             let at = map.world_to_grid(world);
-            Some(anchors.see((target, map_entity), map.grid(), (at, cell), lead_scale))
+            Some(anchors.see((target, map_entity), map.grid(), (at, cell), dt))
         });
         if book.contains(entity) {
             return;
@@ -331,6 +350,7 @@ fn check_one(
 ) -> Option<(PathRequest, PathOrigin)> {
     let distance = follower.here.distance(seen.at);
     state.in_range = distance <= range;
+    state.pace = None;
     let aim = |state: &mut Pursuit| {
         state.aimed = Some(seen.anchor);
         Some((request.clone(), PathOrigin::Pursuit))
@@ -364,6 +384,10 @@ fn check_one(
                 (distance > stop_within && seen.cell != path.goal && seen.anchor != path.goal)
                     .then(|| aim(state))
                     .flatten()
+            } else if distance <= stop_within && seen.speed > PACE_FROM {
+                // On its way, close to a target on the move: walk on at its pace.
+                state.pace = Some(seen.speed);
+                None
             } else if distance <= stop_within {
                 // On its way, close enough: stop where it stands.
                 let stop = PathRequest {

@@ -211,7 +211,7 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
     let grid = map.grid_of(path.class);
     // A group's pace slows its faster units to it.
     let paced;
-    let speed = walking_speed(mover, &path.request);
+    let speed = walking_speed(mover, &path.request, pursuit);
     let mover = if speed < mover.speed {
         paced = Mover {
             speed,
@@ -277,10 +277,13 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
 }
 
 /// How fast `mover` walks on `request`: its speed, or its group's pace if slower.
-fn walking_speed(mover: &Mover, request: &PathRequest) -> f32 {
-    request
+fn walking_speed(mover: &Mover, request: &PathRequest, pursuit: Option<&Pursuit>) -> f32 {
+    let speed = request
         .pace
-        .map_or(mover.speed, |pace| mover.speed.min(pace))
+        .map_or(mover.speed, |pace| mover.speed.min(pace));
+    pursuit
+        .and_then(|p| p.pace)
+        .map_or(speed, |pace| speed.min(pace))
 }
 
 /// The units as they stand at the frame's start, by cell, with their velocities (in `order`
@@ -296,12 +299,12 @@ fn index_units(
         Some(order) => Box::new(units.iter_many(order)),
         None => Box::new(units.iter()),
     };
-    for (entity, mover, agent, transform, path, progress, ..) in items {
+    for (entity, mover, agent, transform, path, progress, .., pursuit) in items {
         let Some(map) = progress.map else { continue };
         let Ok(nav) = maps.get(map) else { continue };
         let speed = match progress.state {
             MoveState::Moving | MoveState::WalkingThrough { .. } => {
-                walking_speed(mover, &path.request) * progress.speed_factor
+                walking_speed(mover, &path.request, pursuit) * progress.speed_factor
             }
             _ => 0.0,
         };
