@@ -251,7 +251,10 @@ pub struct CrowdSettings {
     /// Times a unit steps aside for units meeting it head-on before it stops yielding (streams
     /// meeting on a bridge would otherwise take turns stepping aside forever).
     pub max_yields: u32,
-    /// Repaths a unit kept in place tries before it just waits.
+    /// Repaths a unit kept in place tries before it just waits. A unit held back by a crowd
+    /// it cannot push through searches again, round the crowd, after each
+    /// [`CrowdSettings::walk_through_after`] seconds held, this many times at most, before it
+    /// walks through the crowd.
     pub max_stuck_repaths: u32,
     /// Seconds a unit may wait without getting a tile closer to its goal before it walks
     /// through other units (never through walls) instead of waiting on: the last resort against

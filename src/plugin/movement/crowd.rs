@@ -228,15 +228,15 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
         crowd.walk_through_after * if queued { QUEUED_PATIENCE } else { 1.0 }
     };
     match action {
-        // A unit held back by a crowd it cannot push through looks for another way, once (its
-        // repath is searched around the crowd; see `Overlay::new`), before the last resort
+        // A unit held back by a crowd it cannot push through looks for another way (its
+        // repath is searched around the crowd; see `Overlay::new`) after each
+        // `walk_through_after` seconds held, while it has repaths left, before the last resort
         // walks it through the crowd.
         Action::Go { .. }
             if s.held_back
                 && !s.pending
                 && may_repath
-                && s.stuck_repaths == 0
-                && s.blocked > crowd.walk_through_after =>
+                && s.blocked > crowd.walk_through_after * (s.stuck_repaths + 1) as f32 =>
         {
             Action::Wait {
                 ask_to_make_way: None,
@@ -496,8 +496,8 @@ mod tests {
         let mut s = waiting(0.0, stopped());
         s.in_the_way = None;
         s.held_back = true;
-        // Its search round the crowd tried already.
-        s.stuck_repaths = 1;
+        // Its searches round the crowd tried already.
+        s.stuck_repaths = crowd.max_stuck_repaths;
         s.blocked = crowd.walk_through_after + 0.1;
         assert_eq!(decide(&s, &crowd), GO, "a queue's patience first");
         s.blocked = QUEUED_PATIENCE * crowd.walk_through_after + 0.1;
@@ -597,8 +597,9 @@ mod tests {
     }
 
     #[test]
-    fn a_unit_held_back_by_a_crowd_looks_for_another_way_once_before_walking_through() {
+    fn a_unit_held_back_by_a_crowd_looks_for_another_way_before_walking_through() {
         let crowd = CrowdSettings::default();
+        assert_eq!(crowd.max_stuck_repaths, 2);
         for wide in [false, true] {
             let held = |blocked, stuck_repaths| Situation {
                 held_back: true,
@@ -616,9 +617,11 @@ mod tests {
             // Held back a while: it searches again, round the crowd (tanks and infantry alike).
             assert_eq!(decide(&held(1.5, 0), &crowd), GO);
             assert_eq!(decide(&held(2.5, 0), &crowd), repath);
-            // Once: the way it was given is walked, and the last resort comes as before.
+            // The way it was given is walked a while; still held back, it searches once more.
             assert_eq!(decide(&held(2.5, 1), &crowd), GO);
-            assert_eq!(decide(&held(6.5, 1), &crowd), through);
+            assert_eq!(decide(&held(4.5, 1), &crowd), repath);
+            assert_eq!(decide(&held(4.5, 2), &crowd), GO);
+            assert_eq!(decide(&held(6.5, 2), &crowd), through);
             // Out of repaths: the last resort.
             let spent = crowd.max_stuck_repaths;
             assert_eq!(decide(&held(6.5, spent), &crowd), through);
