@@ -38,10 +38,11 @@
 //! second), as many per target, each ordered to follow its target within `--range` tiles
 //! (default 3; [`PathRequest::follow`]), for `--frames` (default 3,600: 60 s). Prints as its
 //! last line
-//! `summary scene=pursuit followers=<n> targets=<n> seconds=<f> in_range_pct=<f> worst_in_range_pct=<f> reachable_pct=<f> searches_per_s=<f> pursuit_per_s=<f> stops_per_s=<f> shared_pct=<f> queue_cpu_ms_per_s=<f> frame_cpu_ms_per_s=<f> overlaps_pct=<f> wall_frames=<n> jump_frames=<n>`
+//! `summary scene=pursuit followers=<n> targets=<n> seconds=<f> in_range_pct=<f> worst_in_range_pct=<f> under_90=<n> reachable_pct=<f> searches_per_s=<f> pursuit_per_s=<f> stops_per_s=<f> shared_pct=<f> queue_cpu_ms_per_s=<f> frame_cpu_ms_per_s=<f> overlaps_pct=<f> wall_frames=<n> jump_frames=<n>`
 //! - `in_range_pct`: the share of follower-frames, after the first 5 s, with the follower within
 //!   its range of its target, of those with the target reachable (on the follower's island);
-//!   `worst_in_range_pct`: the same for the follower least often in range;
+//!   `worst_in_range_pct`: the same for the follower least often in range; `under_90`: the
+//!   followers in range less than 90 % of those frames;
 //! - `searches_per_s`: the followers' outcomes a second (the plugin's searches after their
 //!   targets, `pursuit_per_s`, and stops in range, `stops_per_s`, among them); `shared_pct`: the
 //!   share of those found by a shared search;

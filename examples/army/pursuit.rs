@@ -205,10 +205,15 @@ pub fn run(args: &Args) {
         .zip(&in_range)
         .map(|(&r, &i)| 100.0 * i as f64 / r.max(1) as f64)
         .fold(100.0f64, f64::min);
+    let under_90 = reachable
+        .iter()
+        .zip(&in_range)
+        .filter(|&(&r, &i)| r > 0 && 10 * i < 9 * r)
+        .count();
     let counted = (args.frames.saturating_sub(WARM_UP) * followers.len()).max(1);
     let per_s = |n: u64| n as f64 / seconds;
     println!(
-        "summary scene=pursuit followers={} targets={} seconds={seconds:.0} in_range_pct={in_range_pct:.1} worst_in_range_pct={worst:.1} reachable_pct={:.1} searches_per_s={:.1} pursuit_per_s={:.1} stops_per_s={:.1} shared_pct={:.1} queue_cpu_ms_per_s={:.2} frame_cpu_ms_per_s={:.1} overlaps_pct={:.2} wall_frames={wall_frames} jump_frames={}",
+        "summary scene=pursuit followers={} targets={} seconds={seconds:.0} in_range_pct={in_range_pct:.1} worst_in_range_pct={worst:.1} under_90={under_90} reachable_pct={:.1} searches_per_s={:.1} pursuit_per_s={:.1} stops_per_s={:.1} shared_pct={:.1} queue_cpu_ms_per_s={:.2} frame_cpu_ms_per_s={:.1} overlaps_pct={:.2} wall_frames={wall_frames} jump_frames={}",
         followers.len(),
         targets.len(),
         100.0 * all_reachable as f64 / counted as f64,
