@@ -555,17 +555,34 @@ fn followers_of_one_target_share_their_searches() {
 #[test]
 fn a_follower_whose_target_is_despawned_fails_once_and_takes_its_next_order() {
     let (mut app, _) = app();
-    let target = spawn(&mut app, Cell::new(30, 10));
+    // The target walks east, slower than the follower, which catches up and keeps its pace.
+    let target = spawn(&mut app, Cell::new(8, 10));
+    app.world_mut().entity_mut(target).insert((
+        Mover {
+            speed: 2.5,
+            ..default()
+        },
+        PathRequest::to_cell(Cell::new(38, 10)),
+    ));
     let follower = spawn(&mut app, Cell::new(2, 10));
     let next = Cell::new(10, 2);
     app.world_mut().entity_mut(follower).insert((
         PathRequest::follow(target, 2.0),
         OrderQueue::new([PathGoal::Cell(next)]),
     ));
-    for _ in 0..60 {
+    for _ in 0..60 * 5 {
         app.update();
     }
+    assert!(
+        pursuit(&app, follower).is_some_and(|p| p.pace.is_some()),
+        "at its target's pace"
+    );
     app.world_mut().entity_mut(target).despawn();
+    app.update();
+    assert!(
+        pursuit(&app, follower).is_none_or(|p| p.pace.is_none() && !p.in_range),
+        "no pace kept after a target gone"
+    );
     for _ in 0..60 * 8 {
         app.update();
     }

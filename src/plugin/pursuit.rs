@@ -265,6 +265,7 @@ pub(crate) fn pursue(
         let ask = if target_at.is_none() {
             // Gone: one last search, which fails (unless it has failed so already).
             state.in_range = false;
+            state.pace = None;
             (*status != PathStatus::Failed(PathFailure::TargetGone))
                 .then(|| (request.clone(), PathOrigin::Pursuit))
         } else {
