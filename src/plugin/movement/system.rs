@@ -209,7 +209,7 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         _ => (agent.radius, 0, false),
     };
     let grid = map.grid_of(path.class);
-    // A group's pace slows its faster units to it.
+    // A group's pace slows its faster units to it, a walking target's its followers close to it.
     let paced;
     let speed = walking_speed(mover, &path.request, pursuit);
     let mover = if speed < mover.speed {
@@ -276,7 +276,8 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
     write_move(map, &mut transform, desired, (pos, to), heading, ctx.dt);
 }
 
-/// How fast `mover` walks on `request`: its speed, or its group's pace if slower.
+/// How fast `mover` walks on `request`: its speed, or its group's pace or its follow order's
+/// pace ([`Pursuit::pace`]) if slower.
 fn walking_speed(mover: &Mover, request: &PathRequest, pursuit: Option<&Pursuit>) -> f32 {
     let speed = request
         .pace
