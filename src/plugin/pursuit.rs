@@ -7,10 +7,11 @@
 //! [`ANCHOR_STEP`] tiles from it. Followers aim at the anchor, so they head where the target
 //! goes, not where it was, and all the followers of one target that need a new path in a frame
 //! ask for the same cell and share one search ([`PathOrigin::Pursuit`]). A follow order's
-//! searches price other units' claims and stopped units' cells at
+//! searches do not price the claims and cells of the target's other followers (they move on
+//! with it), and price other units' claims and stopped units' cells at
 //! [`TilepathSettings::follow_claim_penalty`] (a tile) instead of a claim's price and a block:
-//! near the target they are mostly its other followers, who move on with it, and a follower
-//! sent round a wall for a gap they claimed or stood in is out of range for seconds.
+//! a follower sent round a wall for a gap others claimed or stood in is out of range for
+//! seconds.
 //!
 //! - On its way, a follower gets a new path once its target's anchor is farther from its
 //!   path's end than the distance at which it stops plus [`PURSUIT_SLACK`] of the distance
@@ -140,12 +141,14 @@ struct Seen {
     speed: f32,
 }
 
-/// Every followed target's anchor, by target and map, this frame and the one before (a
-/// resource: the movement reads where followed targets stand).
+/// Every followed target's anchor, by target and map, this frame and the one before, and who
+/// follows whom (a resource: the movement reads where followed targets stand, the queue who
+/// follows the same target).
 #[derive(Resource, Default)]
 pub(crate) struct Anchors {
     now: HashMap<(Entity, Entity), Seen>,
     before: HashMap<(Entity, Entity), Seen>,
+    follows: HashMap<Entity, Entity>,
 }
 
 impl Anchors {
@@ -153,6 +156,17 @@ impl Anchors {
     fn next_frame(&mut self) {
         std::mem::swap(&mut self.now, &mut self.before);
         self.now.clear();
+        self.follows.clear();
+    }
+
+    /// Notes that `unit` follows `target` this frame.
+    pub(crate) fn follow(&mut self, unit: Entity, target: Entity) {
+        self.follows.insert(unit, target);
+    }
+
+    /// The target `unit` follows (its order at this frame's check), if any.
+    pub(crate) fn target_of(&self, unit: Entity) -> Option<Entity> {
+        self.follows.get(&unit).copied()
     }
 
     /// Where `target` stands on `map` (grid space) this frame, if a follower checked it.
@@ -242,6 +256,7 @@ pub(crate) fn pursue(
             None => only_map,
         };
         let Some((map_entity, map)) = map else { return };
+        anchors.follow(entity, target);
         // The target (and its anchor, seen every frame it is followed, a search pending or
         // not: its lead comes from its last frame's move).
         let target_at = targets.get(target).ok();

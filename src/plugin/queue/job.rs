@@ -11,6 +11,7 @@ use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
+use crate::plugin::pursuit::Anchors;
 use crate::plugin::traffic::PassageTraffic;
 
 use super::refine::Rest;
@@ -243,14 +244,16 @@ pub(crate) struct Overlay {
 impl Overlay {
     /// The overlay for `job`'s unit starting at `start` on `map` (grown by the footprint of its
     /// class: a wide unit's center keeps that far from other units' cells). A follow order's
-    /// search ([`Job::follows`]) prices claimed cells and stopped units' cells at
-    /// [`TilepathSettings::follow_claim_penalty`] instead of a claim's price and a block. A
+    /// search ([`Job::follows`]) leaves out the claims and cells of units following the same
+    /// target (`anchors`: they move on with it), and prices the other claimed cells and stopped
+    /// units' cells at [`TilepathSettings::follow_claim_penalty`] instead of a claim's price and
+    /// a block. A
     /// unit's repath after it got stuck (`origin`) treats the cells other units claim within
     /// [`JAM_REACH`] steps of it as blocked, not as a penalty: it could not push through that
     /// crowd, so it takes another way round if there is one (if there is none, the search's
     /// fallback ([`Overlay::soften`]) prices them instead).
     pub(crate) fn new(
-        (claims, traffic): (&Claims, &PassageTraffic),
+        (claims, traffic, anchors): (&Claims, &PassageTraffic, &Anchors),
         settings: &TilepathSettings,
         job: &Job,
         map: &NavMap,
@@ -260,10 +263,11 @@ impl Overlay {
         let costs = map.grid().rules().costs;
         let follows = job.follows(origin);
         let claimed = costs.from_tiles(claim_price(settings, follows));
-        let mut cells = claims.overlay_for(
+        let target = anchors.target_of(job.entity).filter(|_| follows);
+        let mut cells = claims.overlay_around(
             job.map,
-            job.entity,
-            start,
+            |e| e == job.entity || target.is_some() && anchors.target_of(e) == target,
+            (start, start),
             settings.claim_radius,
             claimed,
             settings.avoid_stopped_units,
@@ -420,7 +424,7 @@ mod tests {
             repriced: false,
         };
         let overlay = Overlay::new(
-            (&claims, &PassageTraffic::default()),
+            (&claims, &PassageTraffic::default(), &Anchors::default()),
             &settings,
             &job,
             &map,
@@ -445,6 +449,61 @@ mod tests {
                 .contains(&(Cell::new(3, 3), CellOverlay::Penalty(200)))
         );
         assert!(soft.soften().is_none(), "nothing left to soften");
+    }
+
+    #[test]
+    fn a_followers_search_leaves_out_the_claims_of_its_targets_other_followers() {
+        let map = NavMap::new(NavGrid::new(8, 8).unwrap(), Vec2::ZERO, Vec2::ONE);
+        let e = |i| Entity::from_raw_u32(i).unwrap();
+        let (map_entity, me, fellow, stranger, target) = (e(1), e(2), e(3), e(4), e(5));
+        let mut claims = Claims::default();
+        claims.claim(map_entity, Cell::new(3, 3), fellow);
+        claims.claim(map_entity, Cell::new(4, 4), stranger);
+        let mut anchors = Anchors::default();
+        anchors.follow(me, target);
+        anchors.follow(fellow, target);
+        anchors.follow(stranger, e(6));
+        let settings = TilepathSettings::default();
+        let job = |request| Job {
+            entity: me,
+            ticket: 0,
+            map: map_entity,
+            class: ClassId::DEFAULT,
+            goal: JobGoal::Single(Cell::new(6, 6)),
+            policy: GoalPolicy::Fail,
+            priority: 0,
+            enqueued: 0,
+            request,
+            alone: false,
+            priced: None,
+            repriced: false,
+        };
+        let overlay = |job: &Job, origin| {
+            Overlay::new(
+                (&claims, &PassageTraffic::default(), &anchors),
+                &settings,
+                job,
+                &map,
+                Cell::new(1, 1),
+                origin,
+            )
+            .cells
+        };
+        let claimed = |cells: &[(Cell, CellOverlay)], c| cells.iter().any(|(x, _)| *x == c);
+        // Its search after the target: the other follower's claim is left out, the stranger's
+        // priced.
+        let pursuit = overlay(
+            &job(PathRequest::to_cell(Cell::new(6, 6))),
+            Some(PathOrigin::Pursuit),
+        );
+        assert!(!claimed(&pursuit, Cell::new(3, 3)));
+        assert!(claimed(&pursuit, Cell::new(4, 4)));
+        // Not a follow search (a stuck repath of the follower): both priced.
+        let stuck = overlay(
+            &job(PathRequest::follow(target, 3.0)),
+            Some(PathOrigin::Stuck),
+        );
+        assert!(claimed(&stuck, Cell::new(3, 3)) && claimed(&stuck, Cell::new(4, 4)));
     }
 
     #[test]
@@ -488,7 +547,7 @@ mod tests {
         let none = PassageTraffic::default();
         let overlay = |class, origin| {
             Overlay::new(
-                (&claims, &none),
+                (&claims, &none, &Anchors::default()),
                 &settings,
                 &job(class),
                 &map,

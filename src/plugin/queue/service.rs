@@ -14,6 +14,7 @@ use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
 use crate::plugin::outcomes::SearchKind;
+use crate::plugin::pursuit::Anchors;
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 use crate::plugin::traffic::PassageTraffic;
@@ -90,6 +91,7 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     settings: &'a TilepathSettings,
     claims: &'a Claims,
     traffic: &'a PassageTraffic,
+    anchors: &'a Anchors,
     maps: &'a Query<'w, 's, &'static NavMap>,
     units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
@@ -211,7 +213,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         let map = self.maps.get(job.map).expect("placed on it");
         let origin = book.origin(job.entity);
         let overlay = Overlay::new(
-            (self.claims, self.traffic),
+            (self.claims, self.traffic, self.anchors),
             settings,
             &job,
             map,
@@ -347,7 +349,7 @@ impl Starter<'_, '_, '_, '_, '_> {
                     .iter()
                     .all(|m| m.job.follows(book.origin(m.job.entity)));
                 let (overlay, priced) = shared_overlay(
-                    (self.claims, self.traffic),
+                    (self.claims, self.traffic, self.anchors),
                     self.settings,
                     (map_entity, class, goal, follows),
                     map,
@@ -401,10 +403,11 @@ fn aged(job: &Job, frame: u64, ageing: u32) -> i32 {
 /// members, within the claim radius of the box of their starts, and for a wide class the
 /// passage traffic against the way from the box's center to the goal (and whether it looked at
 /// traffic, and priced some: see [`with_traffic`]). A search serving only follow orders
-/// (`follows`) prices claims and stopped units at
+/// (`follows`) leaves out the claims and cells of units following its members' targets
+/// (`anchors`), and prices the other claims and stopped units at
 /// [`TilepathSettings::follow_claim_penalty`] ([`claim_price`], [`price_stopped`]).
 fn shared_overlay(
-    (claims, traffic): (&Claims, &PassageTraffic),
+    (claims, traffic, anchors): (&Claims, &PassageTraffic, &Anchors),
     settings: &TilepathSettings,
     (map_entity, class, goal, follows): (Entity, ClassId, Cell, bool),
     map: &NavMap,
@@ -417,9 +420,15 @@ fn shared_overlay(
     );
     let costs = map.grid().rules().costs;
     let claimed = costs.from_tiles(claim_price(settings, follows));
+    let targets: Vec<Entity> = members
+        .iter()
+        .filter_map(|m| anchors.target_of(m.job.entity))
+        .filter(|_| follows)
+        .collect();
+    let fellow = |e: Entity| anchors.target_of(e).is_some_and(|t| targets.contains(&t));
     let mut cells = claims.overlay_around(
         map_entity,
-        |e| ids.contains(&e),
+        |e| ids.contains(&e) || fellow(e),
         (lo, hi),
         settings.claim_radius,
         claimed,
@@ -451,6 +460,7 @@ pub(crate) fn service_queue(
     settings: Res<TilepathSettings>,
     claims: Res<Claims>,
     traffic: Res<PassageTraffic>,
+    anchors: Res<Anchors>,
     maps: Query<&'static NavMap>,
     units: Query<(&'static Transform, Option<&'static NavAgent>)>,
     mut statuses: Query<&'static mut PathStatus>,
@@ -555,6 +565,7 @@ pub(crate) fn service_queue(
         settings: &settings,
         claims: &claims,
         traffic: &traffic,
+        anchors: &anchors,
         maps: &maps,
         units: &units,
         statuses: &mut statuses,
