@@ -56,6 +56,19 @@ fn spawn(app: &mut App, at: Cell) -> Entity {
         .id()
 }
 
+/// A unit at `at` walking to `to` at 2.5 tiles a second (slower than a default follower's 4).
+fn spawn_walker(app: &mut App, at: Cell, to: Cell) -> Entity {
+    let unit = spawn(app, at);
+    app.world_mut().entity_mut(unit).insert((
+        Mover {
+            speed: 2.5,
+            ..default()
+        },
+        PathRequest::to_cell(to),
+    ));
+    unit
+}
+
 fn position(app: &App, unit: Entity) -> Vec2 {
     app.world()
         .get::<Transform>(unit)
@@ -362,14 +375,7 @@ fn pursuit(app: &App, unit: Entity) -> Option<Pursuit> {
 fn a_follower_keeps_within_range_of_a_moving_target() {
     let (mut app, _) = app();
     let range = 3.0;
-    let target = spawn(&mut app, Cell::new(4, 10));
-    app.world_mut().entity_mut(target).insert((
-        Mover {
-            speed: 2.5,
-            ..default()
-        },
-        PathRequest::to_cell(Cell::new(36, 14)),
-    ));
+    let target = spawn_walker(&mut app, Cell::new(4, 10), Cell::new(36, 14));
     let follower = spawn(&mut app, Cell::new(2, 2));
     app.world_mut()
         .entity_mut(follower)
@@ -556,14 +562,7 @@ fn followers_of_one_target_share_their_searches() {
 fn a_follower_whose_target_is_despawned_fails_once_and_takes_its_next_order() {
     let (mut app, _) = app();
     // The target walks east, slower than the follower, which catches up and keeps its pace.
-    let target = spawn(&mut app, Cell::new(8, 10));
-    app.world_mut().entity_mut(target).insert((
-        Mover {
-            speed: 2.5,
-            ..default()
-        },
-        PathRequest::to_cell(Cell::new(38, 10)),
-    ));
+    let target = spawn_walker(&mut app, Cell::new(8, 10), Cell::new(38, 10));
     let follower = spawn(&mut app, Cell::new(2, 10));
     let next = Cell::new(10, 2);
     app.world_mut().entity_mut(follower).insert((

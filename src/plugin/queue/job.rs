@@ -389,6 +389,31 @@ mod tests {
     use super::*;
     use crate::core::{CostModel, MoveRules, NavGrid};
 
+    /// A job of `entity` on `map` for a unit of `class` going to `goal` (the game's request
+    /// `request`).
+    fn job_to(
+        entity: Entity,
+        map: Entity,
+        class: ClassId,
+        goal: Cell,
+        request: PathRequest,
+    ) -> Job {
+        Job {
+            entity,
+            ticket: 0,
+            map,
+            class,
+            goal: JobGoal::Single(goal),
+            policy: GoalPolicy::Fail,
+            priority: 0,
+            enqueued: 0,
+            request,
+            alone: false,
+            priced: None,
+            repriced: false,
+        }
+    }
+
     #[test]
     fn stopped_units_soften_to_a_penalty_in_the_maps_own_cost_model() {
         let rules = MoveRules {
@@ -409,20 +434,14 @@ mod tests {
         claims.set_stopped(map_entity, other, None, Some(Cell::new(3, 3)), 0);
         claims.claim(map_entity, Cell::new(4, 4), other);
         let settings = TilepathSettings::default();
-        let job = Job {
-            entity: me,
-            ticket: 0,
-            map: map_entity,
-            class: ClassId::DEFAULT,
-            goal: JobGoal::Single(Cell::new(6, 6)),
-            policy: GoalPolicy::Fail,
-            priority: 0,
-            enqueued: 0,
-            request: PathRequest::to_cell(Cell::new(6, 6)),
-            alone: false,
-            priced: None,
-            repriced: false,
-        };
+        let goal = Cell::new(6, 6);
+        let job = job_to(
+            me,
+            map_entity,
+            ClassId::DEFAULT,
+            goal,
+            PathRequest::to_cell(goal),
+        );
         let overlay = Overlay::new(
             (&claims, &PassageTraffic::default(), &Anchors::default()),
             &settings,
@@ -464,20 +483,7 @@ mod tests {
         anchors.follow(fellow, target);
         anchors.follow(stranger, e(6));
         let settings = TilepathSettings::default();
-        let job = |request| Job {
-            entity: me,
-            ticket: 0,
-            map: map_entity,
-            class: ClassId::DEFAULT,
-            goal: JobGoal::Single(Cell::new(6, 6)),
-            policy: GoalPolicy::Fail,
-            priority: 0,
-            enqueued: 0,
-            request,
-            alone: false,
-            priced: None,
-            repriced: false,
-        };
+        let job = |request| job_to(me, map_entity, ClassId::DEFAULT, Cell::new(6, 6), request);
         let overlay = |job: &Job, origin| {
             Overlay::new(
                 (&claims, &PassageTraffic::default(), &anchors),
@@ -528,20 +534,8 @@ mod tests {
             claim_radius: 24.0,
             ..TilepathSettings::default()
         };
-        let job = |class| Job {
-            entity: me,
-            ticket: 0,
-            map: map_entity,
-            class,
-            goal: JobGoal::Single(Cell::new(28, 5)),
-            policy: GoalPolicy::Fail,
-            priority: 0,
-            enqueued: 0,
-            request: PathRequest::to_cell(Cell::new(28, 5)),
-            alone: false,
-            priced: None,
-            repriced: false,
-        };
+        let goal = Cell::new(28, 5);
+        let job = |class| job_to(me, map_entity, class, goal, PathRequest::to_cell(goal));
         let start = Cell::new(4, 5);
         let at = |o: &Overlay, c: Cell| o.cells.iter().find(|(x, _)| *x == c).map(|(_, o)| *o);
         let none = PassageTraffic::default();
