@@ -169,6 +169,11 @@ impl Anchors {
         self.follows.get(&unit).copied()
     }
 
+    /// Whether `unit` follows one of `targets`.
+    pub(crate) fn follows_one_of(&self, unit: Entity, targets: &[Entity]) -> bool {
+        self.target_of(unit).is_some_and(|t| targets.contains(&t))
+    }
+
     /// Where `target` stands on `map` (grid space) this frame, if a follower checked it.
     pub(crate) fn target_at(&self, target: Entity, map: Entity) -> Option<Vec2> {
         self.now.get(&(target, map)).map(|s| s.at)

@@ -247,11 +247,10 @@ impl Overlay {
     /// search ([`Job::follows`]) leaves out the claims and cells of units following the same
     /// target (`anchors`: they move on with it), and prices the other claimed cells and stopped
     /// units' cells at [`TilepathSettings::follow_claim_penalty`] instead of a claim's price and
-    /// a block. A
-    /// unit's repath after it got stuck (`origin`) treats the cells other units claim within
-    /// [`JAM_REACH`] steps of it as blocked, not as a penalty: it could not push through that
-    /// crowd, so it takes another way round if there is one (if there is none, the search's
-    /// fallback ([`Overlay::soften`]) prices them instead).
+    /// a block. A unit's repath after it got stuck (`origin`) treats the cells other units
+    /// claim within [`JAM_REACH`] steps of it as blocked, not as a penalty: it could not push
+    /// through that crowd, so it takes another way round if there is one (if there is none,
+    /// the search's fallback ([`Overlay::soften`]) prices them instead).
     pub(crate) fn new(
         (claims, traffic, anchors): (&Claims, &PassageTraffic, &Anchors),
         settings: &TilepathSettings,
@@ -266,7 +265,7 @@ impl Overlay {
         let target = anchors.target_of(job.entity).filter(|_| follows);
         let mut cells = claims.overlay_around(
             job.map,
-            |e| e == job.entity || target.is_some() && anchors.target_of(e) == target,
+            |e| e == job.entity || anchors.follows_one_of(e, target.as_slice()),
             (start, start),
             settings.claim_radius,
             claimed,

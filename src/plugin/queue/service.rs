@@ -420,15 +420,20 @@ fn shared_overlay(
     );
     let costs = map.grid().rules().costs;
     let claimed = costs.from_tiles(claim_price(settings, follows));
-    let targets: Vec<Entity> = members
-        .iter()
-        .filter_map(|m| anchors.target_of(m.job.entity))
-        .filter(|_| follows)
-        .collect();
-    let fellow = |e: Entity| anchors.target_of(e).is_some_and(|t| targets.contains(&t));
+    // The members' targets, each once (followers of one target share their searches).
+    let mut targets: Vec<Entity> = Vec::new();
+    if follows {
+        targets.extend(
+            members
+                .iter()
+                .filter_map(|m| anchors.target_of(m.job.entity)),
+        );
+        targets.sort_unstable();
+        targets.dedup();
+    }
     let mut cells = claims.overlay_around(
         map_entity,
-        |e| ids.contains(&e) || fellow(e),
+        |e| ids.contains(&e) || anchors.follows_one_of(e, &targets),
         (lo, hi),
         settings.claim_radius,
         claimed,
