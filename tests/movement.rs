@@ -1060,11 +1060,13 @@ fn units_with_a_desired_velocity_are_moved_by_the_games_controller() {
             assert!(p.distance(*q) < 0.05, "frame {frame}: {p} against {q}");
         }
     }
-    // A sluggish body lags behind the walk, and is asked for more: it gets there all the same,
-    // hardly later.
+    // A sluggish body lags behind the walk, and is asked for more: it gets there all the same.
+    // It moves 0.6 of what it is asked for, and the ask grows with its lag (by the lag over
+    // half a second, the lag at most a tile before the walk waits for it): at most 0.6 x (4 +
+    // 2) = 3.6 tiles a second against the walk's 4, so it arrives later, by less than 30 %.
     let sluggish = walk(Some(0.6));
     assert!(
-        sluggish.len() <= plugin.len() + 60,
+        sluggish.len() > plugin.len() && 10 * sluggish.len() <= 13 * plugin.len(),
         "{} {}",
         sluggish.len(),
         plugin.len()

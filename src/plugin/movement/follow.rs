@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, NavGrid, TurnPlan, overlaps_blocked, walkable};
+use crate::core::{Cell, NavGrid, TurnPlan, fmath, overlaps_blocked, walkable};
 
 use super::state::Leg;
 
@@ -17,7 +17,9 @@ const ARC_SAMPLE: f32 = 0.02;
 const ARC_MARGIN: f32 = 0.01;
 
 /// Turning-radius fallbacks (fraction of the radius, speed factor) and the speed of a turn in
-/// place after all of them failed.
+/// place after all of them failed. A fallback's factor holds through its arc only, and a turn
+/// in place's for as long as the tightest fallback's arc through the same angle would be: the
+/// straight line after a turn is walked at full speed.
 const TURN_FALLBACKS: [(f32, f32); 3] = [(1.0, 1.0), (0.5, 0.7), (0.25, 0.5)];
 const TURN_IN_PLACE_SPEED: f32 = 0.35;
 
@@ -35,8 +37,9 @@ pub(crate) fn track(corridor: &[Cell], cell_index: usize, here: Cell) -> usize {
 }
 
 /// The curve from `pos`, facing `heading`, to `target` for a body of `radius` with a turning
-/// radius of `turning_radius`, and the speed factor through it (see
-/// [`PathProgress`](super::PathProgress) for the fallbacks).
+/// radius of `turning_radius`, the speed factor through its turn (see
+/// [`PathProgress`](super::PathProgress) for the fallbacks), and the distance from its start
+/// that the factor holds for (see [`TURN_FALLBACKS`]).
 pub(crate) fn plan_turn(
     grid: &NavGrid,
     radius: f32,
@@ -44,9 +47,9 @@ pub(crate) fn plan_turn(
     pos: Vec2,
     heading: Vec2,
     target: Vec2,
-) -> (TurnPlan, f32) {
+) -> (TurnPlan, f32, f32) {
     if turning_radius <= 0.0 {
-        return (TurnPlan::in_place(pos, target), 1.0);
+        return (TurnPlan::in_place(pos, target), 1.0, 0.0);
     }
     for (scale, speed) in TURN_FALLBACKS {
         if let Some(plan) = TurnPlan::new(pos, heading, target, turning_radius * scale) {
@@ -61,11 +64,21 @@ pub(crate) fn plan_turn(
                 });
             if arc_clear && walkable(grid, plan.tangent, plan.target, radius) {
                 let speed = if plan.sweep.abs() < 0.05 { 1.0 } else { speed };
-                return (plan, speed);
+                return (plan, speed, arc);
             }
         }
     }
-    (TurnPlan::in_place(pos, target), TURN_IN_PLACE_SPEED)
+    let plan = TurnPlan::in_place(pos, target);
+    let angle = fmath::acos(
+        heading
+            .try_normalize()
+            .unwrap_or(plan.line_heading)
+            .dot(plan.line_heading)
+            .clamp(-1.0, 1.0),
+    );
+    let tightest = TURN_FALLBACKS[TURN_FALLBACKS.len() - 1].0;
+    let slow_for = (angle * turning_radius * tightest).min(plan.length());
+    (plan, TURN_IN_PLACE_SPEED, slow_for)
 }
 
 /// A unit's walk along its waypoints (grid space), one frame at a time.
@@ -123,7 +136,14 @@ impl Walk<'_> {
                 }
             }
             let l = leg.as_mut().expect("planned");
-            let step = (distance * *speed_factor).min(l.plan.length() - l.travelled);
+            // Slow through the turn, then full speed along the line.
+            let end = if l.travelled < l.slow_for {
+                l.slow_for
+            } else {
+                *speed_factor = 1.0;
+                l.plan.length()
+            };
+            let step = (distance * *speed_factor).min(end - l.travelled);
             l.travelled += step.max(0.0);
             let (p, h) = l.plan.sample(l.travelled);
             pos = p;
@@ -157,7 +177,7 @@ impl Walk<'_> {
         // wall edited in beside a segment since (or beside a raw diagonal step's corner) would
         // be clipped by a body that trusted the segment's line.
         if walkable(self.grid, pos, target, self.radius) {
-            let (plan, speed) = plan_turn(
+            let (plan, speed, slow_for) = plan_turn(
                 self.grid,
                 self.radius,
                 self.turning_radius,
@@ -169,6 +189,7 @@ impl Walk<'_> {
                 Leg {
                     plan,
                     travelled: 0.0,
+                    slow_for,
                     detour: false,
                 },
                 speed,
@@ -184,6 +205,7 @@ impl Walk<'_> {
             Leg {
                 plan: TurnPlan::in_place(pos, detour),
                 travelled: 0.0,
+                slow_for: 0.0,
                 detour: true,
             },
             1.0,
@@ -325,5 +347,47 @@ mod tests {
         let leg = leg.expect("a leg was planned");
         assert!(leg.detour);
         assert_eq!(leg.plan.target, grid.cell_center(Cell::new(1, 2)));
+    }
+
+    #[test]
+    fn a_tight_turn_slows_the_turn_only_not_the_line_after_it() {
+        // A corridor one tile high: a body of radius 0.4 facing west cannot turn east on any
+        // arc, so it turns in place, slowly, then walks the 13 tiles east at full speed.
+        let grid = NavGrid::new(20, 1).unwrap();
+        let (start, target) = (Vec2::new(2.5, 0.5), Vec2::new(15.5, 0.5));
+        let (plan, speed, slow_for) = plan_turn(&grid, 0.4, 1.0, start, -Vec2::X, target);
+        assert_eq!(plan.radius, 0.0, "turns in place");
+        assert_eq!(speed, TURN_IN_PLACE_SPEED);
+        // As long as the tightest fallback's half circle.
+        let half_circle = std::f32::consts::PI * 1.0 * TURN_FALLBACKS[2].0;
+        assert!((slow_for - half_circle).abs() < 1e-3, "{slow_for}");
+        let waypoints = |i: usize| [start, target][i];
+        let walk = Walk {
+            grid: &grid,
+            waypoints: &waypoints,
+            waypoint_count: 2,
+            radius: 0.4,
+            turning_radius: 1.0,
+            corridor: &[],
+            cell_index: 0,
+        };
+        let (mut waypoint, mut leg, mut factor, mut pos, mut heading) =
+            (1, None, 1.0, start, -Vec2::X);
+        // Frames of a tenth of a tile at full speed: slow through the turn, then full speed.
+        let mut factors = Vec::new();
+        for _ in 0..40 {
+            let w = walk.advance(&mut waypoint, &mut leg, &mut factor, pos, heading, 0.1);
+            (pos, heading) = (w.pos, w.heading);
+            factors.push(factor);
+        }
+        // 0.785 tiles at 0.035 a frame: 23 frames.
+        assert!(
+            factors[..22].iter().all(|&f| f == TURN_IN_PLACE_SPEED),
+            "{factors:?}"
+        );
+        assert!(factors[23..].iter().all(|&f| f == 1.0), "{factors:?}");
+        // 4 tiles of walking: the turn took 0.785 / 0.35 = 2.24 of them, the line the rest.
+        let expected = start.x + half_circle + (4.0 - half_circle / TURN_IN_PLACE_SPEED);
+        assert!((pos.x - expected).abs() < 0.02, "{} vs {expected}", pos.x);
     }
 }

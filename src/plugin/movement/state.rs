@@ -208,12 +208,15 @@ pub struct PathProgress {
     pub(crate) restored: Option<u64>,
 }
 
-/// One curve of a unit's walk: the plan, the distance along it, and whether it is a detour to
-/// the unit's cell center.
+/// One curve of a unit's walk: the plan, the distance along it, how much of it is walked slowly
+/// (a tight turn), and whether it is a detour to the unit's cell center.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Leg {
     pub(crate) plan: TurnPlan,
     pub(crate) travelled: f32,
+    /// The distance from the start walked at the leg's speed factor (below 1 in a tight turn):
+    /// the arc, or what stands for a turn in place; the rest, a straight line, at full speed.
+    pub(crate) slow_for: f32,
     pub(crate) detour: bool,
 }
 
