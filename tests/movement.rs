@@ -291,6 +291,33 @@ fn twenty_units_ordered_to_one_spot_spread_out() {
 }
 
 #[test]
+fn a_unit_that_turns_in_place_walks_on_at_full_speed() {
+    // A corridor one tile high: a unit with a turning radius, facing east, sent 23 tiles west
+    // has no room for any arc, so it turns in place (slowly), then walks the corridor at its
+    // full speed, 4 tiles a second: about 6 s in all (before, the whole leg at the turn's
+    // speed took 16 s).
+    let mut app = app(NavGrid::new(30, 1).unwrap());
+    let mover = Mover {
+        turning_radius: 1.0,
+        ..Default::default()
+    };
+    let speed = mover.speed;
+    let e = unit(&mut app, Cell::new(25, 0), Cell::new(2, 0), mover);
+    let mut frames = 0;
+    let mut fastest = 0.0f32;
+    let mut last = pos(&app, e);
+    while state(&app, e) != MoveState::Arrived && frames < 60 * 20 {
+        app.update();
+        frames += 1;
+        fastest = fastest.max(pos(&app, e).distance(last) * 60.0);
+        last = pos(&app, e);
+    }
+    assert_eq!(state(&app, e), MoveState::Arrived);
+    assert!((fastest - speed).abs() < 0.01, "fastest {fastest}");
+    assert!(frames < 60 * 7, "{frames} frames");
+}
+
+#[test]
 fn head_on_in_a_one_tile_corridor_resolves() {
     // Two 6x6 rooms joined by a 12-tile corridor one tile wide.
     let mut g = NavGrid::new(26, 7).unwrap();
