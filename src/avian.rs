@@ -91,7 +91,9 @@ impl Plugin for TilepathAvianPlugin {
                     ghost_bodies.run_if(resource_exists::<ColliderTrees>),
                     build_walls,
                 )
-                    .in_set(TilepathSystems::Last),
+                    .chain()
+                    .in_set(TilepathSystems::Last)
+                    .before(crate::plugin::lockstep::update_checksum),
             );
     }
 }

@@ -83,7 +83,9 @@ impl Plugin for TilepathDebugPlugin {
         app.add_systems(Startup, spawn_stats_text).add_systems(
             self.schedule.0,
             (toggle_layers, draw_overlay, draw_crowd, update_stats_text)
-                .in_set(TilepathSystems::Last),
+                .chain()
+                .in_set(TilepathSystems::Last)
+                .before(crate::plugin::lockstep::update_checksum),
         );
     }
 }

@@ -70,7 +70,8 @@ impl Plugin for TilemapNavPlugin {
                 schedule,
                 (build_nav_maps, sync_nav_tiles, follow_map_transforms)
                     .chain()
-                    .in_set(TilepathSystems::First),
+                    .in_set(TilepathSystems::First)
+                    .before(crate::plugin::orders::advance_orders),
             );
     }
 }

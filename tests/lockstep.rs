@@ -460,3 +460,47 @@ fn without_pushing_who_gives_way_head_on_follows_the_keys_not_the_entities() {
     let b = run(unpushed(app(150, 0, true)), &recording, 300, |_, _| {});
     assert_eq!(first_difference(&a, &b), None);
 }
+
+#[test]
+fn the_plugins_systems_run_in_one_order_whatever_the_threads_do() {
+    // Two of the plugins' systems touching the same data without an order between them run in
+    // whichever order the executor's threads happen to start them: the same inputs could give
+    // different paths under load. Bevy's ambiguity check fails the schedule's build if there
+    // are any (every plugin of the group: the tilemap's and avian's with their features on).
+    let settings = bevy::ecs::schedule::ScheduleBuildSettings {
+        ambiguity_detection: bevy::ecs::schedule::LogLevel::Error,
+        ..Default::default()
+    };
+    for lockstep in [false, true] {
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins)
+            .insert_resource(TimeUpdateStrategy::ManualDuration(TICK))
+            .insert_resource(Time::<Fixed>::from_duration(TICK));
+        if lockstep {
+            app.insert_resource(TilepathSettings::lockstep())
+                .add_plugins(TilepathPlugins::in_schedule(FixedUpdate));
+        } else {
+            app.add_plugins(TilepathPlugins::default());
+        }
+        // (After the plugins: it applies to the schedules there are.)
+        app.configure_schedules(settings.clone());
+        app.world_mut()
+            .spawn(NavMap::new(map(), Vec2::ZERO, Vec2::ONE));
+        let unit = app
+            .world_mut()
+            .spawn((
+                Transform::from_xyz(2.5, 2.5, 0.0),
+                NavAgent::default(),
+                Mover::default(),
+                PathRequest::to_cell(Cell::new(80, 80)),
+            ))
+            .id();
+        for _ in 0..30 {
+            app.update();
+        }
+        assert!(
+            app.world().get::<NavPath>(unit).is_some(),
+            "the unit got its path (lockstep: {lockstep})"
+        );
+    }
+}

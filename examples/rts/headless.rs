@@ -33,7 +33,7 @@ use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
     FogStats, Lockstep, LockstepKey, NavAgent, NavClasses, PathProgress, SearchKind,
-    TilepathSchedule,
+    TilepathFrameStats, TilepathSchedule,
 };
 
 use crate::DemoConfig;
@@ -67,6 +67,28 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
         app.update();
         if built.iter(app.world()).next().is_some() {
             break;
+        }
+    }
+    // Outside lockstep mode a region map is used from the frame its thread has built it: wait
+    // for it, so the scripted orders meet the same plugin however loaded the machine is (in
+    // lockstep mode it is used at a fixed tick anyway).
+    if !config.lockstep {
+        // With the game's clock paused: how many frames that takes is up to the machine.
+        app.world_mut().resource_mut::<Time<Virtual>>().pause();
+        let mut waited = 0;
+        while waited < 600
+            && app
+                .world()
+                .resource::<TilepathFrameStats>()
+                .region_maps_building
+                > 0
+        {
+            app.update();
+            waited += 1;
+        }
+        app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+        if std::env::var_os("RTS_DEBUG").is_some() {
+            eprintln!("waited {waited} frames for region maps");
         }
     }
     // The script plans group orders on its own copy of the map (it never changes here), which
@@ -221,8 +243,9 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
 }
 
 /// The app: no window, 60 Hz frames. Without `--lockstep`, searches inline (unless
-/// `--workers`) bounded by expansions, not wall time, so the run is deterministic on one
-/// machine. With it, the plugins run in lockstep mode at their default settings, one tick a
+/// `--workers`) bounded by expansions, not wall time, and the first orders wait (the clock
+/// paused) for the region maps built on a thread, so the run is deterministic on one machine
+/// however loaded it is. With it, the plugins run in lockstep mode at their default settings, one tick a
 /// frame in `FixedUpdate`.
 fn build_app(config: DemoConfig, inputs: Inputs) -> App {
     let frame = Duration::from_secs_f64(1.0 / 60.0);

@@ -40,6 +40,14 @@ pub struct TilepathFrameStats {
     pub searching: usize,
     /// Found paths being smoothed inline at the end of the frame.
     pub smoothing: usize,
+    /// Region maps (for hierarchical search; see
+    /// [`TilepathSettings::hierarchical_beyond`](crate::TilepathSettings::hierarchical_beyond))
+    /// being built in the background at the end of the frame: a map's first, or a new one after
+    /// an edit the map's cells do not record. Outside lockstep mode a region map is used from
+    /// the frame it is done, so which searches go through it depends on how fast the machine
+    /// built it; a run that must repeat exactly on one machine waits for this to be 0 before
+    /// its first requests (the RTS demo's headless runs do).
+    pub region_maps_building: usize,
     /// Rests of delivered paths waiting to be smoothed inline when the frame's service began
     /// (see
     /// [`TilepathSettings::smooth_before_delivery`](crate::TilepathSettings::smooth_before_delivery)),

@@ -268,6 +268,7 @@ pub(crate) fn receive_results(
     stats.queue_len = queue.waiting_len() + book.submitted.len();
     stats.searching = queue.searching();
     stats.smoothing = queue.smoothing();
+    stats.region_maps_building = queue.regions.building();
     queue.oldest_wait = book.oldest_wait(frame);
     stats.oldest_wait_frames = queue.oldest_wait;
     tally.charge(Cost::Pending(book.len() as u64));

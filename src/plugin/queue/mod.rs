@@ -307,6 +307,7 @@ impl Plugin for PathQueuePlugin {
                         crate::plugin::orders::advance_orders,
                         crate::plugin::pursuit::pursue,
                     )
+                        .chain()
                         .in_set(TilepathSystems::First),
                     service::service_queue.in_set(TilepathSystems::Service),
                     (delivery::receive_results, refine::apply_refined, roll_frame)

@@ -71,6 +71,11 @@ impl Regions {
             .and_then(|m| m.ready.as_deref())
     }
 
+    /// How many region maps are being built (in the background) now.
+    pub(super) fn building(&self) -> usize {
+        self.maps.values().filter(|m| m.building.is_some()).count()
+    }
+
     /// The region map of `class`'s grid of `map`, if it is ready and current for `grid`.
     pub(super) fn current(
         &self,
