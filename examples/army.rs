@@ -241,8 +241,10 @@ fn main() {
             .id();
         units.push((e, at));
     }
-    // A frame for the map to be placed, then the order.
+    // A frame for the map to be placed, and its region maps (the run repeats under load), then
+    // the order.
     app.update();
+    common::wait_for_region_maps(&mut app, 600);
     let target = map.cell_to_world(goal);
     let mut order = GroupOrder::new(target).with_formation(args.formation);
     if args.pace {

@@ -117,6 +117,8 @@ pub fn run(args: &Args) {
         }
     }
     app.update();
+    // Its region maps first: the run repeats under load.
+    super::common::wait_for_region_maps(&mut app, 600);
     for &(f, t) in &followers {
         app.world_mut()
             .entity_mut(f)

@@ -207,3 +207,26 @@ impl std::fmt::Display for CrowdFrame {
         )
     }
 }
+
+/// Updates `app` until the plugin's region maps, built on a thread, are done (at most `max`
+/// frames), with the game's clock paused; returns the frames it took. Outside lockstep mode a
+/// region map is used from the frame its thread finished it, so a run that must repeat exactly
+/// on one machine, however loaded, waits for it before its first requests (the game's timers
+/// do not see the frames waited). Not for lockstep mode: a tick never comes while the clock is
+/// paused, and the maps are due at a fixed tick there anyway.
+pub fn wait_for_region_maps(app: &mut bevy::app::App, max: usize) -> usize {
+    use bevy::time::{Time, Virtual};
+    let building = |app: &bevy::app::App| {
+        app.world()
+            .resource::<bevy_tilepath::TilepathFrameStats>()
+            .region_maps_building
+    };
+    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    let mut waited = 0;
+    while waited < max && building(app) > 0 {
+        app.update();
+        waited += 1;
+    }
+    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    waited
+}

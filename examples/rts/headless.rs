@@ -33,7 +33,7 @@ use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
     FogStats, Lockstep, LockstepKey, NavAgent, NavClasses, PathProgress, SearchKind,
-    TilepathFrameStats, TilepathSchedule,
+    TilepathSchedule,
 };
 
 use crate::DemoConfig;
@@ -73,20 +73,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
     // for it, so the scripted orders meet the same plugin however loaded the machine is (in
     // lockstep mode it is used at a fixed tick anyway).
     if !config.lockstep {
-        // With the game's clock paused: how many frames that takes is up to the machine.
-        app.world_mut().resource_mut::<Time<Virtual>>().pause();
-        let mut waited = 0;
-        while waited < 600
-            && app
-                .world()
-                .resource::<TilepathFrameStats>()
-                .region_maps_building
-                > 0
-        {
-            app.update();
-            waited += 1;
-        }
-        app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+        let waited = crate::common::wait_for_region_maps(&mut app, 600);
         if std::env::var_os("RTS_DEBUG").is_some() {
             eprintln!("waited {waited} frames for region maps");
         }
