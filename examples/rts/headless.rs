@@ -69,9 +69,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
             break;
         }
     }
-    // Outside lockstep mode a region map is used from the frame its thread has built it: wait
-    // for it, so the scripted orders meet the same plugin however loaded the machine is (in
-    // lockstep mode it is used at a fixed tick anyway).
+    // The region maps before the first orders (see `wait_for_region_maps`).
     if !config.lockstep {
         let waited = crate::common::wait_for_region_maps(&mut app, 600);
         if std::env::var_os("RTS_DEBUG").is_some() {
@@ -232,8 +230,8 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
 /// The app: no window, 60 Hz frames. Without `--lockstep`, searches inline (unless
 /// `--workers`) bounded by expansions, not wall time, and the first orders wait (the clock
 /// paused) for the region maps built on a thread, so the run is deterministic on one machine
-/// however loaded it is. With it, the plugins run in lockstep mode at their default settings, one tick a
-/// frame in `FixedUpdate`.
+/// however loaded it is. With it, the plugins run in lockstep mode at their default settings,
+/// one tick a frame in `FixedUpdate`.
 fn build_app(config: DemoConfig, inputs: Inputs) -> App {
     let frame = Duration::from_secs_f64(1.0 / 60.0);
     let settings = if config.lockstep {
