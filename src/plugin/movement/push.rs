@@ -1,8 +1,10 @@
 //! Pushing: after the frame's moves, bodies that overlap are pushed apart (StarCraft-style
 //! shoving). A unit on its way pushes a standing (idle or arrived) unit aside instead of asking
 //! it to repath; units of the same kind share the push. A push never moves a body onto a blocked
-//! cell (it slides along the wall, or stays), and units walking through others (the crowd's last
-//! resort) neither push nor are pushed. Pushed units settle where they are pushed; a unit on its
+//! cell (it slides along the wall, or stays). A unit walking through others (the crowd's last
+//! resort) is never pushed, and shoves the bodies it overlaps out of its way (two walking
+//! through leave each other alone): left among them, as it was before, it overlapped three or
+//! four bodies at a time for the seconds it walked. Pushed units settle where they are pushed; a unit on its
 //! way walks on along its curve with the push as an offset that fades, so it drifts back onto its
 //! smoothed path without planning it again.
 
@@ -76,8 +78,9 @@ pub(super) enum Role {
     Underway,
     /// Idle or arrived, or waiting for a one-way passage.
     Standing,
-    /// Walking through others: left alone.
-    Exempt,
+    /// Walking through others (the crowd's last resort): never pushed; the bodies it overlaps,
+    /// but for others walking through, are shoved out of its way.
+    WalkingThrough,
     /// Holding its position ([`HoldPosition`]): never moved; the other body takes the push.
     Anchored,
 }
@@ -90,7 +93,7 @@ impl Role {
             MoveState::Waiting { .. } if patient => Role::Standing,
             MoveState::Moving | MoveState::Waiting { .. } => Role::Underway,
             MoveState::Idle | MoveState::Arrived => Role::Standing,
-            MoveState::WalkingThrough { .. } => Role::Exempt,
+            MoveState::WalkingThrough { .. } => Role::WalkingThrough,
         }
     }
 }
@@ -98,8 +101,8 @@ impl Role {
 /// The share of a push that `me` takes against `other`.
 fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
     match (me, other) {
-        (Role::Anchored, _) => 0.0,
-        (_, Role::Anchored) => 1.0,
+        (Role::Anchored | Role::WalkingThrough, _) => 0.0,
+        (_, Role::Anchored | Role::WalkingThrough) => 1.0,
         (Role::Standing, Role::Underway) => crowd.push_strength,
         (Role::Underway, Role::Standing) => 1.0 - crowd.push_strength,
         _ => 0.5,
@@ -180,7 +183,7 @@ pub(super) fn push_apart(
             role => role,
         };
         let moved = transform.is_changed() || desired.is_some_and(|d| d.is_changed());
-        if role != Role::Exempt && (moved || pushed_before.contains(&entity)) {
+        if moved || pushed_before.contains(&entity) {
             active.push(roles.len());
         }
         let grid = nav.grid_of(class);
@@ -289,7 +292,10 @@ fn push<'g>(
             let reach = me.body.radius + max_radius;
             for j in index.near(me.map, me.body.position, reach) {
                 // Each pair once: from its active end, or its lower one if both are active.
-                if j == i || roles[j] == Role::Exempt || is_active[j] && j < i {
+                if j == i
+                    || roles[i] == Role::WalkingThrough && roles[j] == Role::WalkingThrough
+                    || is_active[j] && j < i
+                {
                     continue;
                 }
                 let other = index.members()[j].body;
@@ -317,7 +323,9 @@ fn push<'g>(
                     if shift[k] == Vec2::ZERO {
                         touched.push(k);
                     }
-                    let dir = if mine == Role::Standing && theirs == Role::Underway {
+                    let dir = if mine == Role::Standing && theirs == Role::Underway
+                        || mine != Role::WalkingThrough && theirs == Role::WalkingThrough
+                    {
                         aside(sign * away, index.members()[pusher].body.velocity)
                     } else {
                         sign * away
@@ -452,9 +460,7 @@ mod tests {
         entering: &[Option<Entering>],
         max_step: f32,
     ) -> Vec<usize> {
-        let active = (0..roles.len())
-            .filter(|&i| roles[i] != Role::Exempt)
-            .collect();
+        let active = (0..roles.len()).collect();
         let crowd = CrowdSettings::default();
         push(n, roles, entering, active, &crowd, max_step, |_, _| {
             Some((grid, 0))
@@ -496,12 +502,32 @@ mod tests {
     }
 
     #[test]
-    fn units_walking_through_are_left_alone() {
+    fn a_unit_walking_through_shoves_the_others_out_of_its_way() {
         let grid = NavGrid::new(8, 8).unwrap();
+        // Walking east through a unit on its way just ahead and to its left, and a standing one.
+        let mut through = member(2, 3.5, 3.5);
+        through.body.velocity = Vec2::X;
+        let mut n = index(&grid, &[through, member(3, 3.8, 3.6), member(4, 3.5, 3.9)]);
+        let roles = [Role::WalkingThrough, Role::Underway, Role::Standing];
+        for _ in 0..10 {
+            push_on(&grid, &mut n, &roles, &[None, None, None], 0.1);
+        }
+        let [a, b, c] = [0, 1, 2].map(|i| n.members()[i].body.position);
+        assert_eq!(
+            a,
+            Vec2::new(3.5, 3.5),
+            "the one walking through is not pushed"
+        );
+        assert!(
+            a.distance(b) >= 0.7 - 1e-3 && a.distance(c) >= 0.7 - 1e-3,
+            "{a} {b} {c}"
+        );
+        // Shoved aside, not ahead along its way.
+        assert!(b.y - 3.6 > b.x - 3.8, "{b}");
+        // Two walking through leave each other alone.
         let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.6, 3.5)]);
-        let roles = [Role::Exempt, Role::Standing];
-        let moved = push_on(&grid, &mut n, &roles, &[None, None], 1.0);
-        assert!(moved.is_empty());
+        let roles = [Role::WalkingThrough, Role::WalkingThrough];
+        assert!(push_on(&grid, &mut n, &roles, &[None, None], 1.0).is_empty());
     }
 
     #[test]
