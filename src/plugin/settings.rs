@@ -261,7 +261,9 @@ pub struct CrowdSettings {
     /// gridlock. A unit queued behind another waiting unit waits three times as long (the jam
     /// is at the queue's front).
     pub walk_through_after: f32,
-    /// Tiles a unit walks through other units once it starts to.
+    /// Tiles a unit walks through other units once it starts to. Meanwhile it is never
+    /// pushed, and with [`CrowdSettings::pushing`] it shoves the bodies it overlaps out of its
+    /// way (but for others walking through).
     pub walk_through_for: f32,
     /// How far (in steps) an idle unit asked to make way looks for a free cell.
     pub make_way_reach: u32,
