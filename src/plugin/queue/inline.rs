@@ -132,22 +132,33 @@ impl InlineJob {
         match self.search.step(grid, max_pops) {
             SearchStep::Pending => Slice::Pending,
             SearchStep::Failed(PathError::NoPath) if let Some(soft) = self.overlay.soften() => {
-                let begun = begin(
-                    &mut self.search,
-                    grid,
-                    self.start,
-                    &self.job,
-                    config,
-                    &soft.cells,
-                );
-                self.overlay = soft;
-                match begun {
-                    Ok(()) => Slice::Restarted,
-                    Err(e) => Slice::Done(Err(e)),
-                }
+                self.restart_with(grid, config, soft)
+            }
+            SearchStep::Found(p)
+                if self.overlay.too_far_round(&p, &self.job)
+                    && let Some(soft) = self.overlay.soften() =>
+            {
+                self.restart_with(grid, config, soft)
             }
             SearchStep::Found(p) => Slice::Done(Ok(p)),
             SearchStep::Failed(e) => Slice::Done(Err(e)),
+        }
+    }
+
+    /// Starts the search again with `soft`, the overlay's fallback.
+    fn restart_with(&mut self, grid: &NavGrid, config: &SearchConfig, soft: Overlay) -> Slice {
+        let begun = begin(
+            &mut self.search,
+            grid,
+            self.start,
+            &self.job,
+            config,
+            &soft.cells,
+        );
+        self.overlay = soft;
+        match begun {
+            Ok(()) => Slice::Restarted,
+            Err(e) => Slice::Done(Err(e)),
         }
     }
 }

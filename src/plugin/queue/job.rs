@@ -228,6 +228,12 @@ pub(crate) fn price_stopped(cells: &mut [(Cell, CellOverlay)], price: u32) {
 /// [`Overlay::new`]).
 const JAM_REACH: i32 = 6;
 
+/// A stuck unit's way round a jam (see [`Overlay::too_far_round`]) is taken only if it is at
+/// most this many times the straight distance to the goal, plus [`JAM_DETOUR_TILES`].
+const JAM_DETOUR_FACTOR: f64 = 2.0;
+/// See [`JAM_DETOUR_FACTOR`].
+const JAM_DETOUR_TILES: f64 = 40.0;
+
 /// A search's overlay and its fallback: claimed cells of units near the searcher, cells of
 /// stopped units (blocked first; see [`Overlay::soften`]), and for a wide unit the traffic
 /// coming the other way through passages ([`with_traffic`]).
@@ -239,6 +245,8 @@ pub(crate) struct Overlay {
     /// Whether it looked at passage traffic (a wide unit's, with the setting on), and whether
     /// it priced some (units came the other way).
     pub(crate) traffic: Option<bool>,
+    /// Whether it blocks the cells claimed round a stuck unit (its repath round the jam).
+    jam: bool,
 }
 
 impl Overlay {
@@ -275,7 +283,8 @@ impl Overlay {
             price_stopped(&mut cells, claimed);
         }
         let footprint = map.footprint_of(job.class);
-        if origin == Some(PathOrigin::Stuck) {
+        let jam = origin == Some(PathOrigin::Stuck);
+        if jam {
             for (c, o) in &mut cells {
                 if (*c - start).abs().max_element() <= JAM_REACH {
                     *o = CellOverlay::Blocked;
@@ -299,7 +308,27 @@ impl Overlay {
             cells,
             stopped_penalty: costs.from_tiles(settings.stopped_unit_penalty),
             traffic,
+            jam,
         }
+    }
+
+    /// Whether `path`, found with this overlay for `job`, is a stuck unit's way round its jam
+    /// too long to take: more than [`JAM_DETOUR_FACTOR`] times the straight distance to the
+    /// goal plus [`JAM_DETOUR_TILES`]. The search then runs again with the jam priced instead
+    /// of blocked ([`Overlay::soften`]), and the unit waits it out or walks through it: a tank
+    /// sent 100 tiles round a jam at a bridge drove for half a minute past the rest.
+    pub(crate) fn too_far_round(&self, path: &Path, job: &Job) -> bool {
+        let goal = match job.goal {
+            JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => goal,
+            JobGoal::Nearest(_) => return false,
+        };
+        let (Some(&start), true) = (path.cells.first(), self.jam) else {
+            return false;
+        };
+        let d = (goal - start).abs();
+        let straight = (d.max_element() - d.min_element()) as f64
+            + d.min_element() as f64 * std::f64::consts::SQRT_2;
+        path.length > JAM_DETOUR_FACTOR * straight + JAM_DETOUR_TILES
     }
 
     /// Stopped units are searched around as if blocked; when that leaves no path at all (a goal
@@ -317,6 +346,7 @@ impl Overlay {
                     cells,
                     stopped_penalty: self.stopped_penalty,
                     traffic: self.traffic,
+                    jam: false,
                 }
             })
     }
@@ -558,6 +588,24 @@ mod tests {
             ));
             // Softened when that leaves no way at all.
             assert!(stuck.soften().is_some());
+            // A way round the jam is taken if it is not too long (the goal is 24 tiles away).
+            let path = |length: f64| Path {
+                cells: vec![start, goal],
+                cost: 0,
+                length,
+                expansions: 0,
+                goal,
+                goal_index: None,
+            };
+            assert!(!stuck.too_far_round(&path(80.0), &job(class)));
+            assert!(stuck.too_far_round(&path(100.0), &job(class)));
+            assert!(!overlay(class, PathOrigin::User).too_far_round(&path(100.0), &job(class)));
+            assert!(
+                !stuck
+                    .soften()
+                    .unwrap()
+                    .too_far_round(&path(100.0), &job(class))
+            );
         }
         // Its other searches pay a penalty as before.
         let ordered = overlay(tank, PathOrigin::User);

@@ -563,6 +563,16 @@ async fn search_job(
                 Err(e) => Err(e),
             }
         }
+        // A stuck unit's way round its jam too long to take: the jam priced instead.
+        Ok(p)
+            if s.overlay.too_far_round(&p, job)
+                && let Some(soft) = s.overlay.soften() =>
+        {
+            match begin(search, grid, s.start, job, &s.config, &soft.cells) {
+                Ok(()) => finish(search, grid, co).await?,
+                Err(e) => Err(e),
+            }
+        }
         other => other,
     };
     let kind = if search.used_jump_points() {
