@@ -4,9 +4,9 @@
 //! cell (it slides along the wall, or stays). A unit walking through others (the crowd's last
 //! resort) is never pushed, and shoves the bodies it overlaps out of its way (two walking
 //! through leave each other alone): left among them, as it was before, it overlapped three or
-//! four bodies at a time for the seconds it walked. Pushed units settle where they are pushed; a unit on its
-//! way walks on along its curve with the push as an offset that fades, so it drifts back onto its
-//! smoothed path without planning it again.
+//! four bodies at a time for the seconds it walked. Pushed units settle where they are pushed;
+//! a unit on its way walks on along its curve with the push as an offset that fades, so it
+//! drifts back onto its smoothed path without planning it again.
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;

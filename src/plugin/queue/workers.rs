@@ -556,24 +556,20 @@ async fn search_job(
         },
         Ok(None) => {}
     }
-    let result = match finish(search, grid, co).await? {
-        Err(PathError::NoPath) if let Some(soft) = s.overlay.soften() => {
-            match begin(search, grid, s.start, job, &s.config, &soft.cells) {
-                Ok(()) => finish(search, grid, co).await?,
-                Err(e) => Err(e),
-            }
-        }
-        // A stuck unit's way round its jam too long to take: the jam priced instead.
-        Ok(p)
-            if s.overlay.too_far_round(&p, job)
-                && let Some(soft) = s.overlay.soften() =>
-        {
-            match begin(search, grid, s.start, job, &s.config, &soft.cells) {
-                Ok(()) => finish(search, grid, co).await?,
-                Err(e) => Err(e),
-            }
-        }
-        other => other,
+    let result = finish(search, grid, co).await?;
+    // Blocking stopped units left no way at all, or left a stuck unit only a way round its jam
+    // too long to take: search again with them priced.
+    let fallback = match &result {
+        Err(PathError::NoPath) => s.overlay.soften(),
+        Ok(p) if s.overlay.too_far_round(p, job) => s.overlay.soften(),
+        _ => None,
+    };
+    let result = match fallback {
+        Some(soft) => match begin(search, grid, s.start, job, &s.config, &soft.cells) {
+            Ok(()) => finish(search, grid, co).await?,
+            Err(e) => Err(e),
+        },
+        None => result,
     };
     let kind = if search.used_jump_points() {
         SearchKind::JumpPoints
