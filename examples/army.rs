@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo run --release --example army -- [--scene road|field|pursuit] [--units N] \
-//!     [--formation F] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N]
+//!     [--formation F] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] \
+//!     [--range R] [--open] [--gap] [--min-in-range PCT]
 //! ```
 //!
 //! `road`: a 150 x 60 map whose two open fields are joined by a road three tiles wide and 80
@@ -50,6 +51,13 @@
 //!   ([`TilepathFrameStats::main_thread_cpu`](bevy_tilepath::TilepathFrameStats)),
 //!   `frame_cpu_ms_per_s`: the whole frame's (every system: movement, the pursuit checks).
 //!
+//! `--gap`: the field is open ground but for one wall across it (column 75) with a gap one cell
+//! wide (row 30); one target walks to and fro through the gap (to a random row 9 tiles past
+//! the wall each time it arrives), with `--units` followers (default 10). It measures how a
+//! target's followers file through a gap one at a time. Prints one more line before the
+//! summary, `file median_s=<f> mean_s=<f> crossings=<n>`: the seconds between the target's
+//! crossing of the wall and its last follower's, over the crossings that all followers made.
+//!
 //! Exits non-zero if fewer than `--min-in-range` % (default 90) of follower-frames are in
 //! range, or a body went over a blocked cell (more than touching it) or leapt.
 
@@ -67,7 +75,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress};
 use common::{CrowdFrame, CrowdWatch, percentile};
 
-const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] [--range R] [--open] [--min-in-range PCT]";
+const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] [--range R] [--open] [--gap] [--min-in-range PCT]";
 
 /// The map's size, the road's rows and its ends.
 const WIDTH: i32 = 150;
@@ -96,6 +104,8 @@ struct Args {
     /// follower-frames in range below which it fails.
     range: f32,
     open: bool,
+    /// The pursuit scene's field is one wall with a gap one cell wide (see the runner's docs).
+    gap: bool,
     min_in_range: f64,
     /// Every other unit half as fast again (6 tiles a second against 4), and whether the order
     /// goes at the slowest's pace.
@@ -116,6 +126,7 @@ impl Args {
             frames: 3600,
             range: 3.0,
             open: false,
+            gap: false,
             min_in_range: 90.0,
             mixed_speeds: false,
             pace: false,
@@ -150,13 +161,18 @@ impl Args {
                 Long("frames") => a.frames = common::value(&mut p, "frames")?,
                 Long("range") => a.range = common::value(&mut p, "range")?,
                 Long("open") => a.open = true,
+                Long("gap") => a.gap = true,
                 Long("mixed-speeds") => a.mixed_speeds = true,
                 Long("pace") => a.pace = true,
                 Long("min-in-range") => a.min_in_range = common::value(&mut p, "min-in-range")?,
                 other => return Err(common::unexpected(other)),
             }
         }
-        a.units = units.unwrap_or(if a.scene == Scene::Pursuit { 200 } else { 100 });
+        a.units = units.unwrap_or(match a.scene {
+            Scene::Pursuit if a.gap => 10,
+            Scene::Pursuit => 200,
+            _ => 100,
+        });
         Ok(a)
     }
 }

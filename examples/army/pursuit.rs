@@ -42,6 +42,68 @@ fn field(rng: &mut Rng, bars: u32) -> NavGrid {
     grid
 }
 
+/// `--gap`: the column of the wall across the field and the row of its gap.
+const GAP_WALL: i32 = 75;
+const GAP_ROW: i32 = 30;
+
+/// `--gap`'s field: open ground but for a wall across it with a gap one cell wide.
+fn gap_field() -> NavGrid {
+    let mut grid = NavGrid::new(WIDTH, HEIGHT).expect("valid size");
+    for y in (0..HEIGHT as i32).filter(|&y| y != GAP_ROW) {
+        grid.set_walkable(Cell::new(GAP_WALL, y), false).ok();
+    }
+    grid
+}
+
+/// `--gap`: the target's next goal, 9 tiles past the wall from `here`, on a random row within
+/// 8 of the gap's.
+fn across(rng: &mut Rng, here: Cell) -> Cell {
+    let x = if here.x < GAP_WALL {
+        GAP_WALL + 9
+    } else {
+        GAP_WALL - 9
+    };
+    Cell::new(x, GAP_ROW - 8 + rng.below(17) as i32)
+}
+
+/// `--gap`: which side of the wall each follower, then the target, was on last frame, and for
+/// each crossing of the target the frame it crossed and the frames its followers did.
+#[derive(Default)]
+struct Files {
+    east: Vec<bool>,
+    crossings: Vec<(usize, Vec<usize>)>,
+}
+
+impl Files {
+    /// Notes this frame's crossings: `at` are the followers' positions, then the target's.
+    fn frame(&mut self, frame: usize, at: &[Vec2]) {
+        let east: Vec<bool> = at.iter().map(|p| p.x > GAP_WALL as f32 + 0.5).collect();
+        if self.east.is_empty() {
+            self.east = east;
+            return;
+        }
+        let target = at.len() - 1;
+        if east[target] != self.east[target] {
+            self.crossings.push((frame, Vec::new()));
+        }
+        let crossed = (0..target).filter(|&k| east[k] != self.east[k]).count();
+        if let Some((_, followers)) = self.crossings.last_mut() {
+            followers.extend(std::iter::repeat_n(frame, crossed));
+        }
+        self.east = east;
+    }
+
+    /// The seconds from each crossing of the target to its last follower's, over the
+    /// crossings all `followers` made.
+    fn seconds(&self, followers: usize) -> Vec<f64> {
+        self.crossings
+            .iter()
+            .filter(|(_, f)| f.len() >= followers)
+            .map(|(t, f)| (f[followers - 1] - t) as f64 / 60.0)
+            .collect()
+    }
+}
+
 /// A random open cell of `island` within [`WANDER`] tiles of `near`.
 fn wander(grid: &NavGrid, rng: &mut Rng, near: Cell, island: Option<u32>) -> Cell {
     loop {
@@ -58,7 +120,12 @@ fn wander(grid: &NavGrid, rng: &mut Rng, near: Cell, island: Option<u32>) -> Cel
 
 pub fn run(args: &Args) {
     let mut rng = Rng::new(args.seed);
-    let grid = field(&mut rng, if args.open { 0 } else { 60 });
+    let grid = if args.gap {
+        gap_field()
+    } else {
+        field(&mut rng, if args.open { 0 } else { 60 })
+    };
+    let target_count = if args.gap { 1 } else { TARGETS };
     let map = NavMap::new(grid.clone(), Vec2::ZERO, Vec2::ONE);
     let period = Duration::from_secs_f64(1.0 / 60.0);
     let mut app = App::new();
@@ -77,11 +144,15 @@ pub fn run(args: &Args) {
             .find(|&c| grid.is_walkable(c))
             .expect("open ground"),
     );
-    let per_target = (args.units as usize).div_ceil(TARGETS);
+    let per_target = (args.units as usize).div_ceil(target_count);
     let mut targets = Vec::new();
     let mut followers: Vec<(Entity, usize)> = Vec::new();
-    for t in 0..TARGETS {
-        let home = wander(&grid, &mut rng, centre, island);
+    for t in 0..target_count {
+        let home = if args.gap {
+            Cell::new(GAP_WALL - 7, GAP_ROW)
+        } else {
+            wander(&grid, &mut rng, centre, island)
+        };
         let target = app
             .world_mut()
             .spawn((
@@ -136,6 +207,7 @@ pub fn run(args: &Args) {
     let (mut reachable, mut in_range) = (vec![0u64; followers.len()], vec![0u64; followers.len()]);
     let (mut queue_cpu, mut frame_cpu) = (Duration::ZERO, Duration::ZERO);
     let mut wall_frames = 0u64;
+    let mut files = Files::default();
     for frame in 1..=args.frames {
         let before = thread_cpu();
         app.update();
@@ -171,7 +243,11 @@ pub fn run(args: &Args) {
                 let here = map
                     .world_to_cell(tf.translation.truncate())
                     .expect("on the map");
-                let next = wander(&grid, &mut rng, here, island);
+                let next = if args.gap {
+                    across(&mut rng, here)
+                } else {
+                    wander(&grid, &mut rng, here, island)
+                };
                 world.entity_mut(t).insert(PathRequest::to_cell(next));
             }
         }
@@ -184,6 +260,11 @@ pub fn run(args: &Args) {
                     .truncate(),
             )
         };
+        if args.gap {
+            let mut all: Vec<Vec2> = followers.iter().map(|&(f, _)| at(world, f)).collect();
+            all.push(at(world, targets[0]));
+            files.frame(frame, &all);
+        }
         for &t in &targets {
             let p = at(world, t);
             wall_frames += u64::from(crate::common::in_wall(&grid, p, NavAgent::default().radius));
@@ -212,6 +293,16 @@ pub fn run(args: &Args) {
         .zip(&in_range)
         .filter(|&(&r, &i)| r > 0 && 10 * i < 9 * r)
         .count();
+    if args.gap {
+        let mut s = files.seconds(followers.len());
+        s.sort_by(f64::total_cmp);
+        let median = s.get(s.len() / 2).copied().unwrap_or(f64::NAN);
+        let mean = s.iter().sum::<f64>() / s.len().max(1) as f64;
+        println!(
+            "file median_s={median:.2} mean_s={mean:.2} crossings={}",
+            s.len()
+        );
+    }
     let counted = (args.frames.saturating_sub(WARM_UP) * followers.len()).max(1);
     let per_s = |n: u64| n as f64 / seconds;
     println!(

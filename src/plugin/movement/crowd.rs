@@ -4,6 +4,7 @@
 
 use bevy::prelude::*;
 
+use crate::core::{Cell, NavGrid};
 use crate::plugin::settings::CrowdSettings;
 
 /// How many of its wait times a unit kept from the last cells of its path by stopped units waits
@@ -69,7 +70,7 @@ pub(crate) struct Situation {
     pub(crate) blocked: f32,
     /// Already walking through other units.
     pub(crate) walking_through: bool,
-    /// Its goal is within [`CrowdSettings::close_enough`] tiles.
+    /// Near its goal to stop at the edge of its group's crowd ([`near_goal`]).
     pub(crate) near_goal: bool,
     /// No other stopped unit stands on its own cell.
     pub(crate) free_here: bool,
@@ -126,6 +127,15 @@ pub(crate) enum Action {
     },
     /// Its group has gathered around its goal and it is at the edge: stop here, arrived.
     StopHere,
+}
+
+/// Whether a unit on `here` counts as near its `goal` for stopping at the edge of its group's
+/// crowd ([`Action::StopHere`]): within [`CrowdSettings::close_enough`] steps, and not in a
+/// passage one cell wide. A unit stopped in a gate closed it to every unit behind it: in two
+/// streams meeting at a gate (`tests/movement.rs`), units stopped in the gate and its mouths,
+/// short of goals on the other side, and the crowd's last resort had to walk others through.
+pub(crate) fn near_goal(grid: &NavGrid, here: Cell, goal: Cell, crowd: &CrowdSettings) -> bool {
+    grid.open_steps(here, goal) as i32 <= crowd.close_enough && !grid.is_one_wide(here)
 }
 
 /// The crowd decision (see the module docs).
@@ -405,6 +415,29 @@ mod tests {
         let mut s = waiting(0.5, taken);
         s.stuck_repaths = 1;
         assert_eq!(decide(&s, &crowd), wait(Some(Reaction::TakeFreeCell)));
+    }
+
+    #[test]
+    fn a_unit_in_a_gate_one_cell_wide_is_never_near_enough_to_stop() {
+        let crowd = CrowdSettings::default();
+        let mut grid = NavGrid::new(30, 12).unwrap();
+        for y in (0..12).filter(|&y| y != 6) {
+            grid.set_walkable(Cell::new(15, y), false).unwrap();
+        }
+        let goal = Cell::new(20, 6);
+        assert!(
+            !near_goal(&grid, Cell::new(15, 6), goal, &crowd),
+            "in the gate"
+        );
+        assert!(
+            near_goal(&grid, Cell::new(16, 6), goal, &crowd),
+            "out of it"
+        );
+        assert!(
+            near_goal(&grid, Cell::new(14, 6), goal, &crowd),
+            "before it"
+        );
+        assert!(!near_goal(&grid, Cell::new(2, 6), goal, &crowd), "too far");
     }
 
     #[test]

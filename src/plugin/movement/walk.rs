@@ -10,7 +10,7 @@ use super::super::claims::Intent;
 use super::super::request::{PathOrigin, PathStatus};
 use super::avoid::avoid;
 use super::claiming::{publish_intent, release_all, update_claims};
-use super::crowd::{Action, Situation, decide};
+use super::crowd::{Action, Situation, decide, near_goal};
 use super::errands::{arrive, in_the_way, on_errand, react, stand, stop_here};
 use super::follow::{Walk, track};
 use super::passage;
@@ -124,7 +124,7 @@ pub(super) fn step_unit(
         wait_time: unit.mover.wait_time,
         blocked: progress.blocked,
         walking_through: progress.state.walking_through_from().is_some(),
-        near_goal: unit.grid.open_steps(here, goal) as i32 <= ctx.crowd.close_enough,
+        near_goal: near_goal(unit.grid, here, goal, ctx.crowd),
         free_here: ctx
             .claims
             .stopped_at(unit.map_entity, here)
