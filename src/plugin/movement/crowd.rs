@@ -131,9 +131,9 @@ pub(crate) enum Action {
 
 /// Whether a unit on `here` counts as near its `goal` for stopping at the edge of its group's
 /// crowd ([`Action::StopHere`]): within [`CrowdSettings::close_enough`] steps, and not in a
-/// passage one cell wide. A unit stopped in a gate closed it to every unit behind it: in two
-/// streams meeting at a gate (`tests/movement.rs`), units stopped in the gate and its mouths,
-/// short of goals on the other side, and the crowd's last resort had to walk others through.
+/// passage one cell wide: a unit stopped in a gate closes it to every unit behind it. With a
+/// faster gate rule tried in session 41, two streams meeting at a gate (`tests/movement.rs`)
+/// left units stopped in the gate itself, and the crowd's last resort walked others through.
 pub(crate) fn near_goal(grid: &NavGrid, here: Cell, goal: Cell, crowd: &CrowdSettings) -> bool {
     grid.open_steps(here, goal) as i32 <= crowd.close_enough && !grid.is_one_wide(here)
 }
