@@ -131,9 +131,8 @@ pub(crate) enum Action {
 
 /// Whether a unit on `here` counts as near its `goal` for stopping at the edge of its group's
 /// crowd ([`Action::StopHere`]): within [`CrowdSettings::close_enough`] steps, and not in a
-/// passage one cell wide: a unit stopped in a gate closes it to every unit behind it. With a
-/// faster gate rule tried in session 41, two streams meeting at a gate (`tests/movement.rs`)
-/// left units stopped in the gate itself, and the crowd's last resort walked others through.
+/// passage one cell wide, which a unit stopped in it would close to every unit behind it
+/// (BENCHMARKS.md, session 41).
 pub(crate) fn near_goal(grid: &NavGrid, here: Cell, goal: Cell, crowd: &CrowdSettings) -> bool {
     grid.open_steps(here, goal) as i32 <= crowd.close_enough && !grid.is_one_wide(here)
 }
