@@ -681,6 +681,16 @@ fn streams_meeting_in_a_one_tile_gate_take_turns_without_walking_through() {
         .map(|&e| pos(&app, e))
         .collect();
     assert!(left.is_empty(), "not arrived: {left:?}");
+    // Every unit arrived on its goal's side of the wall (units alternate: left to right first),
+    // none stopped short before the gate or at its far mouth.
+    for (i, &e) in units.iter().enumerate() {
+        let x = pos(&app, e).x;
+        assert!(
+            (x > 16.0) == (i % 2 == 0) && (x - 15.5).abs() > 1.0,
+            "unit {i} arrived at {} on the wrong side of the gate",
+            pos(&app, e)
+        );
+    }
     assert_eq!(through_frames, 0, "units walked through others");
     assert!(
         closest_in_gate >= 0.5 * 0.6,

@@ -247,8 +247,10 @@ pub struct CrowdSettings {
     /// A unit kept by stopped units from the last cells of its path, for four times its wait
     /// time, stops where it is if its goal is within this many steps
     /// ([`NavGrid::open_steps`](crate::core::NavGrid::open_steps): Chebyshev on eight-way
-    /// squares), unless it is in a passage one cell wide (it would close it): its group has
-    /// gathered around the goal and it is at the edge of the crowd.
+    /// squares) and a walk of at most this many steps away, not through a passage one cell
+    /// wide (a wall or a gate between does not count as near), unless it is in such a passage
+    /// itself (it would close it): its group has gathered around the goal and it is at the edge
+    /// of the crowd.
     pub close_enough: i32,
     /// Times a unit steps aside for units meeting it head-on before it stops yielding (streams
     /// meeting on a bridge would otherwise take turns stepping aside forever).

@@ -70,7 +70,8 @@ pub(crate) struct Situation {
     pub(crate) blocked: f32,
     /// Already walking through other units.
     pub(crate) walking_through: bool,
-    /// Near its goal to stop at the edge of its group's crowd ([`near_goal`]).
+    /// Near its goal to stop at the edge of its group's crowd ([`near_goal`]; worked out only
+    /// if it [`may_stop_short`], else `false`).
     pub(crate) near_goal: bool,
     /// No other stopped unit stands on its own cell.
     pub(crate) free_here: bool,
@@ -129,23 +130,72 @@ pub(crate) enum Action {
     StopHere,
 }
 
+/// Whether a unit kept from the last cells of its path by a stopped unit, on a cell no other
+/// stopped unit holds, has waited long enough to stop where it is ([`Action::StopHere`]) if it
+/// is [`near_goal`] too (worked out only then: it walks the cells round the unit).
+pub(crate) fn may_stop_short(s: &Situation) -> bool {
+    matches!(s.in_the_way, Some(InTheWay::Stopped { .. }))
+        && s.free_here
+        && s.blocked > CLOSE_ENOUGH_WAITS * s.wait_time
+}
+
 /// Whether a unit on `here` counts as near its `goal` for stopping at the edge of its group's
-/// crowd ([`Action::StopHere`]): within [`CrowdSettings::close_enough`] steps, and not in a
-/// passage one cell wide, which a unit stopped in it would close to every unit behind it
-/// (BENCHMARKS.md, session 41).
-pub(crate) fn near_goal(grid: &NavGrid, here: Cell, goal: Cell, crowd: &CrowdSettings) -> bool {
-    grid.open_steps(here, goal) as i32 <= crowd.close_enough && !grid.is_one_wide(here)
+/// crowd ([`Action::StopHere`]): within [`CrowdSettings::close_enough`] steps of `grid` (its
+/// class's), not in a passage one cell wide, which a unit stopped in it would close to every
+/// unit behind it, and not with a wall between (the goal that many steps away without a way
+/// through a gate one cell wide in the map's `walls`): a unit stopped there stood outside a
+/// walled compound it was sent into (BENCHMARKS.md, sessions 41 and 42).
+pub(crate) fn near_goal(
+    (grid, walls): (&NavGrid, &NavGrid),
+    here: Cell,
+    goal: Cell,
+    crowd: &CrowdSettings,
+) -> bool {
+    let reach = crowd.close_enough;
+    grid.open_steps(here, goal) as i32 <= reach
+        && !grid.is_one_wide(here)
+        && walk_within((grid, walls), here, goal, reach.max(0) as u32)
+}
+
+/// Whether `goal` is at most `steps` steps (the move rules' on `grid`) from `here`, never
+/// through a passage one cell wide in `walls` (but into one that is the goal): a breadth-first
+/// walk in the square of `steps` cells round `here`.
+fn walk_within((grid, walls): (&NavGrid, &NavGrid), here: Cell, goal: Cell, steps: u32) -> bool {
+    let side = 2 * steps as i32 + 1;
+    let slot = |c: Cell| {
+        let d = c - here + Cell::new(steps as i32, steps as i32);
+        (d.x >= 0 && d.y >= 0 && d.x < side && d.y < side).then(|| (d.y * side + d.x) as usize)
+    };
+    let mut seen = vec![false; (side * side) as usize];
+    seen[slot(here).expect("the middle")] = true;
+    let mut ring = vec![here];
+    for _ in 0..steps {
+        let mut next = Vec::new();
+        for &c in &ring {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let n = Cell::new(c.x + dx, c.y + dy);
+                    if n == goal && grid.can_step(c, n) {
+                        return true;
+                    }
+                    let Some(i) = slot(n) else { continue };
+                    if !seen[i] && grid.can_step(c, n) && !walls.is_one_wide(n) {
+                        seen[i] = true;
+                        next.push(n);
+                    }
+                }
+            }
+        }
+        ring = next;
+    }
+    here == goal
 }
 
 /// The crowd decision (see the module docs).
 pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
     let may_react = !s.pending && s.waited > s.wait_time;
     let may_repath = s.stuck_repaths < crowd.max_stuck_repaths;
-    if let Some(InTheWay::Stopped { .. }) = s.in_the_way
-        && s.near_goal
-        && s.free_here
-        && s.blocked > CLOSE_ENOUGH_WAITS * s.wait_time
-    {
+    if may_stop_short(s) && s.near_goal {
         return Action::StopHere;
     }
     if s.walking_through {
@@ -417,7 +467,7 @@ mod tests {
     }
 
     #[test]
-    fn a_unit_in_a_gate_one_cell_wide_is_never_near_enough_to_stop() {
+    fn a_unit_in_a_gate_or_with_a_wall_between_is_never_near_enough_to_stop() {
         let crowd = CrowdSettings::default();
         let mut grid = NavGrid::new(30, 12).unwrap();
         for y in (0..12).filter(|&y| y != 6) {
@@ -425,18 +475,48 @@ mod tests {
         }
         let goal = Cell::new(20, 6);
         assert!(
-            !near_goal(&grid, Cell::new(15, 6), goal, &crowd),
+            !near_goal((&grid, &grid), Cell::new(15, 6), goal, &crowd),
             "in the gate"
         );
         assert!(
-            near_goal(&grid, Cell::new(16, 6), goal, &crowd),
+            near_goal((&grid, &grid), Cell::new(16, 6), goal, &crowd),
             "out of it"
         );
         assert!(
-            near_goal(&grid, Cell::new(14, 6), goal, &crowd),
+            !near_goal((&grid, &grid), Cell::new(2, 6), goal, &crowd),
+            "too far"
+        );
+        // Before the gate, the goal only a walk through it away: a wall between.
+        assert!(
+            !near_goal((&grid, &grid), Cell::new(14, 6), goal, &crowd),
             "before it"
         );
-        assert!(!near_goal(&grid, Cell::new(2, 6), goal, &crowd), "too far");
+        assert!(
+            near_goal((&grid, &grid), Cell::new(14, 6), Cell::new(10, 2), &crowd),
+            "on the goal's side"
+        );
+        // Round the end of a wall: near while the walk is short, not once it is long.
+        let mut grid = NavGrid::new(30, 30).unwrap();
+        for y in 0..20 {
+            grid.set_walkable(Cell::new(15, y), false).unwrap();
+        }
+        let goal = Cell::new(17, 17);
+        assert!(near_goal((&grid, &grid), Cell::new(13, 17), goal, &crowd));
+        assert!(!near_goal(
+            (&grid, &grid),
+            Cell::new(13, 5),
+            Cell::new(17, 5),
+            &crowd
+        ));
+        // A tank's grid, with walls grown, may be one cell wide where the map is not.
+        let mut tanks = grid.clone();
+        for (x, y) in (0..30).flat_map(|x| (22..27).map(move |y| (x, y))) {
+            tanks.set_walkable(Cell::new(x, y), x == 15).unwrap();
+        }
+        assert!(tanks.is_one_wide(Cell::new(15, 24)));
+        let (from, to) = (Cell::new(15, 28), Cell::new(15, 20));
+        assert!(!near_goal((&tanks, &tanks), from, to, &crowd));
+        assert!(near_goal((&tanks, &grid), from, to, &crowd));
     }
 
     #[test]

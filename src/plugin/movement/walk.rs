@@ -10,7 +10,7 @@ use super::super::claims::Intent;
 use super::super::request::{PathOrigin, PathStatus};
 use super::avoid::avoid;
 use super::claiming::{publish_intent, release_all, update_claims};
-use super::crowd::{Action, Situation, decide, near_goal};
+use super::crowd::{Action, Situation, decide, may_stop_short, near_goal};
 use super::errands::{arrive, in_the_way, on_errand, react, stand, stop_here};
 use super::follow::{Walk, track};
 use super::passage;
@@ -113,7 +113,7 @@ pub(super) fn step_unit(
             ctx.clock,
             ctx.crowd.one_way_turn,
         );
-    let situation = Situation {
+    let mut situation = Situation {
         held_back: progress.leg.is_some() && held_back(progress),
         stalled: progress.stalled,
         passage_closed,
@@ -124,7 +124,7 @@ pub(super) fn step_unit(
         wait_time: unit.mover.wait_time,
         blocked: progress.blocked,
         walking_through: progress.state.walking_through_from().is_some(),
-        near_goal: near_goal(unit.grid, here, goal, ctx.crowd),
+        near_goal: false,
         free_here: ctx
             .claims
             .stopped_at(unit.map_entity, here)
@@ -135,6 +135,8 @@ pub(super) fn step_unit(
         yields: progress.yields,
         wide: unit.footprint > 0,
     };
+    situation.near_goal = may_stop_short(&situation)
+        && near_goal((unit.grid, unit.map.grid()), here, goal, ctx.crowd);
     match decide(&situation, ctx.crowd) {
         Action::StopHere => {
             stop_here(ctx, unit, progress, here);
