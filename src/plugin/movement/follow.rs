@@ -168,9 +168,10 @@ impl Walk<'_> {
 
     /// The leg to waypoint `i` from `pos`, with its speed factor. Off its path (after an arc,
     /// a push, making way, or a new path found elsewhere), or on it after an edit, the straight
-    /// line to the waypoint may clip a wall: the leg then goes to the center of the unit's own cell first (always safe),
-    /// and from there, if the waypoint is still hidden, back to the corridor; `None` if even
-    /// that is blocked.
+    /// line to the waypoint may clip a wall: the leg then goes to a cell center from which the
+    /// waypoint is in sight ([`Walk::through_cell`]), else to the center of the unit's own cell
+    /// (always safe) and from there, if the waypoint is still hidden, back to the corridor;
+    /// `None` if even that is blocked.
     fn next_leg(&self, i: usize, pos: Vec2, heading: Vec2) -> Option<(Leg, f32)> {
         let target = (self.waypoints)(i);
         // The body, on its path too: smoothing kept it off the walls of the grid it saw, but a
@@ -196,10 +197,10 @@ impl Walk<'_> {
             ));
         }
         let center = self.grid.cell_center(self.grid.cell_at(pos));
-        let detour = if pos.distance(center) > 1e-3 {
-            center
-        } else {
-            self.back_to_corridor(pos)?
+        let detour = match self.through_cell(pos, target, center) {
+            Some(via) => via,
+            None if pos.distance(center) > 1e-3 => center,
+            None => self.back_to_corridor(pos)?,
         };
         Some((
             Leg {
@@ -210,6 +211,33 @@ impl Walk<'_> {
             },
             1.0,
         ))
+    }
+
+    /// Of the centers of the unit's own cell (`own`) and of the corridor's cells near its place
+    /// in it, the one on the shortest way to `target` that the unit can walk to in a straight
+    /// line and from which `target` is in sight (`None` if there is none). Pushed a little off
+    /// the line into a gap one cell wide, a unit walked back to its own cell's center first,
+    /// often away from the gap, where the center of the corridor's cell before the gap was on
+    /// its way.
+    fn through_cell(&self, pos: Vec2, target: Vec2, own: Vec2) -> Option<Vec2> {
+        let near = self.cell_index.saturating_sub(1)..self.cell_index + TRACK_AHEAD;
+        std::iter::once(own)
+            .chain(
+                near.filter_map(|i| self.corridor.get(i))
+                    .map(|&c| self.grid.cell_center(c)),
+            )
+            .filter(|&c| c.distance(pos) > 1e-3)
+            .map(|c| (c, pos.distance(c) + c.distance(target)))
+            .fold(None::<(Vec2, f32)>, |best, (c, length)| match best {
+                Some((_, b)) if b <= length => best,
+                _ if walkable(self.grid, pos, c, self.radius)
+                    && walkable(self.grid, c, target, self.radius) =>
+                {
+                    Some((c, length))
+                }
+                _ => best,
+            })
+            .map(|(c, _)| c)
     }
 
     /// From a cell center that cannot see the next waypoint: the center of the corridor cell it

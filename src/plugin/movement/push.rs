@@ -43,9 +43,11 @@ const IN_LINE: f32 = 0.2;
 const ALONG: f32 = 0.25;
 
 /// Seconds a unit on its way has gone without getting a tile anywhere before it counts as
-/// jostling at the gate ahead (see [`Entering`]). Units flowing through a gate get a tile within
-/// that time; two side by side at one, each pressed against a post by the other, never did.
-const GATE_JOSTLE: f32 = 1.0;
+/// jostling at the gate ahead (see [`Entering`]): two side by side at one, each pressed against
+/// a post by the other, never get a tile. A quarter second, less than a free walk takes for a
+/// tile: a unit slowed at a gate lets the nearer go first at once, and files through gates
+/// one cell wide moved sooner (BENCHMARKS.md, sessions 41 and 42).
+const GATE_JOSTLE: f32 = 0.25;
 
 /// A unit on its way that has jostled for [`GATE_JOSTLE`] seconds to enter `gate`, the next cell
 /// of its path (in a passage one cell wide on its class's grid), with the gate's centre
