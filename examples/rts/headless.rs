@@ -16,7 +16,8 @@
 //! prints a hash of all unit positions each frame (to show two builds behave the same),
 //! `RTS_ORDER=600:82,35:1,2,35,45` orders, at frame 600, the blue units standing on tiles from
 //! (1, 2) to (35, 45) to tile (82, 35) as the player (to replay a windowed order; the script
-//! then orders red only), and lists those that did not arrive near it at the end.
+//! then orders red only), and lists those that did not arrive near it at the end and those with
+//! a wall between them and their goals.
 //! `RTS_NUDGE=300` moves one unit (the first in entity order) a ten-thousandth of a tile east
 //! after frame 300: the same game to the eye, but a crowd is chaotic, so every figure of the
 //! summary moves from then on. Runs nudged at a few frames give the noise floor a change of the
@@ -590,9 +591,13 @@ impl PlayerOrder {
         units.into_iter().map(|u| u.1).collect()
     }
 
-    /// The ordered units that stand more than 12 tiles from the target.
+    /// The ordered units that stand more than 12 tiles from the target, and those with a wall
+    /// between them and the goal of their path (their walk there more than twice as long as the
+    /// straight steps and four more: outside a walled compound they were sent into, say; a tank
+    /// sent in, too wide for its gates, goes to the nearest cell it can reach outside).
     fn report(&self, app: &mut App, map: &DemoMap, units: &[Entity]) {
         let target = map.cell(self.target.0, self.target.1);
+        let mut walks: BTreeMap<(i32, i32), Vec<u32>> = BTreeMap::new();
         let world = app.world_mut();
         let mut q = world.query::<(
             &Transform,
@@ -601,13 +606,27 @@ impl PlayerOrder {
             &PathStatus,
             Option<&NavPath>,
         )>();
-        let mut far = 0;
+        let (mut far, mut walled) = (0, 0);
         for &e in units {
             let Ok((tf, kind, p, s, path)) = q.get(world, e) else {
                 continue;
             };
             let here = map.grid().cell_at(map.to_grid(tf.translation.truncate()));
-            if map.grid().open_steps(here, target) > 12 {
+            let goal = path.map_or(target, |p| p.goal);
+            let to_goal = map.grid().open_steps(here, goal);
+            let walk = walks
+                .entry((goal.x, goal.y))
+                .or_insert_with(|| walk_steps(map.grid(), goal))
+                [(here.y * map.grid().width() as i32 + here.x) as usize];
+            if walk > 2 * to_goal + 4 {
+                walled += 1;
+                eprintln!(
+                    "walled off: {e} {kind:?} at {here} {:?} {s:?}, {to_goal} steps from its goal, a walk of {walk}",
+                    p.state
+                );
+            }
+            let steps = map.grid().open_steps(here, target);
+            if steps > 12 {
                 far += 1;
                 eprintln!(
                     "far: {e} {kind:?} at {here} {:?} {s:?} goal {:?} origin {:?}",
@@ -618,8 +637,31 @@ impl PlayerOrder {
             }
         }
         eprintln!(
-            "replayed order: {far} of {} units far from {target}",
+            "replayed order: {far} of {} units far from {target}, {walled} with a wall between",
             units.len()
         );
     }
+}
+
+/// Steps (the map's move rules) from `from` to every cell, row by row (`u32::MAX`: no way
+/// there).
+fn walk_steps(grid: &NavGrid, from: Cell) -> Vec<u32> {
+    let w = grid.width() as i32;
+    let slot = |c: Cell| (c.y * w + c.x) as usize;
+    let mut steps = vec![u32::MAX; (grid.width() * grid.height()) as usize];
+    if !grid.is_walkable(from) {
+        return steps;
+    }
+    steps[slot(from)] = 0;
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(c) = queue.pop_front() {
+        let d = steps[slot(c)];
+        for n in (-1..=1).flat_map(|y| (-1..=1).map(move |x| c + Cell::new(x, y))) {
+            if grid.can_step(c, n) && steps[slot(n)] == u32::MAX {
+                steps[slot(n)] = d + 1;
+                queue.push_back(n);
+            }
+        }
+    }
+    steps
 }
