@@ -51,6 +51,11 @@
 //!   ([`TilepathFrameStats::main_thread_cpu`](bevy_tilepath::TilepathFrameStats)),
 //!   `frame_cpu_ms_per_s`: the whole frame's (every system: movement, the pursuit checks).
 //!
+//! Before the summary, `gaps per_target=<n,...> under_90_targets=<n,...>`: how many times each
+//! target walked into a gap one cell wide (after the warm-up), and the same count of the target
+//! of each follower under 90 % (the last of a target's followers lose range filing through such
+//! gaps behind it).
+//!
 //! `--gap`: the field is open ground but for one wall across it (column 75) with a gap one cell
 //! wide (row 30); one target walks to and fro through the gap (to a random row 9 tiles past
 //! the wall each time it arrives), with `--units` followers (default 10). It measures how a
