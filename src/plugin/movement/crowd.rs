@@ -143,8 +143,9 @@ pub(crate) fn may_stop_short(s: &Situation) -> bool {
 /// crowd ([`Action::StopHere`]): within [`CrowdSettings::close_enough`] steps of `grid` (its
 /// class's), not in a passage one cell wide, which a unit stopped in it would close to every
 /// unit behind it, and not with a wall between (the goal that many steps away without a way
-/// through a gate one cell wide in the map's `walls`): a unit stopped there stood outside a
-/// walled compound it was sent into (BENCHMARKS.md, sessions 41 and 42).
+/// through a gate one cell wide in the map's `walls`): units stopped at a gate's mouth with
+/// their goals through it stood on the wrong side of the wall and closed the gate
+/// (BENCHMARKS.md, sessions 41 and 42).
 pub(crate) fn near_goal(
     (grid, walls): (&NavGrid, &NavGrid),
     here: Cell,
@@ -161,6 +162,9 @@ pub(crate) fn near_goal(
 /// through a passage one cell wide in `walls` (but into one that is the goal): a breadth-first
 /// walk in the square of `steps` cells round `here`.
 fn walk_within((grid, walls): (&NavGrid, &NavGrid), here: Cell, goal: Cell, steps: u32) -> bool {
+    if here == goal {
+        return true;
+    }
     let side = 2 * steps as i32 + 1;
     let slot = |c: Cell| {
         let d = c - here + Cell::new(steps as i32, steps as i32);
@@ -188,7 +192,7 @@ fn walk_within((grid, walls): (&NavGrid, &NavGrid), here: Cell, goal: Cell, step
         }
         ring = next;
     }
-    here == goal
+    false
 }
 
 /// The crowd decision (see the module docs).
