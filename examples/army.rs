@@ -51,10 +51,12 @@
 //!   ([`TilepathFrameStats::main_thread_cpu`](bevy_tilepath::TilepathFrameStats)),
 //!   `frame_cpu_ms_per_s`: the whole frame's (every system: movement, the pursuit checks).
 //!
-//! Before the summary, `gaps per_target=<n,...> under_90_targets=<n,...>`: how many times each
-//! target walked into a gap one cell wide (after the warm-up), and the same count of the target
-//! of each follower under 90 % (the last of a target's followers lose range filing through such
-//! gaps behind it).
+//! Before the summary, `gaps per_target=<n,...> under_90_targets=<n,...> under_90_off_gaps=<n>
+//! off_gaps_pct=<f>`: how many times each target walked into a gap one cell wide (after the
+//! warm-up), and the same count of the target of each follower under 90 % (the last of a
+//! target's followers lose range filing through such gaps behind it); `under_90_off_gaps`: the
+//! followers under 90 % of the frames outside the 4 s after each of their target's walks into
+//! such a gap, and `off_gaps_pct` the share of follower-frames those are (of the reachable ones).
 //!
 //! `--gap`: the field is open ground but for one wall across it (column 75) with a gap one cell
 //! wide (row 30); one target walks to and fro through the gap (to a random row 9 tiles past
