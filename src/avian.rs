@@ -66,7 +66,7 @@ use bevy::prelude::*;
 use crate::core::{Cell, NavGrid};
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::{DesiredVelocity, PathProgress};
-use crate::plugin::schedule::{TilepathSchedule, TilepathSystems};
+use crate::plugin::schedule::{Step, TilepathSchedule, TilepathSystems};
 
 /// Copies units' [`DesiredVelocity`] to their avian `LinearVelocity` and `Rotation` after
 /// movement, disables the colliders of units walking through others (`ColliderDisabled`, until
@@ -93,7 +93,7 @@ impl Plugin for TilepathAvianPlugin {
                 )
                     .chain()
                     .in_set(TilepathSystems::Last)
-                    .before(crate::plugin::lockstep::update_checksum),
+                    .before(Step::Checksum),
             );
     }
 }

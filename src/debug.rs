@@ -7,12 +7,16 @@ use bevy::gizmos::config::GizmoConfigStore;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
+use super::plugin::agent::NavAgent;
+use super::plugin::claims::Claims;
+use super::plugin::diagnostics::TilepathFrameStats;
+use super::plugin::map::NavMap;
+use super::plugin::movement::state::PathProgress;
+use super::plugin::outcomes::{NavPath, SearchKind};
+use super::plugin::schedule::TilepathSystems;
+use super::plugin::settings::TilepathSettings;
 use crate::core::Cell;
-use crate::plugin::schedule::TilepathSchedule;
-use crate::{
-    Claims, NavAgent, NavMap, NavPath, PathProgress, SearchKind, TilepathFrameStats,
-    TilepathSettings, TilepathSystems,
-};
+use crate::plugin::schedule::{Step, TilepathSchedule};
 
 /// Mark units whose paths the overlay draws.
 #[derive(Component, Clone, Copy, Debug, Default, Reflect)]
@@ -85,7 +89,7 @@ impl Plugin for TilepathDebugPlugin {
             (toggle_layers, draw_overlay, draw_crowd, update_stats_text)
                 .chain()
                 .in_set(TilepathSystems::Last)
-                .before(crate::plugin::lockstep::update_checksum),
+                .before(Step::Checksum),
         );
     }
 }

@@ -2,12 +2,17 @@
 //!
 //! ## Layers
 //!
+//! Each layer names only the layers under it (a test reads `src/` and fails on an import circle or
+//! an upward import):
+//!
 //! - [`core`]: the grid, A* / Dijkstra, smoothing and turning geometry. Plain Rust, no ECS.
-//! - [`plugin`]: the plugin group, components, the time-sliced queue, workers, movement and
+//! - [`plugin`]: the Bevy layer: components, the time-sliced queue, workers, movement and
 //!   claims.
 //! - `tilemap` (feature `tilemap`): build and sync the grid from bevy_ecs_tilemap.
 //! - `debug` (feature `debug`): gizmo overlay.
 //! - `avian` (feature `avian`): units that are avian2d physics bodies, walls as static colliders.
+//! - On top, the plugin group [`TilepathPlugins`] and its members [`PathQueuePlugin`] and
+//!   [`MovementPlugin`]: the one place every system is put in its order.
 //!
 //! A one-shot search with the core alone:
 //!
@@ -29,35 +34,36 @@ pub mod core;
 #[cfg(feature = "debug")]
 pub mod debug;
 pub mod plugin;
+mod plugins;
 #[cfg(feature = "tilemap")]
 pub mod tilemap;
 
 pub use crate::core::Formation;
-pub use plugin::TilepathPlugins;
 pub use plugin::agent::NavAgent;
+pub use plugin::checksum::NavChecksum;
 pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
 pub use plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
 pub use plugin::fog::{FogStats, Sight};
 pub use plugin::group::{CLASS_SLOT_REACH, GroupOrder, group_order};
-pub use plugin::lockstep::{LockstepKey, NavChecksum};
 pub use plugin::map::NavMap;
 #[cfg(feature = "serialize")]
-pub use plugin::map::NavMapData;
+pub use plugin::map::saved::NavMapData;
 pub use plugin::movement::{
-    Arrived, DesiredVelocity, Errand, FACE_TURN_RATE, MoveState, MovementPlugin, Mover,
-    PathProgress,
+    Arrived, DesiredVelocity, Errand, FACE_TURN_RATE, MoveState, Mover, PathProgress,
 };
 pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 pub use plugin::pursuit::{ANCHOR_STEP, CLOSE_IN, LEAD, PURSUIT_SLACK, Pursuit};
-pub use plugin::queue::{PathQueue, PathQueuePlugin};
+pub use plugin::queue::PathQueue;
 pub use plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests,
 };
 pub use plugin::saves::{SavedNav, SavedRequest, save_with};
 pub use plugin::schedule::{TilepathSchedule, TilepathSystems};
 pub use plugin::settings::{CrowdSettings, FogSettings, Lockstep, TilepathSettings, WorkerMode};
+pub use plugin::unit_order::LockstepKey;
+pub use plugins::{MovementPlugin, PathQueuePlugin, TilepathPlugins};
 
 /// The types most users need.
 pub mod prelude {

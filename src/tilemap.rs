@@ -21,9 +21,10 @@ use bevy::math::Affine2;
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
 
-use crate::core::{BLOCKED, Cell, MoveRules, NORMAL, NavGrid, Topology};
-use crate::plugin::schedule::TilepathSchedule;
-use crate::{NavMap, TilepathSystems};
+use super::plugin::map::NavMap;
+use super::plugin::schedule::TilepathSystems;
+use crate::core::{BLOCKED, Cell, GridError, MoveRules, NORMAL, NavGrid, Topology};
+use crate::plugin::schedule::{Step, TilepathSchedule};
 
 /// Walkability and terrain cost of a tile: `NavTile(0)` is blocked, `NavTile(1)` normal ground,
 /// higher values are slower terrain (a step onto the tile costs that many times more). Tiles
@@ -71,7 +72,7 @@ impl Plugin for TilemapNavPlugin {
                 (build_nav_maps, sync_nav_tiles, follow_map_transforms)
                     .chain()
                     .in_set(TilepathSystems::First)
-                    .before(crate::plugin::orders::advance_orders),
+                    .before(Step::Orders),
             );
     }
 }
@@ -339,6 +340,40 @@ fn same_placement(a: Affine2, b: Affine2) -> bool {
         && a.matrix2.y_axis.distance(b.matrix2.y_axis) <= unit
 }
 
+/// Indexes the tiles of the tilemap `entity` (of `size`) by their entity.
+fn index_tiles(index: &mut TileIndex, entity: Entity, size: &TilemapSize, storage: &TileStorage) {
+    for (pos, tile) in storage
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| Some((i, (*t)?)))
+    {
+        let pos = TilePos {
+            x: pos as u32 % size.x,
+            y: pos as u32 / size.x,
+        };
+        index.tiles.insert(tile, (entity, pos));
+    }
+}
+
+/// The grid of a stack of tilemap `layers` laid out as `cells`, with the move `rules`: each
+/// cell's terrain read off its tiles in the layers; cells no tile maps to stay blocked.
+fn stacked_grid(
+    cells: &TileCells,
+    rules: MoveRules,
+    layers: &[Entity],
+    storages: &Query<&TileStorage>,
+    tiles: &Query<Option<&NavTile>, With<TilePos>>,
+) -> Result<NavGrid, GridError> {
+    let size = cells.grid_size();
+    let mut terrain = vec![BLOCKED; size.x as usize * size.y as usize];
+    for pos in cells.tiles() {
+        let c = cells.cell(pos);
+        terrain[c.y as usize * size.x as usize + c.x as usize] =
+            stacked_terrain(layers, pos, storages, tiles);
+    }
+    NavGrid::from_terrain(size.x, size.y, cells.rules(rules), &terrain)
+}
+
 /// New tilemaps get a navigation map, or become a layer of the navigation map of the tilemap
 /// they are stacked on (same size, same cells in the same world places, any z), lowest
 /// first; tilemaps with [`NavLayerApart`] always get their own.
@@ -372,17 +407,7 @@ fn build_nav_maps(
             continue;
         };
         let cells = TileCells::new(**size, **map_type);
-        for (pos, tile) in storage
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| Some((i, (*t)?)))
-        {
-            let pos = TilePos {
-                x: pos as u32 % size.x,
-                y: pos as u32 / size.x,
-            };
-            index.tiles.insert(tile, (*entity, pos));
-        }
+        index_tiles(&mut index, *entity, size, storage);
         let base = stacks.iter().find(|&&(_, c, p, base_apart, _)| {
             !apart && !base_apart && c == cells && same_placement(p, placement)
         });
@@ -411,15 +436,7 @@ fn build_nav_maps(
                 .and_then(|m| m.8)
                 .map(|r| r.0)
                 .unwrap_or_default();
-            let size = cells.grid_size();
-            // Cells no tile maps to stay blocked.
-            let mut terrain = vec![BLOCKED; size.x as usize * size.y as usize];
-            for pos in cells.tiles() {
-                let c = cells.cell(pos);
-                terrain[c.y as usize * size.x as usize + c.x as usize] =
-                    stacked_terrain(layers, pos, &storages, &tiles);
-            }
-            if let Ok(grid) = NavGrid::from_terrain(size.x, size.y, cells.rules(rules), &terrain) {
+            if let Ok(grid) = stacked_grid(&cells, rules, layers, &storages, &tiles) {
                 commands
                     .entity(base)
                     .insert((NavMap::with_placement(grid, placement), cells));

@@ -14,7 +14,8 @@
 
 use bevy::math::Vec2;
 
-use super::grid::{Cell, NavGrid};
+use super::cell::Cell;
+use super::grid::NavGrid;
 
 /// A body for avoidance: where it is, how fast it goes, how big it is (tiles, tiles/s).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,7 +116,7 @@ pub fn avoid_velocity(
 /// `position` (grid space), nearest first: the walls [`avoid_velocity`] keeps clear of.
 pub fn wall_points(grid: &NavGrid, position: Vec2, reach: f32) -> Vec<Vec2> {
     if grid.is_hex() {
-        let mut points = super::hex::wall_points(grid, position, reach);
+        let mut points = super::hex::wall_points(|c| grid.is_walkable(c), position, reach);
         sort_nearest_first(&mut points, position);
         return points;
     }

@@ -20,7 +20,8 @@ use bevy::reflect::{Reflect, std_traits::ReflectDefault};
 #[cfg(feature = "serialize")]
 use bevy::reflect::{ReflectDeserialize, ReflectSerialize};
 
-use super::grid::{BLOCKED, Cell, GridError, NavGrid, cells_around};
+use super::cell::{BLOCKED, Cell, cells_around};
+use super::grid::{GridError, NavGrid};
 
 /// The highest clearance stored: footprints of up to `MAX_CLEARANCE - 1` rings (7 x 7 cells) are
 /// supported. An edit recomputes clearance within `MAX_CLEARANCE - 1` cells of it only.

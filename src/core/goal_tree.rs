@@ -10,13 +10,15 @@
 //! map. More starts can be added later (a later order to the same goal): the open list is
 //! re-keyed for the larger box and the search goes on where it stopped.
 
+use super::cell::{BLOCKED, Cell};
 use super::cost::CostModel;
-use super::grid::{BLOCKED, Cell, CornerRule, MoveRules, NavGrid, Topology};
+use super::grid::{MoveRules, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
+use super::kernel::{
+    self, CellOverlay, Closed, Counts, End, Expand, Frontier, KeyPacking, Marks, Monomorphised,
+    OVERLAY_BLOCKED, Pages, Scratch, for_each_move,
+};
 use super::path::{Path, PathError};
-use super::search::{CellOverlay, HeapEntry, KeyPacking, NodeRecord, OVERLAY_BLOCKED, OpenList};
-use super::search::{EIGHT, FOUR, HEX};
-use super::zeroed::{grow_zeroed, zeroed_vec};
 
 /// How far a [`GoalTree`] has come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,14 +117,9 @@ struct Growing {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct GoalTree {
-    /// Per cell: `g` is the cost to the goal, `parent` the next cell toward it.
-    nodes: Vec<NodeRecord>,
-    open: OpenList,
-    /// Per cell: `generation` when it is a start of this tree.
-    starts: Vec<u32>,
-    /// Per cell: `(generation, extra)`.
-    overlay: Vec<(u32, u32)>,
-    generation: u32,
+    /// Node records: `g` is the cost to the goal, `parent` the next cell toward it. The marks
+    /// are the tree's starts.
+    scratch: Scratch,
     growing: Option<Growing>,
 }
 
@@ -149,43 +146,13 @@ impl GoalTree {
         if grid.terrain_raw()[goal_i] == BLOCKED {
             return Err(PathError::GoalBlocked(goal));
         }
-        self.next_generation(grid.terrain_raw().len());
-        let generation = self.generation;
-        let mut overlay_max = 0;
-        if !overlay.is_empty() {
-            grow_zeroed(&mut self.overlay, self.nodes.len());
-        }
-        for &(cell, o) in overlay {
-            if let Ok(i) = grid.index(cell)
-                && i != goal_i
-            {
-                let extra = match o {
-                    CellOverlay::Penalty(p) => p.min(OVERLAY_BLOCKED - 1),
-                    CellOverlay::Blocked => OVERLAY_BLOCKED,
-                };
-                if extra != OVERLAY_BLOCKED {
-                    overlay_max = overlay_max.max(extra);
-                }
-                let slot = &mut self.overlay[i];
-                slot.1 = if slot.0 == generation {
-                    extra.max(slot.1)
-                } else {
-                    extra
-                };
-                slot.0 = generation;
-            }
-        }
+        self.scratch
+            .next_generation(grid.terrain_raw().len(), Pages::Lazy);
+        self.scratch.use_marks();
+        let overlay_max = self.scratch.apply_overlay(grid, overlay, [goal_i, goal_i]);
         let costs = grid.rules().costs;
         let packing = KeyPacking::new(grid, costs, overlay_max);
-        self.nodes[goal_i] = NodeRecord {
-            g: 0,
-            parent: goal_i as u32,
-            stamp: 2 * generation,
-        };
-        self.open.push(HeapEntry {
-            key: packing.key(0, 0),
-            node: goal_i as u32,
-        });
+        self.scratch.seed(goal_i, packing.key(0, 0));
         self.growing = Some(Growing {
             goal,
             goal_i,
@@ -209,30 +176,14 @@ impl GoalTree {
         Ok(())
     }
 
-    fn next_generation(&mut self, len: usize) {
-        if self.nodes.len() != len {
-            self.nodes = zeroed_vec(len);
-            self.starts = zeroed_vec(len);
-            self.overlay.clear();
-            self.generation = 0;
-        }
-        if self.generation >= u32::MAX / 2 - 1 {
-            self.nodes.fill(NodeRecord::default());
-            self.starts.fill(0);
-            self.overlay.fill((0, 0));
-            self.generation = 0;
-        }
-        self.generation += 1;
-        self.open.clear();
-    }
-
     /// Grows the tree's arrays to `grid`'s size now, so the first tree on it does not pay for
     /// the allocation (its pages are mapped in as the tree reaches them: see `zeroed`).
     pub fn reserve_for(&mut self, grid: &NavGrid) {
         let len = grid.terrain_raw().len();
-        if self.nodes.len() != len {
+        if self.scratch.nodes.len() != len {
             self.growing = None;
-            self.next_generation(len);
+            self.scratch.next_generation(len, Pages::Lazy);
+            self.scratch.use_marks();
         }
     }
 
@@ -260,7 +211,7 @@ impl GoalTree {
     /// edit anywhere kept a 200-unit group order from ever being served in a game that edits
     /// its map every few frames.
     pub fn follow_edits(&mut self, grid: &NavGrid) -> bool {
-        let len = self.nodes.len();
+        let len = self.scratch.nodes.len();
         let Some(g) = self.growing.as_mut() else {
             return false;
         };
@@ -295,30 +246,20 @@ impl GoalTree {
 
     /// The scratch memory the tree holds, in bytes.
     pub fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<NodeRecord>()
-            + self.open.items.capacity() * std::mem::size_of::<HeapEntry>()
-            + self.starts.capacity() * 4
-            + self.overlay.capacity() * 8
+        self.scratch.memory_bytes()
     }
 
     /// Whether `cell`'s cheapest path to the goal is known.
     pub fn is_settled(&self, grid: &NavGrid, cell: Cell) -> bool {
-        self.growing.is_some()
-            && grid
-                .index(cell)
-                .is_ok_and(|i| self.nodes.get(i).is_some_and(|n| n.stamp == self.closed()))
-    }
-
-    fn closed(&self) -> u32 {
-        2 * self.generation + 1
+        self.growing.is_some() && grid.index(cell).is_ok_and(|i| self.scratch.is_closed(i))
     }
 
     /// Adds starts the tree must settle; [`GoalTree::step`] goes on until all are. Starts that
     /// are out of bounds, blocked, on another island than the goal or already settled are not
     /// waited for. The open list is re-keyed when the box of starts grows.
     pub fn add_starts(&mut self, grid: &NavGrid, starts: &[Cell]) {
-        let closed = self.closed();
-        let generation = self.generation;
+        let closed = self.scratch.closed_stamp();
+        let generation = self.scratch.generation;
         let Some(g) = self.growing.as_mut() else {
             return;
         };
@@ -330,25 +271,26 @@ impl GoalTree {
             };
             if grid.terrain_raw()[i] == BLOCKED
                 || grid.island_raw(i) != goal_island
-                || self.nodes[i].stamp == closed
-                || self.starts[i] == generation
+                || self.scratch.nodes[i].stamp == closed
+                || self.scratch.marks[i] == generation
             {
                 continue;
             }
-            self.starts[i] = generation;
+            self.scratch.marks[i] = generation;
             g.unsettled += 1;
             grown |= g.estimate.include(s);
         }
         if grown && !g.exhausted {
             let stride = grid.stride();
             let (estimate, packing) = (g.estimate, g.packing);
-            for e in &mut self.open.items {
+            let scratch = &mut self.scratch;
+            for e in &mut scratch.open.items {
                 let i = e.node as usize;
                 let h = estimate.h((i % stride) as u32 - 1, (i / stride) as u32 - 1);
-                e.key = packing.key(self.nodes[i].g + h, h);
+                e.key = packing.key(scratch.nodes[i].g + h, h);
             }
             // A sorted array is a valid heap.
-            self.open.items.sort_unstable_by_key(|e| e.key);
+            scratch.open.items.sort_unstable_by_key(|e| e.key);
         }
     }
 
@@ -363,28 +305,19 @@ impl GoalTree {
         if g.unsettled == 0 || g.exhausted {
             return TreeStep::Done;
         }
-        let rules = grid.rules();
         let penalties = grid.has_penalties() || g.overlaid;
-        match (rules.topology, rules.corner_rule, penalties) {
-            (Topology::Four, _, false) => self.run::<FOUR, false, false>(grid, max_pops),
-            (Topology::Four, _, true) => self.run::<FOUR, false, true>(grid, max_pops),
-            (Topology::Eight, CornerRule::NoCutting, false) => {
-                self.run::<EIGHT, false, false>(grid, max_pops)
-            }
-            (Topology::Eight, CornerRule::NoCutting, true) => {
-                self.run::<EIGHT, false, true>(grid, max_pops)
-            }
-            (Topology::Eight, CornerRule::AllowCutting, false) => {
-                self.run::<EIGHT, true, false>(grid, max_pops)
-            }
-            (Topology::Eight, CornerRule::AllowCutting, true) => {
-                self.run::<EIGHT, true, true>(grid, max_pops)
-            }
-            (Topology::Hex, _, false) => self.run::<HEX, false, false>(grid, max_pops),
-            (Topology::Hex, _, true) => self.run::<HEX, false, true>(grid, max_pops),
-        }
+        kernel::dispatch(
+            grid.rules(),
+            penalties,
+            Slice {
+                tree: self,
+                grid,
+                budget: max_pops,
+            },
+        )
     }
 
+    /// The tree's loop for these moves (see [`kernel::run`]).
     #[inline(never)]
     fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(
         &mut self,
@@ -392,129 +325,36 @@ impl GoalTree {
         budget: u32,
     ) -> TreeStep {
         let g = self.growing.as_mut().expect("run needs a tree");
-        let terrain = grid.terrain_raw();
-        let penalty = grid.penalty_raw();
-        let stride = grid.stride();
-        let nodes = &mut self.nodes[..];
-        let overlay = &self.overlay[..];
-        let starts = &self.starts[..];
-        let open = &mut self.open;
-        let generation = self.generation;
-        let open_stamp = 2 * generation;
-        let closed_stamp = open_stamp + 1;
-        let (straight, diagonal) = (
-            g.estimate.costs.straight as u64,
-            g.estimate.costs.diagonal as u64,
-        );
-        let (estimate, packing, goal_i) = (g.estimate, g.packing, g.goal_i);
-        let mut left = budget;
-        while g.unsettled > 0 {
-            if left == 0 {
-                return TreeStep::Pending;
-            }
-            left -= 1;
-            let Some(top) = open.pop() else {
+        let closed = self.scratch.closed_stamp();
+        let (mut frontier, marks) = self.scratch.split(g.packing);
+        let mut counts = Counts {
+            expansions: g.expansions,
+            scans: 0,
+            max_expansions: u64::MAX,
+        };
+        let mut backward = Backward::<MOVES, CUT, PENALTY> {
+            terrain: grid.terrain_raw(),
+            penalty: grid.penalty_raw(),
+            stride: grid.stride(),
+            marks,
+            goal_i: g.goal_i,
+            estimate: g.estimate,
+            straight: g.estimate.costs.straight as u64,
+            diagonal: g.estimate.costs.diagonal as u64,
+            unsettled: g.unsettled,
+            entered: (0, 0),
+        };
+        let end = kernel::run(&mut frontier, closed, budget, &mut counts, &mut backward);
+        g.expansions = counts.expansions;
+        g.unsettled = backward.unsettled;
+        match end {
+            End::Budget => TreeStep::Pending,
+            End::Empty => {
                 g.exhausted = true;
-                return TreeStep::Done;
-            };
-            let i = top.node as usize;
-            if nodes[i].stamp == closed_stamp {
-                continue;
+                TreeStep::Done
             }
-            nodes[i].stamp = closed_stamp;
-            if starts[i] == generation {
-                g.unsettled -= 1;
-            }
-            // The cost of entering `i`, which every step from a neighbour onto it pays.
-            let enter = terrain[i] as u64;
-            if enter == BLOCKED as u64 && i != goal_i {
-                // Blocked since the tree began ([`GoalTree::follow_edits`]): nothing passes
-                // through it.
-                continue;
-            }
-            let mut extra = 0u64;
-            if PENALTY {
-                extra = penalty[i] as u64;
-                if i != goal_i
-                    && let Some(&(s, e)) = overlay.get(i)
-                    && s == generation
-                {
-                    if e == OVERLAY_BLOCKED {
-                        // Nothing may pass through it (it was settled only as a start).
-                        continue;
-                    }
-                    extra += e as u64;
-                }
-            }
-            g.expansions += 1;
-            let base = nodes[i].g;
-            let to_straight = base + straight * enter + extra;
-            let to_diagonal = base + diagonal * enter + extra;
-            let x = (i % stride) as u32 - 1;
-            let y = (i / stride) as u32 - 1;
-            macro_rules! relax {
-                ($j:expr, $ng:expr, $nx:expr, $ny:expr) => {{
-                    let j: usize = $j;
-                    let ng: u64 = $ng;
-                    let r = &mut nodes[j];
-                    if r.stamp < open_stamp || (r.stamp == open_stamp && ng < r.g) {
-                        r.g = ng;
-                        r.parent = i as u32;
-                        r.stamp = open_stamp;
-                        let h = estimate.h($nx, $ny);
-                        open.push(HeapEntry {
-                            key: packing.key(ng + h, h),
-                            node: j as u32,
-                        });
-                    }
-                }};
-            }
-            let (n, s, w, e) = (i - stride, i + stride, i - 1, i + 1);
-            let (tn, ts, tw, te) = (terrain[n], terrain[s], terrain[w], terrain[e]);
-            if tn != BLOCKED {
-                relax!(n, to_straight, x, y.wrapping_sub(1));
-            }
-            if ts != BLOCKED {
-                relax!(s, to_straight, x, y + 1);
-            }
-            if tw != BLOCKED {
-                relax!(w, to_straight, x.wrapping_sub(1), y);
-            }
-            if te != BLOCKED {
-                relax!(e, to_straight, x + 1, y);
-            }
-            if MOVES == HEX {
-                // Axial (1, -1) and (-1, 1): the other two of a hexagon's six neighbours.
-                if terrain[n + 1] != BLOCKED {
-                    relax!(n + 1, to_straight, x + 1, y.wrapping_sub(1));
-                }
-                if terrain[s - 1] != BLOCKED {
-                    relax!(s - 1, to_straight, x.wrapping_sub(1), y + 1);
-                }
-            }
-            if MOVES == EIGHT {
-                let ok = |a: u8, b: u8| {
-                    if CUT {
-                        a != BLOCKED || b != BLOCKED
-                    } else {
-                        a != BLOCKED && b != BLOCKED
-                    }
-                };
-                if ok(tn, tw) && terrain[n - 1] != BLOCKED {
-                    relax!(n - 1, to_diagonal, x.wrapping_sub(1), y.wrapping_sub(1));
-                }
-                if ok(tn, te) && terrain[n + 1] != BLOCKED {
-                    relax!(n + 1, to_diagonal, x + 1, y.wrapping_sub(1));
-                }
-                if ok(ts, tw) && terrain[s - 1] != BLOCKED {
-                    relax!(s - 1, to_diagonal, x.wrapping_sub(1), y + 1);
-                }
-                if ok(ts, te) && terrain[s + 1] != BLOCKED {
-                    relax!(s + 1, to_diagonal, x + 1, y + 1);
-                }
-            }
+            End::Done | End::Goal(_) | End::Limit => TreeStep::Done,
         }
-        TreeStep::Done
     }
 
     /// The cost of `cell`'s cheapest path to the goal, once it is settled.
@@ -527,7 +367,7 @@ impl GoalTree {
         if g.edited {
             return self.cost_now(grid, i, g.goal_i);
         }
-        Some(self.nodes[i].g)
+        Some(self.scratch.nodes[i].g)
     }
 
     /// The cost on `grid` as it is now of the tree's path from cell index `i` to the goal (its
@@ -536,9 +376,9 @@ impl GoalTree {
     fn cost_now(&self, grid: &NavGrid, mut i: usize, goal_i: usize) -> Option<u64> {
         let mut cost = 0;
         while i != goal_i {
-            let next = self.nodes[i].parent as usize;
-            let extra = match self.overlay.get(next) {
-                Some(&(s, e)) if s == self.generation && next != goal_i => {
+            let next = self.scratch.nodes[i].parent as usize;
+            let extra = match self.scratch.overlay.get(next) {
+                Some(&(s, e)) if s == self.scratch.generation && next != goal_i => {
                     if e == OVERLAY_BLOCKED {
                         return None;
                     }
@@ -565,11 +405,11 @@ impl GoalTree {
         let cost = if g.edited {
             self.cost_now(grid, i, g.goal_i)?
         } else {
-            self.nodes[i].g
+            self.scratch.nodes[i].g
         };
         let mut cells = vec![start];
         while i != g.goal_i {
-            i = self.nodes[i].parent as usize;
+            i = self.scratch.nodes[i].parent as usize;
             cells.push(grid.cell_of(i));
         }
         Some(Path {
@@ -580,5 +420,94 @@ impl GoalTree {
             goal_index: None,
             cells,
         })
+    }
+}
+
+/// One slice of a tree's growth, for [`kernel::dispatch`].
+struct Slice<'a> {
+    tree: &'a mut GoalTree,
+    grid: &'a NavGrid,
+    budget: u32,
+}
+
+impl Monomorphised for Slice<'_> {
+    type Out = TreeStep;
+
+    #[inline(always)]
+    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(self) -> TreeStep {
+        self.tree.run::<MOVES, CUT, PENALTY>(self.grid, self.budget)
+    }
+}
+
+/// The tree in the kernel's loop: over reversed moves, every step onto a cell charged to the
+/// cell it leaves toward the goal (the cell being expanded), until every start is settled.
+struct Backward<'a, const MOVES: u8, const CUT: bool, const PENALTY: bool> {
+    terrain: &'a [u8],
+    penalty: &'a [u32],
+    stride: usize,
+    /// The marks are the starts.
+    marks: Marks<'a>,
+    goal_i: usize,
+    estimate: Estimate,
+    straight: u64,
+    diagonal: u64,
+    /// Starts not settled yet.
+    unsettled: usize,
+    /// The cost of entering the cell just closed, by a straight and by a diagonal step.
+    entered: (u64, u64),
+}
+
+impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
+    for Backward<'_, MOVES, CUT, PENALTY>
+{
+    #[inline(always)]
+    fn done(&self) -> bool {
+        self.unsettled == 0
+    }
+
+    #[inline(always)]
+    fn closed(&mut self, i: usize) -> Closed {
+        if self.marks.marked(i) {
+            self.unsettled -= 1;
+        }
+        // The cost of entering `i`, which every step from a neighbour onto it pays.
+        let enter = self.terrain[i] as u64;
+        if enter == BLOCKED as u64 && i != self.goal_i {
+            // Blocked since the tree began ([`GoalTree::follow_edits`]): nothing passes
+            // through it.
+            return Closed::Skip;
+        }
+        let mut extra = 0u64;
+        if PENALTY {
+            extra = self.penalty[i] as u64;
+            if i != self.goal_i {
+                let e = self.marks.extra(i);
+                if e == OVERLAY_BLOCKED {
+                    // Nothing may pass through it (it was settled only as a start).
+                    return Closed::Skip;
+                }
+                extra += e as u64;
+            }
+        }
+        self.entered = (self.straight * enter + extra, self.diagonal * enter + extra);
+        Closed::Expand
+    }
+
+    #[inline(always)]
+    fn expand(&mut self, i: usize, frontier: &mut Frontier) -> u32 {
+        let (terrain, stride, estimate) = (self.terrain, self.stride, self.estimate);
+        let base = frontier.g(i);
+        let (to_straight, to_diagonal) = (base + self.entered.0, base + self.entered.1);
+        let x = (i % stride) as u32 - 1;
+        let y = (i / stride) as u32 - 1;
+        macro_rules! relax {
+            ($j:expr, $diagonal:expr, $nx:expr, $ny:expr) => {{
+                let ng = if $diagonal { to_diagonal } else { to_straight };
+                let (nx, ny) = ($nx, $ny);
+                frontier.relax(i, $j, ng, || estimate.h(nx, ny));
+            }};
+        }
+        for_each_move!(MOVES, CUT, terrain, stride, i, x, y, relax);
+        0
     }
 }

@@ -1,33 +1,15 @@
 //! The navigation grid: walkability, terrain cost, an additive penalty layer, move rules and
 //! island labels, stored in flat arrays with a blocked border so searches never bounds-check.
 
-use bevy::math::{IVec2, Vec2};
+use bevy::math::Vec2;
 use bevy::reflect::Reflect;
 
 use std::sync::Arc;
 
+use super::cell::{BLOCKED, Cell, NORMAL};
 use super::cost::CostModel;
 use super::islands::Islands;
 use super::jump_table::JumpTable;
-
-/// A cell coordinate. `(0, 0)` is the first cell; `x` grows along a row, `y` from row to row.
-/// Signed so that positions left of or below the grid are representable (and rejected with an
-/// error rather than wrapping around).
-pub type Cell = IVec2;
-
-/// The cells within `rings` rings of `at` (Chebyshev distance at most `rings`: a square block
-/// of `2 rings + 1` cells a side, `at` alone for 0), row by row; cells outside a grid included.
-/// What a body standing on `at` covers when its class's footprint is `rings`.
-pub(crate) fn cells_around(at: Cell, rings: u8) -> impl Iterator<Item = Cell> {
-    let r = rings as i32;
-    (-r..=r).flat_map(move |dy| (-r..=r).map(move |dx| at + Cell::new(dx, dy)))
-}
-
-/// Terrain cost of a blocked cell.
-pub const BLOCKED: u8 = 0;
-
-/// Terrain cost of ordinary ground: a step onto it costs the plain step cost.
-pub const NORMAL: u8 = 1;
 
 /// The shape of the cells and how units may move from cell to cell.
 ///
@@ -59,7 +41,7 @@ impl Topology {
         if self == Topology::Hex {
             super::hex::center(cell)
         } else {
-            super::line::cell_center(cell)
+            super::cell::cell_center(cell)
         }
     }
 
@@ -69,7 +51,7 @@ impl Topology {
         if self == Topology::Hex {
             super::hex::cell_at(p)
         } else {
-            super::line::cell_at(p)
+            super::cell::cell_at(p)
         }
     }
 }
@@ -379,7 +361,7 @@ impl NavGrid {
         if self.is_hex() {
             cells.len().saturating_sub(1) as f64
         } else {
-            super::path::cells_length(cells)
+            super::cell::cells_length(cells)
         }
     }
 

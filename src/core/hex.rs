@@ -5,8 +5,7 @@
 
 use bevy::math::{IVec2, Vec2};
 
-use super::grid::{Cell, NavGrid};
-use super::line::point_segment_distance_sq;
+use super::cell::{Cell, point_segment_distance_sq};
 
 /// sqrt(3) / 2: the distance between rows of centres.
 const ROW: f32 = 0.866_025_4;
@@ -246,8 +245,14 @@ pub(crate) fn polyline_cells(points: &[Vec2]) -> Vec<Cell> {
 /// point body: it may not run along the edge between two blocked hexagons. `a` and `b` are
 /// finite (`line::walkable` checks them and orders them, so the answer is the same both ways).
 /// Each cell the segment crosses, with the disc round it, adds to `looked` (see
-/// `line::walkable_counting`).
-pub(crate) fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, looked: &mut u64) -> bool {
+/// `line::walkable_counting`). `open` tells a grid's walkable cells.
+pub(crate) fn walkable(
+    open: impl Fn(Cell) -> bool,
+    a: Vec2,
+    b: Vec2,
+    radius: f32,
+    looked: &mut u64,
+) -> bool {
     let r = radius.max(0.0);
     let r2 = (r * r).max(1e-10);
     // A cell n steps from every cell the segment passes through is at least (n - 1) / 2 away.
@@ -255,18 +260,17 @@ pub(crate) fn walkable(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32, looked: &m
     let per_cell = (3 * rings * (rings + 1) + 1) as u64;
     traverse(a, b, |c| {
         *looked += per_cell;
-        all_in_disc(c, rings, |n| {
-            grid.is_walkable(n) || segment_distance_sq(a, b, n) >= r2
-        })
+        all_in_disc(c, rings, |n| open(n) || segment_distance_sq(a, b, n) >= r2)
     })
 }
 
-/// The nearest point of every blocked (or outside) cell within `reach` of `position`.
-pub(crate) fn wall_points(grid: &NavGrid, position: Vec2, reach: f32) -> Vec<Vec2> {
+/// The nearest point of every cell not `open` (a grid's blocked or outside cells) within `reach`
+/// of `position`.
+pub(crate) fn wall_points(open: impl Fn(Cell) -> bool, position: Vec2, reach: f32) -> Vec<Vec2> {
     let rings = 1 + (reach / ROW).ceil() as i32;
     let mut points = Vec::new();
     all_in_disc(cell_at(position), rings, |c| {
-        if !grid.is_walkable(c) {
+        if !open(c) {
             let p = nearest_point(c, position);
             if p.distance_squared(position) <= reach * reach {
                 points.push(p);
@@ -280,7 +284,7 @@ pub(crate) fn wall_points(grid: &NavGrid, position: Vec2, reach: f32) -> Vec<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::{MoveRules, Topology};
+    use crate::core::{MoveRules, NavGrid, Topology};
 
     #[test]
     fn centers_round_trip_and_neighbours_are_one_apart() {
@@ -361,19 +365,19 @@ mod tests {
         };
         let mut grid = NavGrid::with_rules(8, 8, hex).unwrap();
         let (a, b) = (center(Cell::new(1, 3)), center(Cell::new(6, 3)));
-        assert!(walkable(&grid, a, b, 0.35, &mut 0));
+        assert!(walkable(|c| grid.is_walkable(c), a, b, 0.35, &mut 0));
         // A blocked cell in the next row pokes a corner to within 0.289 of the row's centre
         // line: thin bodies pass it, a body of radius 0.35 does not (as it would not pass
         // between two blocked cells, 0.577 apart).
         grid.set_walkable(Cell::new(3, 4), false).unwrap();
-        assert!(walkable(&grid, a, b, 0.28, &mut 0));
-        assert!(!walkable(&grid, a, b, 0.3, &mut 0));
+        assert!(walkable(|c| grid.is_walkable(c), a, b, 0.28, &mut 0));
+        assert!(!walkable(|c| grid.is_walkable(c), a, b, 0.3, &mut 0));
         grid.set_walkable(Cell::new(3, 3), false).unwrap();
-        assert!(!walkable(&grid, a, b, 0.0, &mut 0));
-        assert!(!walkable(&grid, a, a, 5.0, &mut 0));
+        assert!(!walkable(|c| grid.is_walkable(c), a, b, 0.0, &mut 0));
+        assert!(!walkable(|c| grid.is_walkable(c), a, a, 5.0, &mut 0));
         // wall points: the nearest point of the blocked cell (3, 3) from (2, 3) is its edge.
         let p = center(Cell::new(2, 3));
-        let walls = wall_points(&grid, p, 0.6);
+        let walls = wall_points(|c| grid.is_walkable(c), p, 0.6);
         assert!(
             walls.iter().any(|w| (w.distance(p) - 0.5).abs() < 1e-4),
             "{walls:?}"

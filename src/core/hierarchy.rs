@@ -21,12 +21,14 @@ use std::collections::BinaryHeap;
 
 use bevy::platform::collections::HashMap;
 
-use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
+use super::cell::{BLOCKED, Cell};
+use super::grid::{CornerRule, NavGrid, Topology};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::islands::RING;
+use super::kernel::CellOverlay;
 use super::path::{Path, PathError};
 use super::search::{
-    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_path, resolve_ends, with_scratch,
+    AStar, GoalPolicy, SearchConfig, SearchStep, find_path, resolve_ends, with_scratch,
 };
 
 /// Runs of touching walkable cells at least this long get a transition at each end.
@@ -870,7 +872,8 @@ impl<'a> Steps<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::{CostModel, MoveRules};
+    use crate::core::CostModel;
+    use crate::core::MoveRules;
 
     /// [`Steps::cost`] gives [`NavGrid::step_cost`]'s answers, both ways, under every move
     /// rule, with terrain, penalties and walls up to the grid's edges.

@@ -1,6 +1,6 @@
 //! Jump point search (Harabor and Grastien, "Online Graph Pruning for Pathfinding on Grid Maps",
 //! AAAI 2011), in the variant without corner cutting that MovingAI's benchmarks use, run by
-//! [`AStar`] when [`SearchConfig::jump_points`](super::SearchConfig::jump_points) is set on an
+//! [`AStar`](super::AStar) when [`SearchConfig::jump_points`](super::SearchConfig::jump_points) is set on an
 //! eight-way grid. It is A* that expands only jump points: from a cell it scans straight and
 //! diagonal lines of cells of equal cost without putting them on the open list, and stops
 //! where a path could turn (a blocked cell beside the line leaves a "forced" neighbour), at the
@@ -24,10 +24,12 @@
 //! counting one expansion per [`SCAN_PER_EXPANSION`] (in the expansions reported too, so
 //! budgets that count expansions count a jump's work).
 
-use super::grid::{BLOCKED, Cell, NavGrid};
+use super::cell::{BLOCKED, Cell};
+use super::grid::NavGrid;
 use super::jump_table::{self, JumpTable};
-use super::path::PathError;
-use super::search::{AStar, HeapEntry, NodeRecord, OVERLAY_BLOCKED};
+use super::kernel::{
+    self, CellOverlay, Closed, End, Expand, Frontier, OVERLAY_BLOCKED, Query, Scratch,
+};
 use super::zeroed::grow_zeroed;
 
 /// Cells scanned by jumps that count as one expansion against a slice's budget (a scan step
@@ -309,228 +311,196 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
     }
 }
 
-impl AStar {
-    /// The jump point search's inner loop (see the module docs): like `run`, `None` when the
-    /// budget ran out, else the goal's index or an error.
-    pub(super) fn run_jumps(
-        &mut self,
-        grid: &NavGrid,
-        budget: u32,
-    ) -> Option<Result<usize, PathError>> {
-        // (The grid is of one terrain without penalties: only an overlay varies costs.)
-        let one_goal = self.active.as_ref().is_some_and(|a| !a.multi_goal);
-        let table = grid.jump_table().filter(|_| one_goal);
-        if self.overlay_list.is_empty() {
-            self.jump_loop::<false>(grid, budget, table)
+/// Runs a slice of the jump point search `query` (see the module docs) on `scratch`, in the
+/// kernel's loop.
+pub(super) fn run(
+    scratch: &mut Scratch,
+    query: &mut Query,
+    overlay: &[(Cell, CellOverlay)],
+    grid: &NavGrid,
+    budget: u32,
+) -> End {
+    // (The grid is of one terrain without penalties: only an overlay varies costs.) With an
+    // overlay (`OVERLAID`), or where every walkable cell is plain; jumps read from the table if
+    // there is one (one goal), else scanned.
+    let table = grid.jump_table().filter(|_| !query.multi_goal);
+    if !overlay.is_empty() {
+        grow_zeroed(&mut scratch.memo, scratch.nodes.len());
+    }
+    let args = (scratch, query, overlay, grid, budget);
+    match (!overlay.is_empty(), table) {
+        (false, Some(t)) => jump_loop::<false, true>(args, Some(t)),
+        (false, None) => jump_loop::<false, false>(args, None),
+        (true, Some(t)) => jump_loop::<true, true>(args, Some(t)),
+        (true, None) => jump_loop::<true, false>(args, None),
+    }
+}
+
+/// [`run`], monomorphised for an overlay (`OVERLAID`) and for reading a table (`TABLE`) or
+/// scanning.
+#[inline(never)]
+fn jump_loop<const OVERLAID: bool, const TABLE: bool>(
+    (scratch, query, overlay, grid, budget): (
+        &mut Scratch,
+        &mut Query,
+        &[(Cell, CellOverlay)],
+        &NavGrid,
+        u32,
+    ),
+    table: Option<&JumpTable>,
+) -> End {
+    let stride = grid.stride();
+    let closed = scratch.closed_stamp();
+    let mut counts = query.counts;
+    let (mut frontier, marks) = scratch.split(query.packing);
+    let generation = marks.generation;
+    let scan = Scan::<OVERLAID> {
+        terrain: grid.terrain_raw(),
+        stride: stride as isize,
+        goal: query.goal,
+        goal_marks: query.multi_goal.then_some((marks.marks, generation)),
+        overlay: marks.overlay,
+        generation,
+        memo: std::cell::Cell::from_mut(marks.memo).as_slice_of_cells(),
+        table,
+        goal_xy: (
+            (query.goal % stride) as isize,
+            (query.goal / stride) as isize,
+        ),
+        shade: if TABLE && OVERLAID {
+            shade(overlay)
         } else {
-            grow_zeroed(&mut self.jump_memo, self.nodes.len());
-            self.jump_loop::<true>(grid, budget, table)
-        }
-    }
-
-    /// [`AStar::run_jumps`] with an overlay (`OVERLAID`), or where every walkable cell is
-    /// plain; jumps read from `table` if given (one goal, no overlay), else scanned.
-    fn jump_loop<const OVERLAID: bool>(
-        &mut self,
-        grid: &NavGrid,
-        budget: u32,
-        table: Option<&JumpTable>,
-    ) -> Option<Result<usize, PathError>> {
-        match table {
-            Some(t) => self.jump_loop_with::<OVERLAID, true>(grid, budget, Some(t)),
-            None => self.jump_loop_with::<OVERLAID, false>(grid, budget, None),
-        }
-    }
-
-    /// [`AStar::jump_loop`], monomorphised for reading a table (`TABLE`) or scanning.
-    #[inline(never)]
-    fn jump_loop_with<const OVERLAID: bool, const TABLE: bool>(
-        &mut self,
-        grid: &NavGrid,
-        budget: u32,
-        table: Option<&JumpTable>,
-    ) -> Option<Result<usize, PathError>> {
-        let generation = self.generation;
-        let active = self.active.as_mut().expect("run needs an active search");
-        let terrain = grid.terrain_raw();
-        let stride = grid.stride();
-        let scan = Scan::<OVERLAID> {
-            terrain,
-            stride: stride as isize,
-            goal: active.goal,
-            goal_marks: active
-                .multi_goal
-                .then_some((&self.goal_marks[..], generation)),
-            overlay: &self.overlay[..],
-            generation,
-            memo: std::cell::Cell::from_mut(&mut self.jump_memo[..]).as_slice_of_cells(),
-            table,
-            goal_xy: (
-                (active.goal % stride) as isize,
-                (active.goal / stride) as isize,
-            ),
-            shade: if TABLE && OVERLAID {
-                shade(&self.overlay_list)
-            } else {
-                (0, 0, 0, 0)
-            },
-        };
-        let nodes = &mut self.nodes[..];
-        let overlay = &self.overlay[..];
-        let open = &mut self.open;
-        let open_stamp = 2 * generation;
-        let closed_stamp = open_stamp + 1;
+            (0, 0, 0, 0)
+        },
+    };
+    let mut jumps = Jumps::<OVERLAID, TABLE> {
+        scan,
+        query: &*query,
         // Every walkable cell has the grid's one terrain, its cheapest.
-        let plain_step = [
-            active.costs.straight as u64 * active.min_terrain,
-            active.costs.diagonal as u64 * active.min_terrain,
-        ];
-        let a = &*active;
-        let h_of = |i: usize| {
-            let (x, y) = ((i % stride) as u32 - 1, (i / stride) as u32 - 1);
-            a.heuristic.estimate(
-                x.abs_diff(a.goal_x),
-                y.abs_diff(a.goal_y),
-                a.costs,
-                a.min_terrain,
-                a.weight,
-            )
+        plain_step: [
+            query.costs.straight as u64 * query.min_terrain,
+            query.costs.diagonal as u64 * query.min_terrain,
+        ],
+        scanned: 0,
+    };
+    let end = kernel::run(&mut frontier, closed, budget, &mut counts, &mut jumps);
+    query.counts = counts;
+    end
+}
+
+/// Jump point search in the kernel's loop: a jump point's successors are the jump points its
+/// pruned moves reach (see the module docs).
+struct Jumps<'a, const OVERLAID: bool, const TABLE: bool> {
+    scan: Scan<'a, OVERLAID>,
+    query: &'a Query,
+    /// The cost of a plain straight and diagonal step.
+    plain_step: [u64; 2],
+    /// Cells scanned and not charged yet (one expansion per [`SCAN_PER_EXPANSION`]).
+    scanned: u32,
+}
+
+impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TABLE> {
+    #[inline(always)]
+    fn closed(&mut self, i: usize) -> Closed {
+        if self.scan.is_goal(i as isize) {
+            Closed::Goal
+        } else {
+            Closed::Expand
+        }
+    }
+
+    #[inline(always)]
+    fn expand(&mut self, i: usize, frontier: &mut Frontier) -> u32 {
+        let (scan, query, plain_step) = (&self.scan, self.query, self.plain_step);
+        let stride = scan.stride as usize;
+        let g = frontier.g(i);
+        let ii = i as isize;
+        // Pruned moves from a plain cell reached by a jump: the paper's natural neighbours
+        // and forced ones; everything from the start and from cells next to other costs.
+        let full = i == query.start || !scan.plain(ii) || scan.irregular(ii);
+        let (px, py) = {
+            let p = frontier.parent(i);
+            let (dx, dy) = (
+                (i % stride) as i32 - (p % stride) as i32,
+                (i / stride) as i32 - (p / stride) as i32,
+            );
+            (dx.signum(), dy.signum())
         };
-        let (start, packing) = (a.start, a.packing);
-        let max_expansions = a.max_expansions;
-        let mut expansions = a.expansions;
-        let mut scans = a.scans;
-        let mut left = budget;
-        let mut scanned = 0u32;
-        let result = loop {
-            if left == 0 {
-                break None;
+        let h_of = |j: usize| query.h_square((j % stride) as u32 - 1, (j / stride) as u32 - 1);
+        // The cell's column and row, for the table's goal checks.
+        let at = if TABLE {
+            (ii, (i % stride) as isize, (i / stride) as isize)
+        } else {
+            (ii, 0, 0)
+        };
+        for (dx, dy) in DIRS {
+            let diag = dx != 0 && dy != 0;
+            if !full {
+                let wanted = if px != 0 && py != 0 {
+                    // Diagonal arrival: its two parts and itself (no forced neighbours
+                    // without corner cutting).
+                    (dx == px || dx == 0) && (dy == py || dy == 0)
+                } else if px != 0 {
+                    // Straight along x: on, or round a corner behind (forced).
+                    (dx == px && dy == 0)
+                        || (dy != 0
+                            && (dx == 0 || dx == px)
+                            && scan.blocked(ii - px as isize + dy as isize * scan.stride))
+                } else {
+                    (dy == py && dx == 0)
+                        || (dx != 0
+                            && (dy == 0 || dy == py)
+                            && scan.blocked(ii - py as isize * scan.stride + dx as isize))
+                };
+                if !wanted {
+                    continue;
+                }
             }
-            let Some(top) = open.pop() else {
-                break Some(Err(PathError::NoPath));
-            };
-            left -= 1;
-            let i = top.node as usize;
-            if nodes[i].stamp == closed_stamp {
+            let (hx, vy) = (dx as isize, dy as isize * scan.stride);
+            let n = ii + hx + vy;
+            if scan.blocked(n) || (diag && (scan.blocked(ii + hx) || scan.blocked(ii + vy))) {
                 continue;
             }
-            nodes[i].stamp = closed_stamp;
-            if scan.is_goal(i as isize) {
-                break Some(Ok(i));
-            }
-            if expansions >= max_expansions {
-                break Some(Err(PathError::LimitExceeded {
-                    expansions: expansions as u32,
-                }));
-            }
-            expansions += 1;
-            let g = nodes[i].g;
-            let ii = i as isize;
-            // Pruned moves from a plain cell reached by a jump: the paper's natural neighbours
-            // and forced ones; everything from the start and from cells next to other costs.
-            let full = i == start || !scan.plain(ii) || scan.irregular(ii);
-            let (px, py) = {
-                let p = nodes[i].parent as usize;
-                let (dx, dy) = (
-                    (i % stride) as i32 - (p % stride) as i32,
-                    (i / stride) as i32 - (p / stride) as i32,
-                );
-                (dx.signum(), dy.signum())
-            };
-            let mut relax = |j: isize, cost: u64, nodes: &mut [NodeRecord]| {
-                let j = j as usize;
-                let ng = g + cost;
-                let r = &mut nodes[j];
-                if r.stamp < open_stamp || (r.stamp == open_stamp && ng < r.g) {
-                    r.g = ng;
-                    r.parent = i as u32;
-                    r.stamp = open_stamp;
-                    let h = h_of(j);
-                    open.push(HeapEntry {
-                        key: packing.key(ng + h, h),
-                        node: j as u32,
-                    });
+            if !scan.plain(n) {
+                // A move onto a cell the overlay touches, as A* makes it.
+                let (s, extra) = scan.overlay.get(n as usize).copied().unwrap_or((0, 0));
+                let extra = if s == scan.generation { extra } else { 0 };
+                if extra == OVERLAY_BLOCKED {
+                    continue;
                 }
-            };
-            // The cell's column and row, for the table's goal checks.
-            let at = if TABLE {
-                (ii, (i % stride) as isize, (i / stride) as isize)
-            } else {
-                (ii, 0, 0)
-            };
-            for (dx, dy) in DIRS {
-                let diag = dx != 0 && dy != 0;
-                if !full {
-                    let wanted = if px != 0 && py != 0 {
-                        // Diagonal arrival: its two parts and itself (no forced neighbours
-                        // without corner cutting).
-                        (dx == px || dx == 0) && (dy == py || dy == 0)
-                    } else if px != 0 {
-                        // Straight along x: on, or round a corner behind (forced).
-                        (dx == px && dy == 0)
-                            || (dy != 0
-                                && (dx == 0 || dx == px)
-                                && scan.blocked(ii - px as isize + dy as isize * scan.stride))
+                let n = n as usize;
+                frontier.relax(i, n, g + plain_step[diag as usize] + extra as u64, || {
+                    h_of(n)
+                });
+                continue;
+            }
+            let found = match scan.table {
+                Some(t) if TABLE && scan.table_holds(t, at, dx, dy) => {
+                    if diag {
+                        scan.diagonal_table(t, at, dx, dy, &mut self.scanned)
                     } else {
-                        (dy == py && dx == 0)
-                            || (dx != 0
-                                && (dy == 0 || dy == py)
-                                && scan.blocked(ii - py as isize * scan.stride + dx as isize))
-                    };
-                    if !wanted {
-                        continue;
+                        scan.straight_table(t, at, dx, dy, &mut self.scanned)
                     }
                 }
-                let (hx, vy) = (dx as isize, dy as isize * scan.stride);
-                let n = ii + hx + vy;
-                if scan.blocked(n) || (diag && (scan.blocked(ii + hx) || scan.blocked(ii + vy))) {
-                    continue;
-                }
-                if !scan.plain(n) {
-                    // A move onto a cell the overlay touches, as A* makes it.
-                    let (s, extra) = overlay.get(n as usize).copied().unwrap_or((0, 0));
-                    let extra = if s == generation { extra } else { 0 };
-                    if extra == OVERLAY_BLOCKED {
-                        continue;
-                    }
-                    relax(n, plain_step[diag as usize] + extra as u64, nodes);
-                    continue;
-                }
-                let found = match scan.table {
-                    Some(t) if TABLE && scan.table_holds(t, at, dx, dy) => {
-                        if diag {
-                            scan.diagonal_table(t, at, dx, dy, &mut scanned)
-                        } else {
-                            scan.straight_table(t, at, dx, dy, &mut scanned)
-                        }
-                    }
-                    _ if diag => scan.diagonal(ii, dx, dy, &mut scanned),
-                    _ => scan.straight(ii, dx, dy, &mut scanned),
-                };
-                if let Some((j, k)) = found {
-                    relax(j, k as u64 * plain_step[diag as usize], nodes);
-                }
+                _ if diag => scan.diagonal(ii, dx, dy, &mut self.scanned),
+                _ => scan.straight(ii, dx, dy, &mut self.scanned),
+            };
+            if let Some((j, k)) = found {
+                let j = j as usize;
+                frontier.relax(i, j, g + k as u64 * plain_step[diag as usize], || h_of(j));
             }
-            // Scanned cells are work too: they count as expansions (of the slice's budget, the
-            // expansion limit, and the figure reported), one per `SCAN_PER_EXPANSION`.
-            let charged = scanned / SCAN_PER_EXPANSION;
-            scanned %= SCAN_PER_EXPANSION;
-            left = left.saturating_sub(charged);
-            expansions += charged as u64;
-            scans += charged as u64;
-        };
-        active.expansions = expansions;
-        active.scans = scans;
-        if let Some(Err(_)) = result {
-            self.end();
         }
-        result
+        // Scanned cells are work too: they count as expansions (of the slice's budget, the
+        // expansion limit, and the figure reported), one per `SCAN_PER_EXPANSION`.
+        let charged = self.scanned / SCAN_PER_EXPANSION;
+        self.scanned %= SCAN_PER_EXPANSION;
+        charged
     }
 }
 
 /// The shade of an overlay (see `Scan::shade`): the box of its cells grown by one cell, in
 /// padded coordinates.
-fn shade(overlay: &[(Cell, super::search::CellOverlay)]) -> (isize, isize, isize, isize) {
+fn shade(overlay: &[(Cell, CellOverlay)]) -> (isize, isize, isize, isize) {
     let (mut lo, mut hi) = (Cell::MAX, Cell::MIN);
     for &(c, _) in overlay {
         (lo, hi) = (lo.min(c), hi.max(c));

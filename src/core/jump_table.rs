@@ -195,11 +195,11 @@ impl JumpTable {
     /// The straight entry of interior cell `i` for the move of offset `step` (entry `d`),
     /// from the entry of the next cell along it.
     fn straight_entry(&self, terrain: &[u8], i: usize, step: isize, d: usize) -> i16 {
-        if terrain[i] == super::grid::BLOCKED {
+        if terrain[i] == super::cell::BLOCKED {
             return 0;
         }
         let n = (i as isize + step) as usize;
-        if terrain[n] == super::grid::BLOCKED {
+        if terrain[n] == super::cell::BLOCKED {
             return 0;
         }
         // A forced neighbour at `n`: a blocked cell diagonally behind it on one side, with the
@@ -209,7 +209,7 @@ impl JumpTable {
         } else {
             1
         };
-        let blocked = |k: isize| terrain[k as usize] == super::grid::BLOCKED;
+        let blocked = |k: isize| terrain[k as usize] == super::cell::BLOCKED;
         let (n, back) = (n as isize, -step);
         if (blocked(n + back - side) && !blocked(n - side))
             || (blocked(n + back + side) && !blocked(n + side))
@@ -223,7 +223,7 @@ impl JumpTable {
     /// The diagonal entry of interior cell `i` for move `d`, from the entries of the next cell
     /// along it.
     fn diagonal_entry(&self, terrain: &[u8], i: usize, d: usize) -> i16 {
-        use super::grid::BLOCKED;
+        use super::cell::BLOCKED;
         let (dx, dy) = DIRS[d];
         let (hx, vy) = (dx as isize, dy as isize * self.stride as isize);
         let i = i as isize;
@@ -247,7 +247,8 @@ impl JumpTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::{Cell, NavGrid};
+    use crate::core::Cell;
+    use crate::core::NavGrid;
 
     /// A splitmix64 step: the tests' random numbers.
     fn next(state: &mut u64) -> u64 {

@@ -16,7 +16,8 @@
 
 use bevy::math::Vec2;
 
-use super::grid::{Cell, NavGrid};
+use super::cell::Cell;
+use super::grid::NavGrid;
 use super::line::polyline_cells;
 
 /// Where one member of a group walks across the room the path has.

@@ -7,29 +7,8 @@
 
 use bevy::math::{IVec2, Vec2};
 
-use super::grid::{Cell, NavGrid};
-
-/// The center of `cell` in grid space on a square grid ([`NavGrid::cell_center`] for any grid).
-#[inline]
-pub fn cell_center(cell: Cell) -> Vec2 {
-    cell.as_vec2() + Vec2::splat(0.5)
-}
-
-/// The cell containing the grid-space point `p` on a square grid ([`NavGrid::cell_at`] for any
-/// grid).
-#[inline]
-pub fn cell_at(p: Vec2) -> Cell {
-    IVec2::new(floor_i32(p.x), floor_i32(p.y))
-}
-
-/// `x.floor() as i32`, without the call into the math library that `floor` is on targets
-/// without SSE4.1 (the default x86-64 one): the same value for every input, NaN and infinities
-/// included (saturating as `as` does).
-#[inline(always)]
-fn floor_i32(x: f32) -> i32 {
-    let i = x as i32;
-    i.saturating_sub(i32::from(i as f32 > x))
-}
+use super::cell::{Cell, cell_at, point_segment_distance_sq};
+use super::grid::NavGrid;
 
 /// Visits the cells the segment `a`-`b` passes through, in order (Amanatides-Woo traversal; at
 /// an exact corner crossing both side cells are visited too). Stops early and returns `false`
@@ -191,18 +170,6 @@ fn crosses_interior(a: Vec2, b: Vec2, cell: Cell) -> bool {
         || (d == Vec2::ZERO && a.cmpgt(lo).all() && a.cmplt(lo + Vec2::ONE).all())
 }
 
-/// Squared distance from the point `p` to the segment `a`-`b`.
-pub(super) fn point_segment_distance_sq(p: Vec2, a: Vec2, b: Vec2) -> f32 {
-    let d = b - a;
-    let len2 = d.length_squared();
-    let t = if len2 > 0.0 {
-        ((p - a).dot(d) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (a + d * t - p).length_squared()
-}
-
 fn segment_box_gap_sq(a: Vec2, b: Vec2, lo: Vec2, hi: Vec2) -> f32 {
     let point_box = |p: Vec2| (p.clamp(lo, hi) - p).length_squared();
     let point_seg = |p: Vec2| point_segment_distance_sq(p, a, b);
@@ -273,7 +240,7 @@ pub(crate) fn walkable_within(
         (b, a)
     };
     if grid.is_hex() {
-        return super::hex::walkable(grid, a, b, radius, looked);
+        return super::hex::walkable(|c| grid.is_walkable(c), a, b, radius, looked);
     }
     body_clear::<true>(grid, (a, b), radius, max_terrain, looked)
 }
@@ -454,34 +421,5 @@ mod tests {
         }
         // Both answers come up often.
         assert!(answers.iter().all(|&n| n > 3_000), "{answers:?}");
-    }
-
-    #[test]
-    fn fast_floor_is_floor() {
-        let mut values = vec![
-            0.0,
-            -0.0,
-            0.5,
-            -0.5,
-            1.0,
-            -1.0,
-            1e-7,
-            -1e-7,
-            2.9999998,
-            -2.9999998,
-            16_777_216.0,
-            -16_777_216.0,
-            3e9,
-            -3e9,
-            f32::MAX,
-            f32::MIN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-        ];
-        values.extend((-4000..4000).map(|k| k as f32 * 0.37));
-        for x in values {
-            assert_eq!(floor_i32(x), x.floor() as i32, "{x}");
-        }
     }
 }

@@ -1,10 +1,18 @@
 //! The pure pathfinding core: no ECS, usable and benchmarked without an `App`.
 //!
+//! From the bottom up (a module names only those above it in this list): cells (`cell`: the
+//! [`Cell`] coordinate, the terrain constants, square geometry) and hexagons' geometry (`hex`);
+//! the grid and what it keeps (islands, jump tables); line checks; the search kernel; the
+//! searches; then smoothing, slots, lanes and avoidance.
+//!
 //! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands; square or
 //!   hexagonal cells ([`Topology`]).
 //! - [`ClassGrid`]: a unit class's own grid (its [`TerrainCosts`] per terrain kind, and the
 //!   clearance its footprint needs), derived from the shared one and kept up to date.
-//! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`].
+//! - The search kernel (`kernel`): the one best-first loop, node records, the open list and
+//!   generation stamps, which the searches below use.
+//! - [`AStar`]: resumable A* / Dijkstra with reusable scratch; [`find_path`], [`find_nearest`];
+//!   jump point search (`jps`) behind [`SearchConfig::jump_points`].
 //! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
 //! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`], resumable
 //!   as [`HierarchicalSearch`].
@@ -14,6 +22,7 @@
 //! - [`fmath`]: transcendental float math with the same bits on every platform (lockstep).
 
 mod avoidance;
+mod cell;
 mod classes;
 mod cost;
 pub mod fmath;
@@ -25,6 +34,7 @@ mod hierarchy;
 mod islands;
 mod jps;
 mod jump_table;
+mod kernel;
 mod lanes;
 mod line;
 pub mod movingai;
@@ -39,27 +49,26 @@ mod turn;
 mod zeroed;
 
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
+pub(crate) use cell::cells_around;
+pub use cell::{BLOCKED, Cell, NORMAL, cell_at, cell_center, cells_length};
 pub(crate) use classes::wall_radius;
 pub use classes::{
     ClassError, ClassGrid, Knowledge, MAX_CLEARANCE, MIN_WALL_RADIUS, MoveClass, TerrainCosts,
 };
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
-pub(crate) use grid::cells_around;
-pub use grid::{BLOCKED, Cell, CornerRule, GridError, MoveRules, NORMAL, NavGrid, Topology};
+pub use grid::{CornerRule, GridError, MoveRules, NavGrid, Topology};
 pub use heuristic::Heuristic;
 pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};
+pub use kernel::CellOverlay;
 pub use lanes::{Lane, LaneWalk, Lanes};
-pub use line::{
-    cell_at, cell_center, overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled,
-};
+pub use line::{overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled};
 #[cfg(test)]
 pub(crate) use passages::gate_in_a_wall;
 pub use passages::{Crossing, passage_crossings};
-pub use path::{Path, PathError, cells_length, count_turns};
+pub use path::{Path, PathError, count_turns};
 pub use search::{
-    AStar, CellOverlay, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path,
-    nearest_on_island,
+    AStar, GoalPolicy, SearchConfig, SearchStep, find_nearest, find_path, nearest_on_island,
 };
 pub(crate) use search::{check_nearest, resolve_ends};
 pub use slots::{Formation, assign_slots, formation_slots, group_center, spread_slots};

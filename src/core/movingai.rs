@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use super::grid::{BLOCKED, Cell, MoveRules, NORMAL, NavGrid};
+use super::cell::{BLOCKED, Cell, NORMAL};
+use super::grid::{MoveRules, NavGrid};
 
 /// A malformed MovingAI file: the line (1-based) and what was wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]

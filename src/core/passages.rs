@@ -4,7 +4,8 @@
 //! its units will cross, and which way, can route a unit round a passage that many units will
 //! cross against it.
 
-use super::grid::{Cell, NavGrid};
+use super::cell::Cell;
+use super::grid::NavGrid;
 
 /// One crossing of a passage one cell wide by a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,6 +1,6 @@
 //! Search results and errors.
 
-use super::grid::Cell;
+use super::cell::Cell;
 
 /// A path found by a search.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,15 +88,4 @@ pub fn count_turns(cells: &[Cell]) -> usize {
             !(a.x as i64 * b.y as i64 == a.y as i64 * b.x as i64 && a.dot(b) > 0)
         })
         .count()
-}
-
-/// Length in tiles of a cell path of a square grid made of single steps (straight 1, diagonal
-/// sqrt 2); [`NavGrid::cells_length`](super::NavGrid::cells_length) for any grid.
-pub fn cells_length(cells: &[Cell]) -> f64 {
-    let diagonal = cells
-        .windows(2)
-        .filter(|w| w[0].x != w[1].x && w[0].y != w[1].y)
-        .count();
-    let straight = cells.len().saturating_sub(1) - diagonal;
-    straight as f64 + diagonal as f64 * std::f64::consts::SQRT_2
 }

@@ -5,12 +5,16 @@
 use bevy::reflect::Reflect;
 use std::cell::RefCell;
 
-use super::cost::CostModel;
-use super::grid::{BLOCKED, Cell, CornerRule, NavGrid, Topology};
+use super::cell::{BLOCKED, Cell};
+use super::grid::NavGrid;
 use super::heuristic::{Heuristic, weight_fixed};
 use super::hex;
+use super::jps;
+use super::kernel::{
+    self, CellOverlay, Closed, Counts, End, Expand, Frontier, HEX, KeyPacking, Marks,
+    Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move,
+};
 use super::path::{Path, PathError};
-use super::zeroed::{Zeroed, grow_zeroed};
 
 /// What to do when the goal is blocked or on another island than the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
@@ -80,182 +84,6 @@ pub enum SearchStep {
     Failed(PathError),
 }
 
-/// Extra cost on a cell for one search only, e.g. cells claimed or occupied by other units.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CellOverlay {
-    /// Add this many fixed-point cost units to steps onto the cell.
-    Penalty(u32),
-    /// Treat the cell as blocked (it stays walkable for island checks).
-    Blocked,
-}
-
-pub(super) const OVERLAY_BLOCKED: u32 = u32::MAX;
-
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct NodeRecord {
-    pub(super) g: u64,
-    pub(super) parent: u32,
-    /// `2 * generation` = open this search, `2 * generation + 1` = closed; older = untouched.
-    pub(super) stamp: u32,
-}
-
-// SAFETY: integers only.
-unsafe impl Zeroed for NodeRecord {}
-
-#[derive(Clone, Copy, Debug)]
-pub(super) struct HeapEntry {
-    /// `F << 16 | tie-break`, where the tie-break is the remaining estimate H in sixteenths of a
-    /// tile (saturated): among equal F, the entry with less H to go (more G done) comes first.
-    /// On grids where F might not fit in 48 bits the key is plain F (ties broken arbitrarily).
-    pub(super) key: u64,
-    pub(super) node: u32,
-}
-
-impl HeapEntry {
-    #[inline(always)]
-    fn key(&self) -> u64 {
-        self.key
-    }
-}
-
-/// How F and H are packed into a heap key for one search.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct KeyPacking {
-    f_shift: u32,
-    h_shift: u32,
-    h_mask: u64,
-}
-
-impl KeyPacking {
-    pub(super) fn new(grid: &NavGrid, costs: CostModel, overlay_max: u32) -> Self {
-        // Upper bound of any F: every cell visited at the dearest step, plus the largest estimate.
-        let cells = (grid.width() as u128 + 2) * (grid.height() as u128 + 2);
-        let step = costs.diagonal.max(costs.straight) as u128 * 255
-            + grid.max_penalty() as u128
-            + overlay_max as u128;
-        let bound = cells * step * 2;
-        if bound < (1u128 << 48) {
-            // Sixteenths of a straight step.
-            let h_shift = (31 - costs.straight.max(1).leading_zeros()).saturating_sub(4);
-            KeyPacking {
-                f_shift: 16,
-                h_shift,
-                h_mask: 0xFFFF,
-            }
-        } else {
-            KeyPacking {
-                f_shift: 0,
-                h_shift: 0,
-                h_mask: 0,
-            }
-        }
-    }
-
-    #[inline(always)]
-    pub(super) fn key(&self, f: u64, h: u64) -> u64 {
-        (f << self.f_shift) | ((h >> self.h_shift).min(self.h_mask))
-    }
-}
-
-/// A 4-ary min-heap of [`HeapEntry`] (lazy: a node may appear more than once; stale copies are
-/// skipped because their node is already closed when they surface). Four children per node halve
-/// the depth of a binary heap and keep siblings in one cache line; measured faster than binary
-/// on the MovingAI maps (see the README's performance section).
-#[derive(Clone, Debug, Default)]
-pub(super) struct OpenList {
-    pub(super) items: Vec<HeapEntry>,
-}
-
-const ARITY: usize = 4;
-
-impl OpenList {
-    #[inline(always)]
-    pub(super) fn push(&mut self, e: HeapEntry) {
-        let key = e.key();
-        let mut pos = self.items.len();
-        self.items.push(e);
-        let items = &mut self.items[..];
-        while pos > 0 {
-            let parent = (pos - 1) / ARITY;
-            let p = items[parent];
-            if p.key() <= key {
-                break;
-            }
-            items[pos] = p;
-            pos = parent;
-        }
-        items[pos] = e;
-    }
-
-    #[inline(always)]
-    pub(super) fn pop(&mut self) -> Option<HeapEntry> {
-        let last = self.items.pop()?;
-        let items = &mut self.items[..];
-        let len = items.len();
-        if len == 0 {
-            return Some(last);
-        }
-        let top = items[0];
-        let key = last.key();
-        let mut pos = 0;
-        loop {
-            let first = ARITY * pos + 1;
-            if first >= len {
-                break;
-            }
-            let mut child = first;
-            let mut child_key = items[first].key();
-            let end = (first + ARITY).min(len);
-            for (c, item) in items.iter().enumerate().take(end).skip(first + 1) {
-                let k = item.key();
-                if k < child_key {
-                    child = c;
-                    child_key = k;
-                }
-            }
-            if key <= child_key {
-                break;
-            }
-            items[pos] = items[child];
-            pos = child;
-        }
-        items[pos] = last;
-        Some(top)
-    }
-
-    pub(super) fn clear(&mut self) {
-        self.items.clear();
-    }
-
-    fn len(&self) -> usize {
-        self.items.len()
-    }
-}
-
-/// State of the search in progress.
-#[derive(Clone, Debug)]
-pub(super) struct Active {
-    pub(super) start: usize,
-    /// Goal index for single-goal searches.
-    pub(super) goal: usize,
-    pub(super) goal_x: u32,
-    pub(super) goal_y: u32,
-    pub(super) requested_goal: Cell,
-    pub(super) multi_goal: bool,
-    pub(super) heuristic: Heuristic,
-    pub(super) weight: u64,
-    pub(super) min_terrain: u64,
-    pub(super) costs: CostModel,
-    pub(super) max_expansions: u64,
-    pub(super) expansions: u64,
-    /// Of `expansions`, those standing for cells a jump point search scanned or read from its
-    /// table (see [`AStar::scan_expansions`]).
-    pub(super) scans: u64,
-    pub(super) grid_version: u64,
-    pub(super) config: SearchConfig,
-    pub(super) packing: KeyPacking,
-}
-
 /// A reusable, resumable A* search.
 ///
 /// Node records, the open list and overlays live in flat arrays that are stamped with a search
@@ -282,27 +110,20 @@ pub(super) struct Active {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct AStar {
-    pub(super) nodes: Vec<NodeRecord>,
-    pub(super) open: OpenList,
-    /// Per-cell goal marks (multi-goal searches) stamped with the generation.
-    pub(super) goal_marks: Vec<u32>,
-    /// Per-cell overlay: `(generation, extra)`.
-    pub(super) overlay: Vec<(u32, u32)>,
-    pub(super) generation: u32,
-    pub(super) active: Option<Active>,
+    scratch: Scratch,
+    active: Option<Query>,
+    /// The configuration of the search in progress (kept to restart it).
+    config: SearchConfig,
     /// The goals of the multi-goal search in progress (kept to restart it and to report which).
-    pub(super) goals: Vec<Cell>,
+    goals: Vec<Cell>,
     /// The overlay of the search in progress (kept to restart it).
-    pub(super) overlay_list: Vec<(Cell, CellOverlay)>,
-    /// Per-cell marks of jump point search where costs vary (see `jps`), stamped with the
-    /// generation.
-    pub(super) jump_memo: Vec<u32>,
+    overlay_list: Vec<(Cell, CellOverlay)>,
     /// Whether the search in progress (or the last one) is a jump point search.
-    pub(super) jumping: bool,
+    jumping: bool,
     /// Expansions of the last search, once it ended (found, failed or cancelled).
-    pub(super) ended_expansions: u64,
+    ended_expansions: u64,
     /// Of those, the scans' share (see [`AStar::scan_expansions`]).
-    pub(super) ended_scans: u64,
+    ended_scans: u64,
 }
 
 impl AStar {
@@ -322,11 +143,11 @@ impl AStar {
     }
 
     /// Ends the search in progress, if any, keeping its expansion count.
-    pub(super) fn end(&mut self) -> Option<Active> {
+    fn end(&mut self) -> Option<Query> {
         let active = self.active.take();
         if let Some(a) = &active {
-            self.ended_expansions = a.expansions;
-            self.ended_scans = a.scans;
+            self.ended_expansions = a.counts.expansions;
+            self.ended_scans = a.counts.scans;
         }
         active
     }
@@ -342,7 +163,7 @@ impl AStar {
     pub fn expansions(&self) -> u64 {
         self.active
             .as_ref()
-            .map_or(self.ended_expansions, |a| a.expansions)
+            .map_or(self.ended_expansions, |a| a.counts.expansions)
     }
 
     /// Of [`AStar::expansions`], those that stand for the cells a jump point search scanned or
@@ -350,49 +171,24 @@ impl AStar {
     /// for A*. Budgets that cost work tell the two apart: a scanned cell costs a fraction of a
     /// node's expansion.
     pub fn scan_expansions(&self) -> u64 {
-        self.active.as_ref().map_or(self.ended_scans, |a| a.scans)
-    }
-
-    fn next_generation(&mut self, len: usize) {
-        if self.nodes.len() != len {
-            // Written, not zeroed by the allocator: the pages are touched here, where
-            // `reserve_for` is called, not in a budgeted search.
-            self.nodes.clear();
-            self.nodes.resize(len, NodeRecord::default());
-            // Goal marks and overlays grow only when a search uses them.
-            self.goal_marks.clear();
-            self.overlay.clear();
-            self.jump_memo.clear();
-            self.generation = 0;
-        }
-        if self.generation >= u32::MAX / 2 - 1 {
-            self.nodes.fill(NodeRecord::default());
-            self.goal_marks.fill(0);
-            self.overlay.fill((0, 0));
-            self.jump_memo.fill(0);
-            self.generation = 0;
-        }
-        self.generation += 1;
-        self.open.clear();
+        self.active
+            .as_ref()
+            .map_or(self.ended_scans, |a| a.counts.scans)
     }
 
     /// Grows the scratch space to `grid`'s size now (and touches it), so the first search on it
     /// does not pay for the allocation.
     pub fn reserve_for(&mut self, grid: &NavGrid) {
         let len = grid.terrain_raw().len();
-        if self.nodes.len() != len {
-            self.next_generation(len);
-            self.open.items.reserve(1024);
+        if self.scratch.nodes.len() != len {
+            self.scratch.next_generation(len, Pages::Touched);
+            self.scratch.open.items.reserve(1024);
         }
     }
 
     /// The scratch memory this search holds, in bytes (grows to the largest grid searched).
     pub fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<NodeRecord>()
-            + self.open.items.capacity() * std::mem::size_of::<HeapEntry>()
-            + self.goal_marks.capacity() * 4
-            + self.overlay.capacity() * 8
-            + self.jump_memo.capacity() * 4
+        self.scratch.memory_bytes()
     }
 
     /// Starts a search from `start` to `goal`.
@@ -466,15 +262,16 @@ impl AStar {
         self.goals.extend_from_slice(goals);
         self.overlay_list.clear();
         self.overlay_list.extend_from_slice(overlay);
-        self.next_generation(grid.terrain_raw().len());
-        grow_zeroed(&mut self.goal_marks, self.nodes.len());
-        let mark = self.generation;
+        self.scratch
+            .next_generation(grid.terrain_raw().len(), Pages::Touched);
+        self.scratch.use_marks();
+        let mark = self.scratch.generation;
         let mut any = None;
         for &g in goals {
             if let Ok(i) = grid.index(g)
                 && grid.island_raw(i) == island
             {
-                self.goal_marks[i] = mark;
+                self.scratch.marks[i] = mark;
                 any = Some((i, g));
             }
         }
@@ -486,7 +283,7 @@ impl AStar {
             ..*config
         };
         // start_search would bump the generation and lose the marks: keep the current one.
-        self.generation -= 1;
+        self.scratch.generation -= 1;
         self.start_search(grid, start_i, goal_i, goal, true, &config);
         Ok(())
     }
@@ -501,39 +298,17 @@ impl AStar {
         multi_goal: bool,
         config: &SearchConfig,
     ) {
-        self.next_generation(grid.terrain_raw().len());
+        self.scratch
+            .next_generation(grid.terrain_raw().len(), Pages::Touched);
         // Jump points where they win: on grids of one terrain without penalties (an overlay of
         // claims is local). Where terrain varies they are slower than A* (every cell next to
         // another cost is expanded in full, and jumps there are short: on the MovingAI maps
         // with a fifth of their cells swamp, 2.5-2.8 times A*'s time). A grid edited mid-search
         // restarts it, and this is decided again.
         self.jumping = config.jumps_on(grid);
-        let generation = self.generation;
-        let mut overlay_max = 0;
-        if !self.overlay_list.is_empty() {
-            grow_zeroed(&mut self.overlay, self.nodes.len());
-        }
-        for &(cell, o) in &self.overlay_list {
-            if let Ok(i) = grid.index(cell)
-                && i != start
-                && i != goal
-            {
-                let extra = match o {
-                    CellOverlay::Penalty(p) => p.min(OVERLAY_BLOCKED - 1),
-                    CellOverlay::Blocked => OVERLAY_BLOCKED,
-                };
-                if extra != OVERLAY_BLOCKED {
-                    overlay_max = overlay_max.max(extra);
-                }
-                let slot = &mut self.overlay[i];
-                slot.1 = if slot.0 == generation {
-                    extra.max(slot.1)
-                } else {
-                    extra
-                };
-                slot.0 = generation;
-            }
-        }
+        let overlay_max = self
+            .scratch
+            .apply_overlay(grid, &self.overlay_list, [start, goal]);
         let rules = grid.rules();
         let start_cell = grid.cell_of(start);
         let (dx, dy) = if grid.is_hex() {
@@ -551,7 +326,10 @@ impl AStar {
             grid.min_terrain() as u64,
             weight_fixed(config.weight),
         );
-        let active = Active {
+        let packing = KeyPacking::new(grid, rules.costs, overlay_max);
+        self.scratch.seed(start, packing.key(h, h));
+        self.config = *config;
+        self.active = Some(Query {
             start,
             goal,
             goal_x: goal_cell.x as u32,
@@ -562,23 +340,15 @@ impl AStar {
             weight: weight_fixed(config.weight),
             min_terrain: grid.min_terrain() as u64,
             costs: rules.costs,
-            max_expansions: config.max_expansions.map_or(u64::MAX, u64::from),
-            expansions: 0,
-            scans: 0,
+            turn_penalty: config.turn_penalty as u64,
+            counts: Counts {
+                expansions: 0,
+                scans: 0,
+                max_expansions: config.max_expansions.map_or(u64::MAX, u64::from),
+            },
             grid_version: grid.version(),
-            config: *config,
-            packing: KeyPacking::new(grid, rules.costs, overlay_max),
-        };
-        self.nodes[start] = NodeRecord {
-            g: 0,
-            parent: start as u32,
-            stamp: 2 * generation,
-        };
-        self.open.push(HeapEntry {
-            key: active.packing.key(h, h),
-            node: start as u32,
+            packing,
         });
-        self.active = Some(active);
     }
 
     /// Advances the search by at most `max_expansions` node expansions, and at most that many
@@ -598,36 +368,38 @@ impl AStar {
             return SearchStep::Failed(e);
         }
         let rules = grid.rules();
-        let penalties = !self.overlay_list.is_empty()
-            || grid.has_penalties()
-            || self
-                .active
-                .as_ref()
-                .is_some_and(|a| a.config.turn_penalty > 0);
-        let result = match (rules.topology, rules.corner_rule, penalties) {
-            _ if self.jumping => self.run_jumps(grid, max_expansions),
-            (Topology::Four, _, false) => self.run::<FOUR, false, false>(grid, max_expansions),
-            (Topology::Four, _, true) => self.run::<FOUR, false, true>(grid, max_expansions),
-            (Topology::Eight, CornerRule::NoCutting, false) => {
-                self.run::<EIGHT, false, false>(grid, max_expansions)
-            }
-            (Topology::Eight, CornerRule::NoCutting, true) => {
-                self.run::<EIGHT, false, true>(grid, max_expansions)
-            }
-            (Topology::Eight, CornerRule::AllowCutting, false) => {
-                self.run::<EIGHT, true, false>(grid, max_expansions)
-            }
-            (Topology::Eight, CornerRule::AllowCutting, true) => {
-                self.run::<EIGHT, true, true>(grid, max_expansions)
-            }
-            (Topology::Hex, _, false) => self.run::<HEX, false, false>(grid, max_expansions),
-            (Topology::Hex, _, true) => self.run::<HEX, false, true>(grid, max_expansions),
+        let penalties =
+            !self.overlay_list.is_empty() || grid.has_penalties() || self.config.turn_penalty > 0;
+        let end = if self.jumping {
+            let query = self.active.as_mut().expect("a search is active");
+            jps::run(
+                &mut self.scratch,
+                query,
+                &self.overlay_list,
+                grid,
+                max_expansions,
+            )
+        } else {
+            kernel::dispatch(
+                rules,
+                penalties,
+                Slice {
+                    search: self,
+                    grid,
+                    budget: max_expansions,
+                },
+            )
         };
-        match result {
-            None => SearchStep::Pending,
-            Some(Ok(goal)) => SearchStep::Found(self.trace(grid, goal)),
-            Some(Err(e)) => SearchStep::Failed(e),
-        }
+        let result = match end {
+            End::Budget => return SearchStep::Pending,
+            End::Goal(goal) => return SearchStep::Found(self.trace(grid, goal)),
+            End::Empty | End::Done => PathError::NoPath,
+            End::Limit => PathError::LimitExceeded {
+                expansions: self.expansions() as u32,
+            },
+        };
+        self.end();
+        SearchStep::Failed(result)
     }
 
     fn restart(&mut self, grid: &NavGrid) -> Result<(), PathError> {
@@ -635,178 +407,39 @@ impl AStar {
         let start = grid.cell_of(a.start);
         let goals = std::mem::take(&mut self.goals);
         let overlay = std::mem::take(&mut self.overlay_list);
+        let config = self.config;
         if a.multi_goal {
-            self.begin_nearest_with_overlay(grid, start, &goals, &a.config, &overlay)?;
+            self.begin_nearest_with_overlay(grid, start, &goals, &config, &overlay)?;
         } else {
-            self.begin_with_overlay(grid, start, a.requested_goal, &a.config, &overlay)?;
+            self.begin_with_overlay(grid, start, a.requested_goal, &config, &overlay)?;
         }
         if let Some(n) = self.active.as_mut() {
-            n.expansions = a.expansions;
+            n.counts.expansions = a.counts.expansions;
         }
         Ok(())
     }
 
-    /// The inner loop. Returns `None` when the budget ran out, else the goal index or an error.
+    /// The search's loop for these moves (see [`kernel::run`]).
     #[inline(never)]
     fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(
         &mut self,
         grid: &NavGrid,
         budget: u32,
-    ) -> Option<Result<usize, PathError>> {
-        let active = self.active.as_mut().expect("run needs an active search");
-        let terrain = grid.terrain_raw();
-        let penalty = grid.penalty_raw();
-        let stride = grid.stride();
-        let nodes = &mut self.nodes[..];
-        let overlay = &self.overlay[..];
-        let goal_marks = &self.goal_marks[..];
-        let open = &mut self.open;
-        let generation = self.generation;
-        let open_stamp = 2 * generation;
-        let closed_stamp = open_stamp + 1;
-        let straight = active.costs.straight as u64;
-        let diagonal = active.costs.diagonal as u64;
-        let mut left = budget;
-        let a = &*active;
-        let h_of = |x: u32, y: u32| {
-            let (dx, dy) = if MOVES == HEX {
-                (
-                    hex::distance(Cell::new(x as i32, y as i32), a.requested_goal),
-                    0,
-                )
-            } else {
-                (x.abs_diff(a.goal_x), y.abs_diff(a.goal_y))
-            };
-            a.heuristic
-                .estimate(dx, dy, a.costs, a.min_terrain, a.weight)
+    ) -> End {
+        let query = self.active.as_mut().expect("run needs an active search");
+        let mut counts = query.counts;
+        let closed = self.scratch.closed_stamp();
+        let (mut frontier, marks) = self.scratch.split(query.packing);
+        let mut forward = Forward::<MOVES, CUT, PENALTY> {
+            query,
+            terrain: grid.terrain_raw(),
+            penalty: grid.penalty_raw(),
+            stride: grid.stride(),
+            marks,
         };
-        let goal = a.goal;
-        let packing = a.packing;
-        let multi = a.multi_goal;
-        let mut expansions = a.expansions;
-        let max_expansions = a.max_expansions;
-        let turn_penalty = a.config.turn_penalty as u64;
-        let result = loop {
-            if left == 0 {
-                break None;
-            }
-            let Some(top) = open.pop() else {
-                break Some(Err(PathError::NoPath));
-            };
-            // Every pop counts against the slice, stale ones too: where terrain costs vary, open
-            // cells are improved again and again, and their outdated heap entries can outnumber
-            // the expansions many times over in one stretch (measured: 11,000 pops in a slice of
-            // 256 expansions on a 512 x 512 map, 1.2 ms instead of 20 us).
-            left -= 1;
-            let i = top.node as usize;
-            if nodes[i].stamp == closed_stamp {
-                continue;
-            }
-            nodes[i].stamp = closed_stamp;
-            if i == goal || (multi && goal_marks[i] == generation) {
-                break Some(Ok(i));
-            }
-            if expansions >= max_expansions {
-                break Some(Err(PathError::LimitExceeded {
-                    expansions: expansions as u32,
-                }));
-            }
-            expansions += 1;
-            let g = nodes[i].g;
-            // Direction into `i` (0 at the start), for the turn penalty.
-            let came_from = i as isize - nodes[i].parent as isize;
-            let x = (i % stride) as u32 - 1;
-            let y = (i / stride) as u32 - 1;
-            // A macro rather than a closure: the closure was not inlined (measured: a quarter of
-            // the search time went to calling it).
-            macro_rules! relax {
-                ($j:expr, $base:expr, $nx:expr, $ny:expr) => {{
-                    let j: usize = $j;
-                    let mut step = $base * terrain[j] as u64;
-                    let mut open_it = true;
-                    if PENALTY {
-                        step += penalty[j] as u64;
-                        if turn_penalty > 0
-                            && came_from != 0
-                            && (j as isize - i as isize) != came_from
-                        {
-                            step += turn_penalty;
-                        }
-                        let (s, extra) = overlay.get(j).copied().unwrap_or((0, 0));
-                        if s == generation {
-                            if extra == OVERLAY_BLOCKED {
-                                open_it = false;
-                            }
-                            step += extra as u64;
-                        }
-                    }
-                    let ng = g + step;
-                    let r = &mut nodes[j];
-                    if open_it && (r.stamp < open_stamp || (r.stamp == open_stamp && ng < r.g)) {
-                        r.g = ng;
-                        r.parent = i as u32;
-                        r.stamp = open_stamp;
-                        let h = h_of($nx, $ny);
-                        open.push(HeapEntry {
-                            key: packing.key(ng + h, h),
-                            node: j as u32,
-                        });
-                    }
-                }};
-            }
-            let (n, s, w, e) = (i - stride, i + stride, i - 1, i + 1);
-            let (tn, ts, tw, te) = (terrain[n], terrain[s], terrain[w], terrain[e]);
-            if tn != BLOCKED {
-                relax!(n, straight, x, y.wrapping_sub(1));
-            }
-            if ts != BLOCKED {
-                relax!(s, straight, x, y + 1);
-            }
-            if tw != BLOCKED {
-                relax!(w, straight, x.wrapping_sub(1), y);
-            }
-            if te != BLOCKED {
-                relax!(e, straight, x + 1, y);
-            }
-            if MOVES == HEX {
-                // Axial (1, -1) and (-1, 1): the other two of a hexagon's six neighbours.
-                if terrain[n + 1] != BLOCKED {
-                    relax!(n + 1, straight, x + 1, y.wrapping_sub(1));
-                }
-                if terrain[s - 1] != BLOCKED {
-                    relax!(s - 1, straight, x.wrapping_sub(1), y + 1);
-                }
-            }
-            if MOVES == EIGHT {
-                let ok = |a: u8, b: u8| {
-                    if CUT {
-                        a != BLOCKED || b != BLOCKED
-                    } else {
-                        a != BLOCKED && b != BLOCKED
-                    }
-                };
-                if ok(tn, tw) && terrain[n - 1] != BLOCKED {
-                    relax!(n - 1, diagonal, x.wrapping_sub(1), y.wrapping_sub(1));
-                }
-                if ok(tn, te) && terrain[n + 1] != BLOCKED {
-                    relax!(n + 1, diagonal, x + 1, y.wrapping_sub(1));
-                }
-                if ok(ts, tw) && terrain[s - 1] != BLOCKED {
-                    relax!(s - 1, diagonal, x.wrapping_sub(1), y + 1);
-                }
-                if ok(ts, te) && terrain[s + 1] != BLOCKED {
-                    relax!(s + 1, diagonal, x + 1, y + 1);
-                }
-            }
-        };
-        active.expansions = expansions;
-        if result.is_some() {
-            // Keep the expansion count readable but mark the search finished in `trace`/errors.
-            if let Some(Err(_)) = result {
-                self.end();
-            }
-        }
-        result
+        let end = kernel::run(&mut frontier, closed, budget, &mut counts, &mut forward);
+        query_counts(&mut self.active, counts);
+        end
     }
 
     fn trace(&mut self, grid: &NavGrid, goal: usize) -> Path {
@@ -815,7 +448,7 @@ impl AStar {
         let mut i = goal;
         loop {
             cells.push(grid.cell_of(i));
-            let p = self.nodes[i].parent as usize;
+            let p = self.scratch.nodes[i].parent as usize;
             if p == i {
                 break;
             }
@@ -824,7 +457,7 @@ impl AStar {
         cells.reverse();
         if self.jumping {
             // Jump points: the lines between them filled in.
-            cells = super::jps::fill_jumps(&cells);
+            cells = jps::fill_jumps(&cells);
         }
         let goal_cell = grid.cell_of(goal);
         let goal_index = if active.multi_goal {
@@ -835,8 +468,8 @@ impl AStar {
         Path {
             length: grid.cells_length(&cells),
             cells,
-            cost: self.nodes[goal].g,
-            expansions: active.expansions as u32,
+            cost: self.scratch.nodes[goal].g,
+            expansions: active.counts.expansions as u32,
             goal: goal_cell,
             goal_index,
         }
@@ -844,26 +477,119 @@ impl AStar {
 
     /// The cells closed (expanded) by the current or last search, for debug drawing.
     pub fn closed_cells(&self, grid: &NavGrid) -> Vec<Cell> {
-        let closed = 2 * self.generation + 1;
-        if self.nodes.len() != grid.terrain_raw().len() {
+        if self.scratch.nodes.len() != grid.terrain_raw().len() {
             return Vec::new();
         }
-        (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].stamp == closed)
+        self.scratch
+            .closed_indices()
             .map(|i| grid.cell_of(i))
             .collect()
     }
 
     /// Entries currently in the open list (including stale duplicates).
     pub fn open_len(&self) -> usize {
-        self.open.len()
+        self.scratch.open.len()
     }
 }
 
-/// Move sets of the inner loops: four-way, eight-way and hexagonal.
-pub(crate) const FOUR: u8 = 0;
-pub(crate) const EIGHT: u8 = 1;
-pub(crate) const HEX: u8 = 2;
+/// Writes a loop's counts back into the search in progress.
+fn query_counts(active: &mut Option<Query>, counts: Counts) {
+    if let Some(q) = active.as_mut() {
+        q.counts = counts;
+    }
+}
+
+/// One slice of an A* search, for [`kernel::dispatch`].
+struct Slice<'a> {
+    search: &'a mut AStar,
+    grid: &'a NavGrid,
+    budget: u32,
+}
+
+impl Monomorphised for Slice<'_> {
+    type Out = End;
+
+    #[inline(always)]
+    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(self) -> End {
+        self.search
+            .run::<MOVES, CUT, PENALTY>(self.grid, self.budget)
+    }
+}
+
+/// A* in the kernel's loop: the goal (or a marked goal) ends it; every move onto a walkable cell
+/// costs the step's length times the cell's terrain, plus (`PENALTY`) the cell's penalty, the
+/// overlay's extra and a turn penalty.
+struct Forward<'a, const MOVES: u8, const CUT: bool, const PENALTY: bool> {
+    query: &'a Query,
+    terrain: &'a [u8],
+    penalty: &'a [u32],
+    stride: usize,
+    marks: Marks<'a>,
+}
+
+impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
+    for Forward<'_, MOVES, CUT, PENALTY>
+{
+    #[inline(always)]
+    fn closed(&mut self, i: usize) -> Closed {
+        if i == self.query.goal || (self.query.multi_goal && self.marks.marked(i)) {
+            Closed::Goal
+        } else {
+            Closed::Expand
+        }
+    }
+
+    #[inline(always)]
+    fn expand(&mut self, i: usize, frontier: &mut Frontier) -> u32 {
+        let (q, terrain, penalty, stride) = (self.query, self.terrain, self.penalty, self.stride);
+        let (overlay, generation) = (self.marks.overlay, self.marks.generation);
+        let g = frontier.g(i);
+        // Direction into `i` (0 at the start), for the turn penalty.
+        let came_from = i as isize - frontier.parent(i) as isize;
+        let x = (i % stride) as u32 - 1;
+        let y = (i / stride) as u32 - 1;
+        let (straight, diagonal) = (q.costs.straight as u64, q.costs.diagonal as u64);
+        let h_of = |x: u32, y: u32| {
+            if MOVES == HEX {
+                let dx = hex::distance(Cell::new(x as i32, y as i32), q.requested_goal);
+                q.heuristic
+                    .estimate(dx, 0, q.costs, q.min_terrain, q.weight)
+            } else {
+                q.h_square(x, y)
+            }
+        };
+        macro_rules! relax {
+            ($j:expr, $diagonal:expr, $nx:expr, $ny:expr) => {{
+                let j: usize = $j;
+                let base = if $diagonal { diagonal } else { straight };
+                let mut step = base * terrain[j] as u64;
+                let mut open_it = true;
+                if PENALTY {
+                    step += penalty[j] as u64;
+                    if q.turn_penalty > 0
+                        && came_from != 0
+                        && (j as isize - i as isize) != came_from
+                    {
+                        step += q.turn_penalty;
+                    }
+                    let (s, extra) = overlay.get(j).copied().unwrap_or((0, 0));
+                    if s == generation {
+                        if extra == OVERLAY_BLOCKED {
+                            open_it = false;
+                        }
+                        step += extra as u64;
+                    }
+                }
+                if open_it {
+                    let (nx, ny) = ($nx, $ny);
+                    frontier.relax(i, j, g + step, || h_of(nx, ny));
+                }
+            }};
+        }
+        for_each_move!(MOVES, CUT, terrain, stride, i, x, y, relax);
+        0
+    }
+}
 
 fn check_start(grid: &NavGrid, start: Cell) -> Result<usize, PathError> {
     let i = grid

@@ -2,7 +2,8 @@
 
 use bevy::math::Vec2;
 
-use super::grid::{Cell, NavGrid};
+use super::cell::Cell;
+use super::grid::NavGrid;
 use super::search::nearest_on_island;
 
 /// The cell a group heading for `target` gathers around: `target` itself if it is walkable and
@@ -139,32 +140,7 @@ pub fn formation_slots(
                 .and_then(Vec2::try_normalize)
                 .or_else(|| (middle - centre).try_normalize())
                 .unwrap_or(Vec2::X);
-            let right = Vec2::new(ahead.y, -ahead.x);
-            let aspect = if formation == Formation::Line {
-                4.0
-            } else {
-                1.0
-            };
-            let files = ((aspect * n as f32).sqrt().ceil() as usize).clamp(1, n);
-            let ranks = n.div_ceil(files);
-            // Units farthest ahead take the front rank; each rank left to right.
-            let mut order: Vec<usize> = (0..n).collect();
-            let along = |k: usize| positions[k].dot(ahead);
-            order.sort_by(|&a, &b| along(b).total_cmp(&along(a)).then(a.cmp(&b)));
-            let mut places = vec![Vec2::ZERO; n];
-            for (rank, chunk) in order.chunks_mut(files).enumerate() {
-                let side = |k: &usize| positions[*k].dot(right);
-                chunk.sort_by(|a, b| side(a).total_cmp(&side(b)).then(a.cmp(b)));
-                // Whole tiles from the centre, so that places fall on cell centres when the
-                // facing runs along the grid.
-                let forward = ((ranks - 1) / 2) as f32 - rank as f32;
-                let width = chunk.len();
-                for (file, &k) in chunk.iter().enumerate() {
-                    let sideways = file as f32 - ((width - 1) / 2) as f32;
-                    places[k] = middle + forward * ahead + sideways * right;
-                }
-            }
-            places
+            ranks_and_files(positions, middle, ahead, formation == Formation::Line)
         }
     };
     let island = grid.island(center);
@@ -181,6 +157,34 @@ pub fn formation_slots(
             Some(slot)
         })
         .collect()
+}
+
+/// The places of a line (`line`: four files to a rank) or a box facing `ahead` round
+/// `middle`, one for each unit at `positions`: the units farthest ahead take the front rank,
+/// each rank left to right.
+fn ranks_and_files(positions: &[Vec2], middle: Vec2, ahead: Vec2, line: bool) -> Vec<Vec2> {
+    let n = positions.len();
+    let right = Vec2::new(ahead.y, -ahead.x);
+    let aspect = if line { 4.0 } else { 1.0 };
+    let files = ((aspect * n as f32).sqrt().ceil() as usize).clamp(1, n);
+    let ranks = n.div_ceil(files);
+    let mut order: Vec<usize> = (0..n).collect();
+    let along = |k: usize| positions[k].dot(ahead);
+    order.sort_by(|&a, &b| along(b).total_cmp(&along(a)).then(a.cmp(&b)));
+    let mut places = vec![Vec2::ZERO; n];
+    for (rank, chunk) in order.chunks_mut(files).enumerate() {
+        let side = |k: &usize| positions[*k].dot(right);
+        chunk.sort_by(|a, b| side(a).total_cmp(&side(b)).then(a.cmp(b)));
+        // Whole tiles from the centre, so that places fall on cell centres when the facing
+        // runs along the grid.
+        let forward = ((ranks - 1) / 2) as f32 - rank as f32;
+        let width = chunk.len();
+        for (file, &k) in chunk.iter().enumerate() {
+            let sideways = file as f32 - ((width - 1) / 2) as f32;
+            places[k] = middle + forward * ahead + sideways * right;
+        }
+    }
+    places
 }
 
 /// Rings of cells searched round a formation's place for a free cell before the unit takes the

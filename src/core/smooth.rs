@@ -3,7 +3,8 @@
 
 use bevy::math::Vec2;
 
-use super::grid::{Cell, NavGrid, Topology};
+use super::cell::Cell;
+use super::grid::{NavGrid, Topology};
 use super::line::walkable_within;
 
 /// How many cells ahead smoothing looks for a shortcut.
@@ -235,91 +236,105 @@ impl Smoother {
         if n <= 1 {
             return Some(std::mem::take(&mut self.out));
         }
-        let last = n - 1;
         for _ in 0..max_units {
-            match self.phase {
-                Phase::Pull => {
-                    // The next waypoint: the furthest cell in reach, one check a unit.
-                    let check = self.at;
-                    if self.scan == 0 {
-                        let ahead = if self.lead.is_some() {
-                            LEAD_LOOKAHEAD
-                        } else {
-                            LOOKAHEAD
-                        };
-                        self.scan = last.min(check + ahead);
-                        (self.low, self.high) = (check + 1, 0);
-                    }
-                    let Some(next) = self.next_in_reach(grid, check) else {
-                        continue;
-                    };
-                    self.scan = 0;
-                    self.at = next;
-                    self.out.push(self.center(next));
-                    if self.lead.is_some_and(|lead| next >= lead) {
-                        return Some(std::mem::take(&mut self.out));
-                    }
-                    if next == last {
-                        self.phase = Phase::Merge;
-                        self.work += self.cells.len() as u64;
-                        self.at = 1;
-                        self.max_terrain = self
-                            .cells
-                            .iter()
-                            .map(|&c| grid.terrain(c).unwrap_or(0))
-                            .max()
-                            .unwrap_or(0);
-                    }
-                }
+            let done = match self.phase {
+                Phase::Pull => self.pull(grid),
+                Phase::Merge if self.at + 2 >= self.out.len() => self.end_pass(),
                 Phase::Merge => {
-                    if self.at + 2 >= self.out.len() {
-                        let mut done = std::mem::take(&mut self.out);
-                        if self.backward {
-                            done.reverse();
-                            let forward = self.forward_result.take().unwrap_or_default();
-                            let key = |p: &[Vec2]| (count_turns_f(p), polyline_length(p));
-                            return Some(if key(&done) < key(&forward) {
-                                done
-                            } else {
-                                forward
-                            });
-                        }
-                        if done.len() <= 3 {
-                            return Some(done); // at most one bend: the other way cannot beat it
-                        }
-                        self.forward_result = Some(done);
-                        self.backward = true;
-                        self.phase = Phase::Pull;
-                        self.at = 0;
-                        self.out = vec![self.center(0)];
-                        continue;
-                    }
-                    // One candidate point for the bend at `at` a unit.
-                    let (candidates, tried) = self.candidates.get_or_insert_with(|| {
-                        (bend_candidates(&self.out, self.at, self.radius), 0)
-                    });
-                    match candidates.get(*tried) {
-                        Some(&(_, x)) => {
-                            *tried += 1;
-                            let (p, n) = (self.out[self.at - 1], self.out[self.at + 2]);
-                            let (radius, max_terrain) = (self.radius, self.max_terrain);
-                            let work = &mut self.work;
-                            let mut ok = |a, b| clear(grid, a, b, radius, max_terrain, work);
-                            if ok(p, x) && ok(x, n) {
-                                self.out[self.at] = x;
-                                self.out.remove(self.at + 1);
-                                self.candidates = None;
-                            }
-                        }
-                        None => {
-                            self.candidates = None;
-                            self.at += 1;
-                        }
-                    }
+                    self.merge(grid);
+                    None
                 }
+            };
+            if done.is_some() {
+                return done;
             }
         }
         None
+    }
+
+    /// One unit of the pull phase: one check toward the next waypoint, the furthest cell in
+    /// reach. The waypoints, if a leading pass has reached its lead.
+    fn pull(&mut self, grid: &NavGrid) -> Option<Vec<Vec2>> {
+        let last = self.cells.len() - 1;
+        let check = self.at;
+        if self.scan == 0 {
+            let ahead = if self.lead.is_some() {
+                LEAD_LOOKAHEAD
+            } else {
+                LOOKAHEAD
+            };
+            self.scan = last.min(check + ahead);
+            (self.low, self.high) = (check + 1, 0);
+        }
+        let next = self.next_in_reach(grid, check)?;
+        self.scan = 0;
+        self.at = next;
+        self.out.push(self.center(next));
+        if self.lead.is_some_and(|lead| next >= lead) {
+            return Some(std::mem::take(&mut self.out));
+        }
+        if next == last {
+            self.phase = Phase::Merge;
+            self.work += self.cells.len() as u64;
+            self.at = 1;
+            self.max_terrain = self
+                .cells
+                .iter()
+                .map(|&c| grid.terrain(c).unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+        }
+        None
+    }
+
+    /// The end of a pass's merge phase: after the forward pass, the backward one starts (unless
+    /// the path has at most one bend); after the backward pass, the better of the two.
+    fn end_pass(&mut self) -> Option<Vec<Vec2>> {
+        let mut done = std::mem::take(&mut self.out);
+        if self.backward {
+            done.reverse();
+            let forward = self.forward_result.take().unwrap_or_default();
+            let key = |p: &[Vec2]| (count_turns_f(p), polyline_length(p));
+            return Some(if key(&done) < key(&forward) {
+                done
+            } else {
+                forward
+            });
+        }
+        if done.len() <= 3 {
+            return Some(done); // at most one bend: the other way cannot beat it
+        }
+        self.forward_result = Some(done);
+        self.backward = true;
+        self.phase = Phase::Pull;
+        self.at = 0;
+        self.out = vec![self.center(0)];
+        None
+    }
+
+    /// One unit of the merge phase: one candidate point for the bend at `at`.
+    fn merge(&mut self, grid: &NavGrid) {
+        let (candidates, tried) = self
+            .candidates
+            .get_or_insert_with(|| (bend_candidates(&self.out, self.at, self.radius), 0));
+        match candidates.get(*tried) {
+            Some(&(_, x)) => {
+                *tried += 1;
+                let (p, n) = (self.out[self.at - 1], self.out[self.at + 2]);
+                let (radius, max_terrain) = (self.radius, self.max_terrain);
+                let work = &mut self.work;
+                let mut ok = |a, b| clear(grid, a, b, radius, max_terrain, work);
+                if ok(p, x) && ok(x, n) {
+                    self.out[self.at] = x;
+                    self.out.remove(self.at + 1);
+                    self.candidates = None;
+                }
+            }
+            None => {
+                self.candidates = None;
+                self.at += 1;
+            }
+        }
     }
 }
 

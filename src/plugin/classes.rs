@@ -1,13 +1,11 @@
 //! Unit classes in the plugin: the [`UnitClass`] a game puts on units, the [`ClassId`] the
 //! plugin resolves it to (with the unit's size and, under fog of war, its [`PlayerId`]), and the
-//! registry of classes in use, each of which every [`NavMap`] keeps a grid for.
+//! registry of classes in use, each of which every [`NavMap`](crate::NavMap) keeps a grid for.
 
 use bevy::prelude::*;
 
 use crate::core::{MoveClass, TerrainCosts};
 use crate::plugin::agent::NavAgent;
-use crate::plugin::map::NavMap;
-use crate::plugin::settings::TilepathSettings;
 
 /// What terrain costs a unit: put it on units that are not infantry (vehicles that cannot enter
 /// forest, amphibious units that cross water). The grid's terrain values are kinds; a unit
@@ -49,7 +47,7 @@ pub struct PlayerId(pub u8);
 
 /// The class a unit plans and moves as, resolved by the plugin from its [`UnitClass`], its
 /// [`NavAgent`]'s radius and, under fog of war, its [`PlayerId`] ([`ClassId::DEFAULT`] when
-/// none sets it apart). Read it with [`NavMap::grid_of`] to see the grid the unit sees.
+/// none sets it apart). Read it with [`NavMap::grid_of`](crate::NavMap::grid_of) to see the grid the unit sees.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
 pub struct ClassId(pub(crate) u16);
@@ -79,7 +77,7 @@ pub struct ClassKey {
 /// no unit uses any more costs its memory and its share of edits, little next to a search).
 #[derive(Resource, Debug, Default)]
 pub struct NavClasses {
-    classes: Vec<ClassKey>,
+    pub(crate) classes: Vec<ClassKey>,
 }
 
 impl NavClasses {
@@ -130,64 +128,5 @@ pub(crate) fn class_key(
             MoveClass::footprint_for_radius(agent.map_or(0.0, |a| a.radius)),
         ),
         player: player.filter(|_| fog).map(|p| p.0),
-    }
-}
-
-/// What [`resolve_classes`] reads of a unit.
-type ClassParts = (
-    Entity,
-    Option<&'static UnitClass>,
-    Option<&'static NavAgent>,
-    Option<&'static PlayerId>,
-    Option<&'static ClassId>,
-);
-
-/// Resolves the class of units whose [`UnitClass`], [`NavAgent`] or [`PlayerId`] changed (or
-/// was removed), of every unit when fog of war is turned on or off, and gives every map a grid
-/// for every class in use.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn resolve_classes(
-    mut registry: ResMut<NavClasses>,
-    settings: Res<TilepathSettings>,
-    mut fog_was: Local<bool>,
-    changed: Query<ClassParts, Or<(Changed<UnitClass>, Changed<NavAgent>, Changed<PlayerId>)>>,
-    mut removed_class: RemovedComponents<UnitClass>,
-    mut removed_player: RemovedComponents<PlayerId>,
-    units: Query<ClassParts>,
-    mut maps: Query<&mut NavMap>,
-    mut commands: Commands,
-) {
-    let fog = settings.fog.enabled;
-    let mut set = |(entity, class, agent, player, id): (
-        Entity,
-        Option<&UnitClass>,
-        Option<&NavAgent>,
-        Option<&PlayerId>,
-        Option<&ClassId>,
-    ),
-                   commands: &mut Commands| {
-        let new = registry.intern(class_key(class, agent, player, fog));
-        if ClassId::of(id) != new {
-            commands.entity(entity).insert(new);
-        }
-    };
-    if std::mem::replace(&mut *fog_was, fog) != fog {
-        for parts in &units {
-            set(parts, &mut commands);
-        }
-    } else {
-        for parts in &changed {
-            set(parts, &mut commands);
-        }
-        for entity in removed_class.read().chain(removed_player.read()) {
-            if let Ok(parts) = units.get(entity) {
-                set(parts, &mut commands);
-            }
-        }
-    }
-    for mut map in &mut maps {
-        if map.needs_classes(&registry.classes) {
-            map.ensure_classes(&registry.classes, settings.fog.assumed);
-        }
     }
 }

@@ -6,10 +6,10 @@
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
+use super::movement::state::PathProgress;
 use crate::core::Cell;
 use crate::plugin::classes::PlayerId;
 use crate::plugin::map::NavMap;
-use crate::plugin::movement::PathProgress;
 use crate::plugin::settings::TilepathSettings;
 
 /// How far a unit sees, in tiles (default [`FogSettings::sight`](crate::FogSettings::sight)).

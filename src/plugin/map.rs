@@ -6,12 +6,12 @@ use bevy::math::Affine2;
 use bevy::prelude::*;
 
 use crate::core::{Cell, ClassError, ClassGrid, GridError, Knowledge, NavGrid};
-use crate::plugin::classes::{ClassId, ClassKey};
+use crate::plugin::agent::NavAgent;
+use crate::plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass, class_key};
+use crate::plugin::settings::TilepathSettings;
 
 #[cfg(feature = "serialize")]
-mod saved;
-#[cfg(feature = "serialize")]
-pub use saved::NavMapData;
+pub mod saved;
 
 /// A navigation grid on a map entity, with its place in the world: an affine map from grid
 /// space (cell `(x, y)` covers `x..x + 1` by `y..y + 1`) to world space. [`NavMap::new`] places
@@ -32,7 +32,7 @@ pub use saved::NavMapData;
 ///
 /// Saved games: with the `serialize` feature a map is saved whole through reflection (its
 /// grid's terrain and penalties, its placement, and what each player has seen), as a compact
-/// value of its own (see [`NavMapData`]); its class grids are rebuilt when it is loaded.
+/// value of its own (see [`NavMapData`](saved::NavMapData)); its class grids are rebuilt when it is loaded.
 #[derive(Component, Clone, Debug, Reflect)]
 #[reflect(opaque, Clone, Debug)]
 #[cfg_attr(feature = "serialize", reflect(Component, Serialize, Deserialize))]
@@ -448,6 +448,65 @@ pub(crate) fn keep_jump_tables(
     for mut map in &mut maps {
         if map.jump_tables_differ(on) {
             map.keep_jump_tables(on);
+        }
+    }
+}
+
+/// What [`resolve_classes`] reads of a unit.
+type ClassParts = (
+    Entity,
+    Option<&'static UnitClass>,
+    Option<&'static NavAgent>,
+    Option<&'static PlayerId>,
+    Option<&'static ClassId>,
+);
+
+/// Resolves the class of units whose [`UnitClass`], [`NavAgent`] or [`PlayerId`] changed (or
+/// was removed), of every unit when fog of war is turned on or off, and gives every map a grid
+/// for every class in use.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn resolve_classes(
+    mut registry: ResMut<NavClasses>,
+    settings: Res<TilepathSettings>,
+    mut fog_was: Local<bool>,
+    changed: Query<ClassParts, Or<(Changed<UnitClass>, Changed<NavAgent>, Changed<PlayerId>)>>,
+    mut removed_class: RemovedComponents<UnitClass>,
+    mut removed_player: RemovedComponents<PlayerId>,
+    units: Query<ClassParts>,
+    mut maps: Query<&mut NavMap>,
+    mut commands: Commands,
+) {
+    let fog = settings.fog.enabled;
+    let mut set = |(entity, class, agent, player, id): (
+        Entity,
+        Option<&UnitClass>,
+        Option<&NavAgent>,
+        Option<&PlayerId>,
+        Option<&ClassId>,
+    ),
+                   commands: &mut Commands| {
+        let new = registry.intern(class_key(class, agent, player, fog));
+        if ClassId::of(id) != new {
+            commands.entity(entity).insert(new);
+        }
+    };
+    if std::mem::replace(&mut *fog_was, fog) != fog {
+        for parts in &units {
+            set(parts, &mut commands);
+        }
+    } else {
+        for parts in &changed {
+            set(parts, &mut commands);
+        }
+        for entity in removed_class.read().chain(removed_player.read()) {
+            if let Ok(parts) = units.get(entity) {
+                set(parts, &mut commands);
+            }
+        }
+    }
+    for mut map in &mut maps {
+        if map.needs_classes(&registry.classes) {
+            map.ensure_classes(&registry.classes, settings.fog.assumed);
         }
     }
 }

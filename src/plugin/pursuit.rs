@@ -37,16 +37,16 @@
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
+use super::movement::state::{MoveState, PathProgress};
 use crate::core::{Cell, NavGrid};
-use crate::plugin::lockstep::{LockstepKey, lockstep_order};
 use crate::plugin::map::NavMap;
-use crate::plugin::movement::{MoveState, PathProgress};
 use crate::plugin::orders::OrderQueue;
 use crate::plugin::outcomes::NavPath;
 use crate::plugin::request::{
     PathFailure, PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests, SubmitInternal,
 };
 use crate::plugin::settings::TilepathSettings;
+use crate::plugin::unit_order::{LockstepKey, lockstep_order};
 
 /// Share of the distance between a follower and its target by which the target's anchor may
 /// stray from the end of the follower's path (beyond the distance at which the follower
@@ -179,6 +179,21 @@ impl Anchors {
         self.now.get(&(target, map)).map(|s| s.at)
     }
 
+    /// The target `key` with this `transform` on `map`, if it stands on the map (see
+    /// [`Anchors::see`]).
+    fn see_at(
+        &mut self,
+        transform: &Transform,
+        key: (Entity, Entity),
+        map: &NavMap,
+        dt: f32,
+    ) -> Option<Seen> {
+        let world = transform.translation.truncate();
+        let cell = map.world_to_cell(world)?;
+        let at = map.world_to_grid(world);
+        Some(self.see(key, map.grid(), (at, cell), dt))
+    }
+
     /// The target `key` standing at `at` (grid space) on `cell` of `grid`, with its anchor:
     /// kept while the point it will reach in [`LEAD`] seconds (`lead_scale`: [`LEAD`] over
     /// the frame's time) is within [`ANCHOR_STEP`] tiles, else that point's cell (its own if
@@ -240,12 +255,10 @@ pub(crate) fn pursue(
 ) {
     anchors.next_frame();
     let dt = time.delta_secs();
+    // A follow order without a map of its own is on the only map, if there is one.
     let only_map = {
         let mut it = maps.iter();
-        match (it.next(), it.next()) {
-            (Some(m), None) => Some(m),
-            _ => None,
-        }
+        it.next().filter(|_| it.next().is_none())
     };
     let mut check = |item: <FollowerItem as bevy::ecs::query::QueryData>::Item<'_, '_>| {
         let (entity, request, status, path, transform, pursuit, queue, progress) = item;
@@ -256,21 +269,15 @@ pub(crate) fn pursue(
             }
             return;
         };
-        let map = match path.map(|p| p.map).or(request.map) {
-            Some(m) => maps.get(m).ok(),
-            None => only_map,
+        let map = path.map(|p| p.map).or(request.map);
+        let Some((map_entity, map)) = map.map_or(only_map, |m| maps.get(m).ok()) else {
+            return;
         };
-        let Some((map_entity, map)) = map else { return };
         anchors.follow(entity, target);
         // The target (and its anchor, seen every frame it is followed, a search pending or
         // not: its lead comes from its last frame's move).
         let target_at = targets.get(target).ok();
-        let seen = target_at.and_then(|t| {
-            let world = t.translation.truncate();
-            let cell = map.world_to_cell(world)?;
-            let at = map.world_to_grid(world);
-            Some(anchors.see((target, map_entity), map.grid(), (at, cell), dt))
-        });
+        let seen = target_at.and_then(|t| anchors.see_at(t, (target, map_entity), map, dt));
         if book.contains(entity) {
             return;
         }
@@ -278,61 +285,24 @@ pub(crate) fn pursue(
             Some(p) if p.target == target => **p,
             _ => Pursuit::of(target),
         };
-        let follower = Follower {
-            here: map.world_to_grid(transform.translation.truncate()),
-            arrived: progress.is_some_and(|p| p.state == MoveState::Arrived),
-        };
-        let ask = if target_at.is_none() {
-            // Gone: one last search, which fails (unless it has failed so already).
-            state.in_range = false;
-            state.pace = None;
-            (*status != PathStatus::Failed(PathFailure::TargetGone))
-                .then(|| (request.clone(), PathOrigin::Pursuit))
-        } else {
-            seen.and_then(|seen| {
-                check_one(
-                    &mut state,
-                    (request, *status, path),
-                    follower,
-                    seen,
-                    map,
-                    range,
-                )
-            })
-        };
-        // A failed follower with orders queued after it goes on to those.
-        let ask = ask.filter(|_| {
-            !(matches!(status, PathStatus::Failed(_)) && queue.is_some_and(|q| !q.goals.is_empty()))
-        });
-        if let Some((mut request, origin)) = ask {
-            // A pursuit goes to the anchor, where the follower's class can stand.
-            if origin == PathOrigin::Pursuit
-                && let Some(seen) = seen
-            {
-                let class = path.map(|p| p.class).unwrap_or_default();
-                let anchor = if map.grid_of(class).is_walkable(seen.anchor) {
-                    seen.anchor
-                } else {
-                    seen.cell
-                };
-                request.goal = PathGoal::Cell(anchor);
-            }
+        let follower = Follower::of(map, transform, progress);
+        let unit = (request, status, path, queue);
+        let ask = asked(
+            &mut state,
+            unit,
+            follower,
+            target_at.is_some(),
+            seen,
+            (map, range),
+        );
+        if let Some((request, origin)) = ask {
             commands.queue(SubmitInternal {
                 entity,
-                request,
+                request: aimed(request, origin, seen, map, path),
                 origin,
             });
         }
-        match pursuit {
-            Some(mut p) => {
-                if *p != state {
-                    *p = state;
-                }
-            }
-            None => {
-                commands.entity(entity).try_insert(state);
-            }
-        }
+        report(&mut commands, entity, pursuit, state);
     };
     if settings.lockstep.is_some() {
         let follows = keys
@@ -351,12 +321,86 @@ pub(crate) fn pursue(
     }
 }
 
+/// The follower's [`Pursuit`] as it stands this frame (changed only if it changed).
+fn report(commands: &mut Commands, entity: Entity, pursuit: Option<Mut<Pursuit>>, state: Pursuit) {
+    match pursuit {
+        Some(mut p) => {
+            p.set_if_neq(state);
+        }
+        None => {
+            commands.entity(entity).try_insert(state);
+        }
+    }
+}
+
+/// What a follower asks for this frame, if anything (see [`check_one`]): a gone target's
+/// follower one last search, which fails (unless it has failed so already); a failed follower
+/// with orders queued after it nothing (it goes on to those).
+fn asked(
+    state: &mut Pursuit,
+    (request, status, path, queue): (
+        &PathRequest,
+        &PathStatus,
+        Option<&NavPath>,
+        Option<&OrderQueue>,
+    ),
+    follower: Follower,
+    target_there: bool,
+    seen: Option<Seen>,
+    (map, range): (&NavMap, f32),
+) -> Option<(PathRequest, PathOrigin)> {
+    let ask = if !target_there {
+        state.in_range = false;
+        state.pace = None;
+        (*status != PathStatus::Failed(PathFailure::TargetGone))
+            .then(|| (request.clone(), PathOrigin::Pursuit))
+    } else {
+        seen.and_then(|seen| check_one(state, (request, *status, path), follower, seen, map, range))
+    };
+    ask.filter(|_| {
+        !(matches!(status, PathStatus::Failed(_)) && queue.is_some_and(|q| !q.goals.is_empty()))
+    })
+}
+
+/// `request` as it is sent: a pursuit goes to the target's anchor, where the follower's class
+/// can stand (the target's own cell otherwise).
+fn aimed(
+    mut request: PathRequest,
+    origin: PathOrigin,
+    seen: Option<Seen>,
+    map: &NavMap,
+    path: Option<&NavPath>,
+) -> PathRequest {
+    if origin == PathOrigin::Pursuit
+        && let Some(seen) = seen
+    {
+        let class = path.map(|p| p.class).unwrap_or_default();
+        let anchor = if map.grid_of(class).is_walkable(seen.anchor) {
+            seen.anchor
+        } else {
+            seen.cell
+        };
+        request.goal = PathGoal::Cell(anchor);
+    }
+    request
+}
+
 /// A follower as [`check_one`] sees it: where it stands (grid space), and whether it has
 /// arrived (stopped at or short of its path's end).
 #[derive(Clone, Copy)]
 struct Follower {
     here: Vec2,
     arrived: bool,
+}
+
+impl Follower {
+    /// The follower with this `transform` and `progress` on `map`.
+    fn of(map: &NavMap, transform: &Transform, progress: Option<&PathProgress>) -> Self {
+        Follower {
+            here: map.world_to_grid(transform.translation.truncate()),
+            arrived: progress.is_some_and(|p| p.state == MoveState::Arrived),
+        }
+    }
 }
 
 /// One follower's check against its target, `seen`: updates `state` and returns the search to

@@ -3,9 +3,7 @@
 //! request that has no outcome yet.
 
 use bevy::ecs::entity::{EntityHashMap, EntityMapper, MapEntities};
-use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::system::Command;
-use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
 use crate::core::{Cell, GoalPolicy, PathError};
@@ -62,7 +60,7 @@ impl MapEntities for PathGoal {
 /// units in the way) never overwrite it; they are requests of their own with a
 /// [`PathOrigin`] other than [`PathOrigin::User`], and their outcomes say so.
 #[derive(Component, Clone, Debug, PartialEq, Reflect)]
-#[component(on_insert = on_request_insert, on_remove = on_request_remove, map_entities)]
+#[component(map_entities)]
 #[require(PathStatus, Transform)]
 #[reflect(Component)]
 pub struct PathRequest {
@@ -263,7 +261,6 @@ impl From<PathError> for PathFailure {
 /// and those whose outcome waited for delivery. The plugin owes a unit that is gone nothing, so
 /// a game saved right after a despawn owes nothing it cannot save.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
-#[component(on_despawn = on_unit_despawn)]
 #[reflect(Component)]
 pub enum PathStatus {
     /// No request yet.
@@ -463,44 +460,6 @@ impl PendingRequests {
     }
 }
 
-fn on_request_insert(mut world: DeferredWorld, ctx: HookContext) {
-    let Some(request) = world.get::<PathRequest>(ctx.entity).cloned() else {
-        return;
-    };
-    if crate::plugin::saves::loaded_request(&mut world, ctx.entity) {
-        return;
-    }
-    let Some(mut book) = world.get_resource_mut::<PendingRequests>() else {
-        return;
-    };
-    book.submit(ctx.entity, request, PathOrigin::User);
-    if let Some(mut status) = world.get_mut::<PathStatus>(ctx.entity) {
-        *status = PathStatus::Queued;
-    }
-}
-
-fn on_request_remove(mut world: DeferredWorld, ctx: HookContext) {
-    if let Some(mut book) = world.get_resource_mut::<PendingRequests>() {
-        book.cancel(ctx.entity);
-    }
-}
-
-/// A unit is despawned: nothing is owed to it any more (see [`PathStatus`]). Runs before
-/// [`PathRequest`]'s `on_remove`, which then finds no request to cancel.
-fn on_unit_despawn(mut world: DeferredWorld, ctx: HookContext) {
-    let dropped = world
-        .get_resource_mut::<crate::plugin::queue::PathQueue>()
-        .map_or(0, |mut queue| queue.forget_ready(ctx.entity));
-    if let Some(mut book) = world.get_resource_mut::<PendingRequests>() {
-        book.forget(ctx.entity);
-        book.cancelled.retain(|c| c.entity != ctx.entity);
-        book.in_delivery -= dropped;
-    }
-    if let Some(mut traffic) = world.get_resource_mut::<crate::plugin::traffic::PassageTraffic>() {
-        traffic.forget(ctx.entity);
-    }
-}
-
 /// A search the plugin makes for a unit by itself, leaving the unit's [`PathRequest`] alone (a
 /// [`Command`]: queue it from systems that run before the next validation).
 pub(crate) struct SubmitInternal {
@@ -521,4 +480,9 @@ impl Command for SubmitInternal {
         }
         world.entity_mut(self.entity).insert(PathStatus::Queued);
     }
+}
+
+/// End of the plugin's frame: advance the frame counter (latency and ageing count in it).
+pub(crate) fn next_frame(mut book: ResMut<PendingRequests>) {
+    book.frame += 1;
 }

@@ -21,11 +21,11 @@ use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
+use super::movement::state::PathProgress;
+use super::queue::path_queue::PathQueue;
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::{NavClasses, PlayerId, UnitClass, class_key};
-use crate::plugin::movement::PathProgress;
 use crate::plugin::outcomes::NavPath;
-use crate::plugin::queue::PathQueue;
 use crate::plugin::request::{PathOrigin, PathRequest, PathStatus, PendingRequests, Ticket};
 use crate::plugin::settings::TilepathSettings;
 

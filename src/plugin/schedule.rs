@@ -23,6 +23,15 @@ pub enum TilepathSystems {
     Last,
 }
 
+/// Points inside [`TilepathSystems`] that the integrations order their systems against.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Step {
+    /// Queued and follow orders advance (in `First`): tilemap edits come before.
+    Orders,
+    /// The lockstep checksum is taken (in `Last`): whatever moves bodies or draws comes before.
+    Checksum,
+}
+
 /// The schedule a member plugin of [`TilepathPlugins`](crate::TilepathPlugins) runs in: the
 /// group's (`Update` unless it is given another), or the one you give a member added alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -18,7 +18,7 @@ use bevy::prelude::*;
 use crate::core::{Cell, Crossing, NavGrid, passage_crossings};
 
 #[cfg(doc)]
-use crate::CrowdSettings;
+use super::settings::CrowdSettings;
 
 /// The passages wide units' paths still cross, kept by the queue and movement. Read-only
 /// outside the plugin.

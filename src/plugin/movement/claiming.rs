@@ -5,8 +5,8 @@ use bevy::prelude::*;
 use crate::core::{Cell, cells_around};
 
 use super::super::claims::{Claims, Intent};
-use super::system::Unit;
-use super::{MoveState, PathProgress};
+use super::state::{MoveState, PathProgress};
+use super::unit::Unit;
 
 /// Claims: the current and next few cells of the corridor, never the ones left behind (for a
 /// wide unit, every cell its footprint covers on them).

@@ -207,10 +207,22 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
             start_walking_through: false,
         };
     }
+    let action = about_the_way(s, crowd, may_react, may_repath);
+    last_resort(s, crowd, may_repath, action)
+}
+
+/// What the unit does about the unit in its way (or a closed one-way passage), before the last
+/// resorts (see [`decide`]).
+fn about_the_way(
+    s: &Situation,
+    crowd: &CrowdSettings,
+    may_react: bool,
+    may_repath: bool,
+) -> Action {
     let go = Action::Go {
         start_walking_through: false,
     };
-    let action = match s.in_the_way {
+    match s.in_the_way {
         // A one-way passage ahead is closed: wait at its end for it to open; a wide unit kept
         // out of it for a whole turn looks for another way (its repath is searched around the
         // crowd; see `Overlay::new`).
@@ -272,7 +284,12 @@ pub(crate) fn decide(s: &Situation, crowd: &CrowdSettings) -> Action {
                 then,
             }
         }
-    };
+    }
+}
+
+/// The last resorts of [`decide`], in place of `action`: another way looked for, or walking
+/// through the crowd.
+fn last_resort(s: &Situation, crowd: &CrowdSettings, may_repath: bool, action: Action) -> Action {
     // The last resort against gridlock, instead of waiting on (never when the way is clear this
     // frame), later for a unit queued behind a waiting one: the front of the queue is where
     // the jam is.

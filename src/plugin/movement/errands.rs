@@ -13,8 +13,9 @@ use super::super::pursuit::Anchors;
 use super::super::request::{PathGoal, PathOrigin, PathRequest, PathStatus, PendingRequests};
 use super::claiming::{publish_intent, release_all};
 use super::crowd::{InTheWay, Reaction};
-use super::system::{Ctx, Unit};
-use super::{Arrived, Errand, MoveState, PathProgress};
+use super::mover::Arrived;
+use super::state::{Errand, MoveState, PathProgress};
+use super::unit::{Ctx, Unit};
 
 /// How far (in steps) a unit meeting another head-on looks for a cell to step aside to.
 const STEP_ASIDE_REACH: u32 = 16;

@@ -7,7 +7,7 @@ use crate::core::fmath;
 use crate::plugin::map::NavMap;
 use crate::plugin::request::PathRequest;
 
-use super::Mover;
+use super::mover::Mover;
 use super::output::DesiredVelocity;
 use super::state::{Errand, MoveState, PathProgress};
 

@@ -9,7 +9,7 @@ use bevy::prelude::*;
 
 use crate::core::fmath;
 
-use super::PathProgress;
+use super::state::PathProgress;
 use crate::plugin::map::NavMap;
 
 /// Opt-in on a unit with a [`Mover`](super::Mover): movement leaves its `Transform` alone and

@@ -13,10 +13,10 @@ use bevy::prelude::*;
 
 use crate::core::{Body, Cell, NavGrid, fmath, overlaps_blocked, wall_radius};
 
+use super::mover::{Mover, MoverOrder};
 use super::neighbours::{Member, Neighbours};
 use super::output::DesiredVelocity;
 use super::state::{MoveState, PathProgress};
-use super::{Mover, MoverOrder};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
@@ -54,7 +54,7 @@ const GATE_JOSTLE: f32 = 0.25;
 /// `to_centre` from its body. Of two such units at one gate from the same side, the nearer goes
 /// first ([`first_into_gate`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Entering {
+pub(crate) struct Entering {
     gate: Cell,
     to_centre: Vec2,
 }
@@ -75,7 +75,7 @@ fn first_into_gate(i: usize, j: usize, entering: &[Option<Entering>]) -> Option<
 
 /// How a unit takes part in pushing.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Role {
+pub(crate) enum Role {
     /// On its way (moving or waiting).
     Underway,
     /// Idle or arrived, or waiting for a one-way passage.
@@ -124,10 +124,10 @@ type PushedItem<'a> = (
 
 /// Pushes overlapping units apart (see the module docs); off with
 /// [`CrowdSettings::pushing`].
-pub(super) fn push_apart(
+pub(crate) fn push_apart(
     time: Res<Time>,
     settings: Res<TilepathSettings>,
-    maps: Query<(Entity, &NavMap)>,
+    maps: Query<(Entity, &'static NavMap)>,
     mut units: Query<
         (
             Entity,
@@ -156,64 +156,23 @@ pub(super) fn push_apart(
     // Only a body that moved since the last frame's pushes (walked, was moved by the game, or
     // was pushed then) can have come to overlap another: the first pass starts from those.
     let mut active = Vec::new();
-    let mut add = |(entity, agent, class, transform, progress, desired, holds): PushedItem| {
-        // A unit that never had a path stands on the map under it.
-        let at = transform.translation.truncate();
-        let Some((map, nav)) = progress
-            .map
-            .and_then(|m| maps.get(m).ok())
-            .or_else(|| maps.iter().find(|(_, nav)| nav.world_to_cell(at).is_some()))
-        else {
-            return;
-        };
-        let here = nav.world_to_grid(at);
-        let class = ClassId::of(class);
-        index.add(Member {
-            entity,
-            map,
-            class,
-            body: Body {
-                // A unit whose controller moves it: where this frame's step is to take it.
-                position: desired.as_ref().map_or(here, |d| d.expected_or(here)),
-                // Which way a unit on its way faces (the side a standing unit is shoved to).
-                velocity: progress.heading,
-                radius: agent.radius,
-            },
-        });
-        let role = match Role::of(progress.state, progress.patient) {
-            Role::Standing if holds => Role::Anchored,
-            role => role,
-        };
-        let moved = transform.is_changed() || desired.is_some_and(|d| d.is_changed());
-        if moved || pushed_before.contains(&entity) {
-            active.push(roles.len());
-        }
-        let grid = nav.grid_of(class);
-        entering.push(
-            progress
-                .next
-                .filter(|&gate| {
-                    role == Role::Underway
-                        && progress.stalled > GATE_JOSTLE
-                        && grid.is_one_wide(gate)
-                        && grid.cell_at(here) != gate
-                })
-                .map(|gate| Entering {
-                    gate,
-                    to_centre: grid.cell_center(gate) - here,
-                }),
-        );
-        roles.push(role);
+    let mut indexed = Indexed {
+        maps: &maps,
+        index: &mut index,
+        roles: &mut roles,
+        entering: &mut entering,
+        active: &mut active,
+        pushed_before: &pushed_before,
     };
     if settings.lockstep.is_some() {
         // In the units' lockstep order: who pushes whom first decides where bodies end.
         let mut iter = units.iter_many_mut(&order.0);
         while let Some(item) = iter.fetch_next() {
-            add(item);
+            indexed.add(item);
         }
     } else {
         for item in &mut units {
-            add(item);
+            indexed.add(item);
         }
     }
     index.build(|map| {
@@ -230,30 +189,98 @@ pub(super) fn push_apart(
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
-        let (Ok((_, nav)), Ok((_, _, _, mut transform, mut progress, desired, _))) =
-            (maps.get(m.map), units.get_mut(m.entity))
-        else {
-            continue;
-        };
-        pushed_before.insert(m.entity);
-        let at = nav.world_to_grid(transform.translation.truncate());
-        let shift = match desired {
-            // Its controller moves it: the push joins the velocity it wants.
-            Some(mut d) => {
-                let shift = m.body.position - d.expected_or(at);
-                d.pushed(nav, shift, time.delta_secs());
-                shift
-            }
-            None => {
-                let z = transform.translation.z;
-                transform.translation = nav.grid_to_world(m.body.position).extend(z);
-                m.body.position - at
-            }
-        };
-        // Off the curve it walks: by an offset that fades as it walks on.
-        if progress.leg.is_some() {
-            progress.offset += shift;
+        if let (Ok((_, nav)), Ok(unit)) = (maps.get(m.map), units.get_mut(m.entity)) {
+            pushed_before.insert(m.entity);
+            moved_by_push(m, nav, unit, time.delta_secs());
         }
+    }
+}
+
+/// What [`push_apart`] gathers of the units before pushing: their bodies indexed by cell, their
+/// roles, who jostles at a gate, and which moved since the last frame's pushes.
+struct Indexed<'a, 'w, 's> {
+    maps: &'a Query<'w, 's, (Entity, &'static NavMap)>,
+    index: &'a mut Neighbours,
+    roles: &'a mut Vec<Role>,
+    entering: &'a mut Vec<Option<Entering>>,
+    active: &'a mut Vec<usize>,
+    pushed_before: &'a EntityHashSet,
+}
+
+impl Indexed<'_, '_, '_> {
+    /// Adds one unit.
+    fn add(&mut self, (entity, agent, class, transform, progress, desired, holds): PushedItem) {
+        let maps = self.maps;
+        // A unit that never had a path stands on the map under it.
+        let at = transform.translation.truncate();
+        let Some((map, nav)) = progress
+            .map
+            .and_then(|m| maps.get(m).ok())
+            .or_else(|| maps.iter().find(|(_, nav)| nav.world_to_cell(at).is_some()))
+        else {
+            return;
+        };
+        let here = nav.world_to_grid(at);
+        let class = ClassId::of(class);
+        self.index.add(Member {
+            entity,
+            map,
+            class,
+            body: Body {
+                // A unit whose controller moves it: where this frame's step is to take it.
+                position: desired.as_ref().map_or(here, |d| d.expected_or(here)),
+                // Which way a unit on its way faces (the side a standing unit is shoved to).
+                velocity: progress.heading,
+                radius: agent.radius,
+            },
+        });
+        let role = match Role::of(progress.state, progress.patient) {
+            Role::Standing if holds => Role::Anchored,
+            role => role,
+        };
+        let moved = transform.is_changed() || desired.is_some_and(|d| d.is_changed());
+        if moved || self.pushed_before.contains(&entity) {
+            self.active.push(self.roles.len());
+        }
+        let grid = nav.grid_of(class);
+        self.entering.push(
+            progress
+                .next
+                .filter(|&gate| {
+                    role == Role::Underway
+                        && progress.stalled > GATE_JOSTLE
+                        && grid.is_one_wide(gate)
+                        && grid.cell_at(here) != gate
+                })
+                .map(|gate| Entering {
+                    gate,
+                    to_centre: grid.cell_center(gate) - here,
+                }),
+        );
+        self.roles.push(role);
+    }
+}
+
+/// A unit its body pushed to `m`'s position: moved there (or, with a controller, the push added
+/// to the velocity it wants), and off the curve it walks by an offset that fades as it walks on.
+fn moved_by_push(m: Member, nav: &NavMap, unit: PushedItem, dt: f32) {
+    let (_, _, _, mut transform, mut progress, desired, _) = unit;
+    let at = nav.world_to_grid(transform.translation.truncate());
+    let shift = match desired {
+        // Its controller moves it: the push joins the velocity it wants.
+        Some(mut d) => {
+            let shift = m.body.position - d.expected_or(at);
+            d.pushed(nav, shift, dt);
+            shift
+        }
+        None => {
+            let z = transform.translation.z;
+            transform.translation = nav.grid_to_world(m.body.position).extend(z);
+            m.body.position - at
+        }
+    };
+    if progress.leg.is_some() {
+        progress.offset += shift;
     }
 }
 
@@ -273,80 +300,130 @@ fn push<'g>(
     grid: impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)>,
 ) -> Vec<usize> {
     let count = index.members().len();
-    let max_radius = index
-        .members()
-        .iter()
-        .map(|m| m.body.radius)
-        .fold(0.0f32, f32::max);
-    let mut moved = vec![false; count];
-    // How far each body was pushed this frame so far (at most MAX_FRAME_STEPS x max_step).
-    let mut pushed = vec![0.0f32; count];
-    let mut shift = vec![Vec2::ZERO; count];
-    let mut is_active = vec![false; count];
-    let mut touched = Vec::new();
+    let mut frame = Pushes {
+        max_radius: index
+            .members()
+            .iter()
+            .map(|m| m.body.radius)
+            .fold(0.0f32, f32::max),
+        moved: vec![false; count],
+        pushed: vec![0.0f32; count],
+        shift: vec![Vec2::ZERO; count],
+        is_active: vec![false; count],
+        touched: Vec::new(),
+    };
     for pass in 0..PASSES {
         let slack = if pass < FULL_PASSES { 0.0 } else { DEEP };
         for &i in &active {
-            is_active[i] = true;
+            frame.is_active[i] = true;
         }
         for &i in &active {
-            let me = index.members()[i];
-            let reach = me.body.radius + max_radius;
-            for j in index.near(me.map, me.body.position, reach) {
-                // Each pair once: from its active end, or its lower one if both are active.
-                if j == i
-                    || roles[i] == Role::WalkingThrough && roles[j] == Role::WalkingThrough
-                    || is_active[j] && j < i
-                {
-                    continue;
-                }
-                let other = index.members()[j].body;
-                let gap = other.position - me.body.position;
-                let overlap = me.body.radius + other.radius - gap.length();
-                if overlap <= slack * (me.body.radius + other.radius) {
-                    continue;
-                }
-                // Bodies on the same spot part along a direction of their own.
-                let away = gap.try_normalize().unwrap_or_else(|| {
-                    fmath::unit_at(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0)
-                });
-                // Two units on their way meeting head-on part sideways, each to its right if
-                // neither is to the side yet, so they pass instead of pressing each other back.
-                let away = if roles[i] == Role::Underway && roles[j] == Role::Underway {
-                    passing(away, me.body.velocity, other.velocity)
-                } else {
-                    away
-                };
-                let first = first_into_gate(i, j, entering);
-                for (k, sign, mine, theirs, pusher) in [
-                    (i, -1.0, roles[i], roles[j], j),
-                    (j, 1.0, roles[j], roles[i], i),
-                ] {
-                    if shift[k] == Vec2::ZERO {
-                        touched.push(k);
-                    }
-                    let dir = if mine == Role::Standing && theirs == Role::Underway
-                        || mine != Role::WalkingThrough && theirs == Role::WalkingThrough
-                    {
-                        aside(sign * away, index.members()[pusher].body.velocity)
-                    } else {
-                        sign * away
-                    };
-                    let part = match first {
-                        Some(f) if f == k => 0.0,
-                        Some(_) => 1.0,
-                        None => share(mine, theirs, crowd),
-                    };
-                    shift[k] += dir * overlap * part;
-                }
-            }
+            frame.push_pairs_of(i, index, roles, entering, crowd, slack);
         }
         for &i in &active {
-            is_active[i] = false;
+            frame.is_active[i] = false;
         }
         active.clear();
-        for &i in &touched {
-            let s = std::mem::take(&mut shift[i]);
+        frame.move_touched(index, roles, max_step, &grid, &mut active);
+        if active.is_empty() {
+            break;
+        }
+    }
+    (0..count).filter(|&i| frame.moved[i]).collect()
+}
+
+/// The pushes of one frame in progress (see [`push`]), by body index.
+struct Pushes {
+    /// The largest body's radius: the reach of a body's pairs.
+    max_radius: f32,
+    /// Moved this frame.
+    moved: Vec<bool>,
+    /// How far each body was pushed this frame so far (at most MAX_FRAME_STEPS x max_step).
+    pushed: Vec<f32>,
+    /// This pass's push of each body so far.
+    shift: Vec<Vec2>,
+    /// In this pass's active list.
+    is_active: Vec<bool>,
+    /// Bodies with a push this pass.
+    touched: Vec<usize>,
+}
+
+impl Pushes {
+    /// Adds the pushes between active body `i` and the bodies it overlaps by more than `slack`
+    /// of their radii (each pair once).
+    fn push_pairs_of(
+        &mut self,
+        i: usize,
+        index: &Neighbours,
+        roles: &[Role],
+        entering: &[Option<Entering>],
+        crowd: &CrowdSettings,
+        slack: f32,
+    ) {
+        let me = index.members()[i];
+        let reach = me.body.radius + self.max_radius;
+        for j in index.near(me.map, me.body.position, reach) {
+            // Each pair once: from its active end, or its lower one if both are active.
+            if j == i
+                || roles[i] == Role::WalkingThrough && roles[j] == Role::WalkingThrough
+                || self.is_active[j] && j < i
+            {
+                continue;
+            }
+            let other = index.members()[j].body;
+            let gap = other.position - me.body.position;
+            let overlap = me.body.radius + other.radius - gap.length();
+            if overlap <= slack * (me.body.radius + other.radius) {
+                continue;
+            }
+            // Bodies on the same spot part along a direction of their own.
+            let away = gap
+                .try_normalize()
+                .unwrap_or_else(|| fmath::unit_at(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0));
+            // Two units on their way meeting head-on part sideways, each to its right if
+            // neither is to the side yet, so they pass instead of pressing each other back.
+            let away = if roles[i] == Role::Underway && roles[j] == Role::Underway {
+                passing(away, me.body.velocity, other.velocity)
+            } else {
+                away
+            };
+            let first = first_into_gate(i, j, entering);
+            for (k, sign, mine, theirs, pusher) in [
+                (i, -1.0, roles[i], roles[j], j),
+                (j, 1.0, roles[j], roles[i], i),
+            ] {
+                if self.shift[k] == Vec2::ZERO {
+                    self.touched.push(k);
+                }
+                let dir = if mine == Role::Standing && theirs == Role::Underway
+                    || mine != Role::WalkingThrough && theirs == Role::WalkingThrough
+                {
+                    aside(sign * away, index.members()[pusher].body.velocity)
+                } else {
+                    sign * away
+                };
+                let part = match first {
+                    Some(f) if f == k => 0.0,
+                    Some(_) => 1.0,
+                    None => share(mine, theirs, crowd),
+                };
+                self.shift[k] += dir * overlap * part;
+            }
+        }
+    }
+
+    /// Moves the bodies pushed this pass, within their frame's budget and never onto a blocked
+    /// cell of their class's grid; the bodies moved go into `active`.
+    fn move_touched<'g>(
+        &mut self,
+        index: &mut Neighbours,
+        roles: &[Role],
+        max_step: f32,
+        grid: &impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)>,
+        active: &mut Vec<usize>,
+    ) {
+        for &i in &self.touched {
+            let s = std::mem::take(&mut self.shift[i]);
             if s == Vec2::ZERO {
                 continue;
             }
@@ -354,7 +431,7 @@ fn push<'g>(
             let Some((grid, footprint)) = grid(m.map, m.class) else {
                 continue;
             };
-            let budget = (MAX_FRAME_STEPS * max_step - pushed[i]).min(max_step);
+            let budget = (MAX_FRAME_STEPS * max_step - self.pushed[i]).min(max_step);
             if budget <= 1e-6 {
                 continue;
             }
@@ -377,16 +454,12 @@ fn push<'g>(
                 continue;
             };
             index.body_mut(i).position = to;
-            pushed[i] += to.distance(p);
-            moved[i] = true;
+            self.pushed[i] += to.distance(p);
+            self.moved[i] = true;
             active.push(i);
         }
-        touched.clear();
-        if active.is_empty() {
-            break;
-        }
+        self.touched.clear();
     }
-    (0..count).filter(|&i| moved[i]).collect()
 }
 
 /// How two units on their way facing `mine` and `theirs`, the other one lying `away` from this

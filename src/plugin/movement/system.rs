@@ -4,93 +4,25 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Body, Cell, NavGrid};
+use crate::core::Body;
 
 use super::super::agent::NavAgent;
 use super::super::claims::Claims;
-use super::super::lockstep::{LockstepKey, sort_key};
 use super::super::map::NavMap;
 use super::super::orders::HoldPosition;
 use super::super::outcomes::NavPath;
 use super::super::pursuit::{Anchors, Pursuit};
-use super::super::request::{PathOrigin, PathRequest, PathStatus, PendingRequests, SubmitInternal};
-use super::super::settings::{CrowdSettings, TilepathSettings};
+use super::super::request::{PathRequest, PathStatus, PendingRequests};
+use super::super::settings::TilepathSettings;
 use super::super::traffic::PassageTraffic;
+use super::super::unit_order::{LockstepKey, sort_key};
 use super::claiming::{let_go, release_all};
+use super::mover::{Arrived, Mover, MoverOrder};
 use super::neighbours::{Member, Neighbours};
 use super::output::{DesiredVelocity, write_move};
+use super::state::{MoveState, PathProgress};
+use super::unit::{Ctx, Unit};
 use super::walk::{start_path, step_unit};
-use super::{Arrived, MoveState, Mover, MoverOrder, PathProgress};
-
-/// What the movement system shares between units in one frame.
-pub(super) struct Ctx<'a, 'w, 's> {
-    pub(super) claims: &'a mut Claims,
-    pub(super) book: &'a PendingRequests,
-    pub(super) crowd: &'a CrowdSettings,
-    pub(super) commands: Commands<'w, 's>,
-    pub(super) arrived: MessageWriter<'w, Arrived>,
-    pub(super) dt: f32,
-    /// Seconds since the app started (one-way passages take turns by it).
-    pub(super) clock: f32,
-    /// The units by cell as they stood at the frame's start, with local avoidance on.
-    pub(super) neighbours: Option<&'a Neighbours>,
-    /// Neighbours' bodies, reused from unit to unit.
-    pub(super) scratch: Vec<Body>,
-    /// A unit's path's corridor (read when a unit steps aside for another).
-    pub(super) corridor_of: &'a dyn Fn(Entity) -> Vec<Cell>,
-    /// The passages wide units' paths still cross.
-    pub(super) traffic: &'a mut PassageTraffic,
-    /// Whether a unit gives way to another where one of two must (meeting head-on): the later
-    /// in lockstep order in lockstep mode (the same on every client, whatever their entities),
-    /// else the later entity.
-    pub(super) gives_way: &'a dyn Fn(Entity, Entity) -> bool,
-    /// Followed targets, where they stand.
-    pub(super) anchors: &'a Anchors,
-}
-
-impl Ctx<'_, '_, '_> {
-    /// Asks for a search of the plugin's own for `entity` (its [`PathRequest`] stays as it is).
-    pub(super) fn submit(&mut self, entity: Entity, request: PathRequest, origin: PathOrigin) {
-        self.commands.queue(SubmitInternal {
-            entity,
-            request,
-            origin,
-        });
-    }
-}
-
-/// One unit's view of this frame.
-pub(super) struct Unit<'a> {
-    pub(super) entity: Entity,
-    pub(super) mover: &'a Mover,
-    /// The body's radius (against other units).
-    pub(super) radius: f32,
-    /// The body's radius against the walls of `grid` (grown by the class's footprint, so
-    /// smaller; see [`MoveClass::wall_radius`](crate::core::MoveClass::wall_radius)).
-    pub(super) wall_radius: f32,
-    pub(super) map_entity: Entity,
-    pub(super) map: &'a NavMap,
-    /// The grid of the unit's class on `map` (the one its path was planned on).
-    pub(super) grid: &'a NavGrid,
-    /// Its class's footprint: rings of cells its body covers around its own.
-    pub(super) footprint: u8,
-    /// A version that changes with every edit of `grid` (the shared grid's under fog of war:
-    /// what the unit's player sees changes its grid every frame, and a wall seen across its
-    /// way repaths it).
-    pub(super) edits_version: u64,
-    pub(super) path: &'a NavPath,
-    pub(super) status: PathStatus,
-    /// The game's controller moves it (it has a [`DesiredVelocity`]): its body may lag behind
-    /// the walk, and it arrives only once the body is close to the end.
-    pub(super) controlled: bool,
-    /// Loaded from a saved game with its path this frame: it walks on along it, and claims its
-    /// cells anew.
-    pub(super) resumed: bool,
-    /// It holds its position ([`HoldPosition`]): it never makes way for others.
-    pub(super) holds: bool,
-    /// The unit it follows, on a follow order.
-    pub(super) follows: Option<Entity>,
-}
 
 /// The units [`move_units`] moves.
 type Units<'w, 's> = Query<
@@ -182,18 +114,8 @@ pub(crate) fn move_units(
 
 /// Moves one unit along its path (see [`move_units`]).
 fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
-    let (
-        entity,
-        mover,
-        agent,
-        mut transform,
-        path,
-        mut progress,
-        status,
-        mut desired,
-        holds,
-        pursuit,
-    ) = item;
+    let (entity, mover, agent, transform, path, mut progress, status, mut desired, holds, pursuit) =
+        item;
     let Ok(map) = maps.get(path.map) else {
         if let Some(d) = &mut desired {
             d.velocity = Vec2::ZERO;
@@ -244,27 +166,47 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         holds,
         follows: pursuit.map(|p| p.target),
     };
+    step_one(
+        ctx,
+        &unit,
+        &mut progress,
+        transform,
+        desired,
+        path.is_changed(),
+    );
+}
+
+/// Steps `unit` for the frame (a new path started first, if its path changed) and writes its
+/// move: its `Transform`, or its controller's velocity.
+fn step_one(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    mut transform: Mut<Transform>,
+    mut desired: Option<Mut<DesiredVelocity>>,
+    path_changed: bool,
+) {
+    let (entity, path, map) = (unit.entity, unit.path, unit.map);
     let pos = map.world_to_grid(transform.translation.truncate());
-    let progress = &mut *progress;
     let mut desired = desired.as_deref_mut();
     if let Some(d) = &mut desired {
         d.read_back(progress, pos);
     }
-    let new_path = path.is_changed() && !resumed;
-    if footprint > 0 && path.is_changed() {
+    let new_path = path_changed && !unit.resumed;
+    if unit.footprint > 0 && path_changed {
         ctx.traffic.record(
             entity,
-            (path.map, grid),
+            (path.map, unit.grid),
             path.ticket,
             &path.corridor,
             ctx.book.frame,
         );
     }
     if new_path {
-        start_path(ctx, &unit, progress, pos);
+        start_path(ctx, unit, progress, pos);
     }
-    let stepped = step_unit(ctx, &unit, progress, pos, new_path);
-    if footprint > 0 {
+    let stepped = step_unit(ctx, unit, progress, pos, new_path);
+    if unit.footprint > 0 {
         ctx.traffic.passed(entity, progress.cell_index);
     }
     let Some((to, heading)) = stepped else {

@@ -12,11 +12,12 @@ use super::avoid::avoid;
 use super::claiming::{publish_intent, release_all, update_claims};
 use super::crowd::{Action, Situation, decide, may_stop_short, near_goal};
 use super::errands::{arrive, in_the_way, on_errand, react, stand, stop_here};
-use super::follow::{Walk, track};
+use super::follow::{Walk, Walked, track};
+use super::neighbours::Neighbours;
 use super::passage;
-use super::system::{Ctx, Unit};
+use super::state::{Errand, MoveState, PathProgress};
+use super::unit::{Ctx, Unit};
 use super::walls::{catch_up, held_back, pushed_off};
-use super::{Errand, MoveState, PathProgress};
 
 /// A unit that avoidance lets go on less than this share of its step is held back by the crowd
 /// (its time counts as waiting, toward the crowd's last resorts).
@@ -100,6 +101,49 @@ pub(super) fn step_unit(
     }
     let next = keep_track(ctx, unit, progress, pos, here, new_path);
     let goal = progress.goal.expect("set with the path");
+    let situation = situation(ctx, unit, progress, (here, next, goal), pending);
+    match decide(&situation, ctx.crowd) {
+        Action::StopHere => {
+            stop_here(ctx, unit, progress, here);
+            None
+        }
+        Action::Wait {
+            ask_to_make_way,
+            then,
+        } => {
+            progress.state = progress.state.wait(situation.waited);
+            progress.patient = situation.patient();
+            if let Some(idle) = ask_to_make_way {
+                ctx.claims.ask_to_make_way(idle, unit.entity);
+            }
+            if let Some(reaction) = then {
+                react(ctx, unit, progress, here, goal, reaction);
+            }
+            None
+        }
+        Action::Go {
+            start_walking_through,
+        } => {
+            progress.patient = false;
+            progress.state = if start_walking_through {
+                MoveState::WalkingThrough { from: pos }
+            } else {
+                progress.state.go()
+            };
+            Some(walk(ctx, unit, progress, pos, pending))
+        }
+    }
+}
+
+/// What the crowd's decision looks at for the unit on `here`, its next cell `next` and its
+/// `goal` (see [`decide`]).
+fn situation(
+    ctx: &Ctx,
+    unit: &Unit,
+    progress: &PathProgress,
+    (here, next, goal): (Cell, Option<Cell>, Cell),
+    pending: bool,
+) -> Situation {
     let corridor = &unit.path.corridor;
     let passage_closed = next.is_some_and(|c| c != here)
         && passage::passage_closed(
@@ -137,37 +181,7 @@ pub(super) fn step_unit(
     };
     situation.near_goal = may_stop_short(&situation)
         && near_goal((unit.grid, unit.map.grid()), here, goal, ctx.crowd);
-    match decide(&situation, ctx.crowd) {
-        Action::StopHere => {
-            stop_here(ctx, unit, progress, here);
-            None
-        }
-        Action::Wait {
-            ask_to_make_way,
-            then,
-        } => {
-            progress.state = progress.state.wait(situation.waited);
-            progress.patient = situation.patient();
-            if let Some(idle) = ask_to_make_way {
-                ctx.claims.ask_to_make_way(idle, unit.entity);
-            }
-            if let Some(reaction) = then {
-                react(ctx, unit, progress, here, goal, reaction);
-            }
-            None
-        }
-        Action::Go {
-            start_walking_through,
-        } => {
-            progress.patient = false;
-            progress.state = if start_walking_through {
-                MoveState::WalkingThrough { from: pos }
-            } else {
-                progress.state.go()
-            };
-            Some(walk(ctx, unit, progress, pos, pending))
-        }
-    }
+    situation
 }
 
 /// Tracks the unit along its corridor (passed cells, progress toward the goal, the end of
@@ -273,7 +287,6 @@ fn walk(
     if progress.leg.is_none() {
         progress.offset = Vec2::ZERO;
     }
-    let mut on_curve = pos - progress.offset;
     let waypoint = |i: usize| grid_waypoint(unit, i);
     let walk = Walk {
         grid: unit.grid,
@@ -284,23 +297,7 @@ fn walk(
         corridor: &unit.path.corridor,
         cell_index: progress.cell_index,
     };
-    // Pushed ahead of the point of its curve: the point catches up (the push was progress),
-    // and the offset is what is left.
-    let ahead = progress.offset.dot(progress.heading);
-    if ahead > 0.0 {
-        let time = ahead / progress.speed_factor.max(1e-3);
-        on_curve = walk
-            .advance(
-                &mut progress.waypoint,
-                &mut progress.leg,
-                &mut progress.speed_factor,
-                on_curve,
-                progress.heading,
-                time,
-            )
-            .pos;
-        progress.offset = pos - on_curve;
-    }
+    let on_curve = curve_catches_up(&walk, progress, pos);
     // Pressed back more than TETHER behind it: the point waits for the body (and the time
     // counts as waiting, toward the crowd's last resort).
     let tethered = held_back(progress);
@@ -308,83 +305,126 @@ fn walk(
         progress.blocked += ctx.dt;
     }
     let along_curve = if tethered { 0.0 } else { distance };
-    let mut walked = None;
-    if progress.state == MoveState::Moving
+    let walked = if progress.state == MoveState::Moving
         && let Some(index) = ctx.neighbours
     {
-        // The step along the curve, tried on a copy, then turned aside for the units near.
-        let (mut waypoint, mut leg, mut factor) =
-            (progress.waypoint, progress.leg, progress.speed_factor);
-        let step = walk.advance(
-            &mut waypoint,
-            &mut leg,
-            &mut factor,
-            on_curve,
-            progress.heading,
-            along_curve,
-        );
-        let me = Body {
-            position: pos,
-            velocity: progress.heading * unit.mover.speed * progress.speed_factor,
-            radius: unit.radius,
-        };
-        let avoided = (!step.blocked)
-            .then(|| {
-                avoid(
-                    index,
-                    ctx.crowd,
-                    // Walls as they are (the real radius), not grown by a class's footprint.
-                    unit.map.grid(),
-                    unit.map_entity,
-                    unit.entity,
-                    me,
-                    step.pos - on_curve,
-                    unit.mover.speed,
-                    ctx.dt,
-                    &mut ctx.scratch,
-                )
-            })
-            .flatten();
-        progress.avoidance = avoided.map(|a| a.velocity);
-        match avoided {
-            None => {
-                (progress.waypoint, progress.leg, progress.speed_factor) = (waypoint, leg, factor);
-                walked = Some(step);
-            }
-            Some(a) => {
-                progress.offset += a.aside;
-                if a.along < HELD_BACK {
-                    // Held back by the crowd: as good as waiting for it.
-                    progress.blocked += ctx.dt;
-                }
-                walked = Some(walk.advance(
-                    &mut progress.waypoint,
-                    &mut progress.leg,
-                    &mut progress.speed_factor,
-                    on_curve,
-                    progress.heading,
-                    along_curve * a.along,
-                ));
-            }
-        }
-    } else {
-        progress.avoidance = None;
-    }
-    let mut walked = walked.unwrap_or_else(|| {
-        walk.advance(
-            &mut progress.waypoint,
-            &mut progress.leg,
-            &mut progress.speed_factor,
-            on_curve,
-            progress.heading,
+        step_among(
+            ctx,
+            index,
+            unit,
+            progress,
+            &walk,
+            (pos, on_curve),
             along_curve,
         )
-    });
+    } else {
+        progress.avoidance = None;
+        advance(&walk, progress, on_curve, along_curve)
+    };
+    let mut walked = walked;
     if tethered {
         walked.pos = catch_up(unit, progress, pos, distance);
     } else if progress.offset != Vec2::ZERO {
         walked.pos = pushed_off(unit, progress, pos, walked.pos, ctx.dt);
     }
+    after_step(ctx, unit, progress, walked, pending)
+}
+
+/// Steps the unit's point on its curve by `along` along it.
+fn advance(walk: &Walk, progress: &mut PathProgress, on_curve: Vec2, along: f32) -> Walked {
+    walk.advance(
+        &mut progress.waypoint,
+        &mut progress.leg,
+        &mut progress.speed_factor,
+        on_curve,
+        progress.heading,
+        along,
+    )
+}
+
+/// The point of the unit's curve, where the body at `pos` is off it by the push's offset.
+/// Pushed ahead of that point, the point catches up (the push was progress), and the offset is
+/// what is left.
+fn curve_catches_up(walk: &Walk, progress: &mut PathProgress, pos: Vec2) -> Vec2 {
+    let mut on_curve = pos - progress.offset;
+    let ahead = progress.offset.dot(progress.heading);
+    if ahead > 0.0 {
+        let time = ahead / progress.speed_factor.max(1e-3);
+        on_curve = advance(walk, progress, on_curve, time).pos;
+        progress.offset = pos - on_curve;
+    }
+    on_curve
+}
+
+/// A moving unit's step among the units near (local avoidance on): the step along the curve,
+/// tried on a copy, then turned aside for the units near.
+fn step_among(
+    ctx: &mut Ctx,
+    index: &Neighbours,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    walk: &Walk,
+    (pos, on_curve): (Vec2, Vec2),
+    along_curve: f32,
+) -> Walked {
+    let (mut waypoint, mut leg, mut factor) =
+        (progress.waypoint, progress.leg, progress.speed_factor);
+    let step = walk.advance(
+        &mut waypoint,
+        &mut leg,
+        &mut factor,
+        on_curve,
+        progress.heading,
+        along_curve,
+    );
+    let me = Body {
+        position: pos,
+        velocity: progress.heading * unit.mover.speed * progress.speed_factor,
+        radius: unit.radius,
+    };
+    let avoided = (!step.blocked)
+        .then(|| {
+            avoid(
+                index,
+                ctx.crowd,
+                // Walls as they are (the real radius), not grown by a class's footprint.
+                unit.map.grid(),
+                unit.map_entity,
+                unit.entity,
+                me,
+                step.pos - on_curve,
+                unit.mover.speed,
+                ctx.dt,
+                &mut ctx.scratch,
+            )
+        })
+        .flatten();
+    progress.avoidance = avoided.map(|a| a.velocity);
+    match avoided {
+        None => {
+            (progress.waypoint, progress.leg, progress.speed_factor) = (waypoint, leg, factor);
+            step
+        }
+        Some(a) => {
+            progress.offset += a.aside;
+            if a.along < HELD_BACK {
+                // Held back by the crowd: as good as waiting for it.
+                progress.blocked += ctx.dt;
+            }
+            advance(walk, progress, on_curve, along_curve * a.along)
+        }
+    }
+}
+
+/// After the frame's step: a unit stopped short of a wall searches again; the heading taken;
+/// arrival at the end. Returns the position and heading.
+fn after_step(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    walked: Walked,
+    pending: bool,
+) -> (Vec2, Vec2) {
     // Stopped short of a wall edited across its way: it searches again, ahead of every other
     // request (a repath after the edit still waiting for its turn gives way to this one).
     let repath_waiting = matches!(

@@ -5,8 +5,8 @@ use bevy::prelude::*;
 
 use crate::core::{fmath, overlaps_blocked};
 
-use super::PathProgress;
-use super::system::Unit;
+use super::state::PathProgress;
+use super::unit::Unit;
 
 /// Seconds in which a push's offset from a unit's curve fades to a third (see
 /// [`PathProgress`]'s `offset`).

@@ -2,35 +2,28 @@
 //! edits made meanwhile and become outcomes; outcomes are delivered, exactly one per request, as
 //! [`PathStatus`], [`NavPath`], a [`PathOutcome`] message and the same as an entity event.
 
+use std::time::Duration;
+
 use bevy::prelude::*;
 
-use crate::core::passage_crossings;
+use crate::core::{Cell, NavGrid, Path, passage_crossings};
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFrameStats};
 use crate::plugin::map::NavMap;
-use crate::plugin::movement::Mover;
+use crate::plugin::movement::mover::Mover;
+use crate::plugin::movement::state::PathProgress;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
-use crate::plugin::request::{PathFailure, PathStatus, PendingRequests, Ticket};
+use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
 use crate::plugin::traffic::PassageTraffic;
 
-use super::PathQueue;
 use super::job::{Job, SearchResult};
-use super::refine::{Refining, Rest, corridor};
+use super::path_queue::{PathQueue, Ready};
+use super::refine::{Patch, Refining, Rest, Rests, corridor, patch};
 use super::workers::WorkerReport;
 
 /// Priority boost of a worker search that has to run again because the grid changed under it
 /// (ahead of newer requests).
 const RESEARCH_BOOST: i32 = 1000;
-
-/// An outcome ready to be delivered.
-pub(super) struct Ready {
-    pub(super) entity: Entity,
-    pub(super) ticket: Ticket,
-    pub(super) kind: OutcomeKind,
-    pub(super) path: Option<NavPath>,
-    /// The part of the path still to smooth.
-    pub(super) rest: Option<Rest>,
-}
 
 /// What to do with a finished search.
 enum Verdict {
@@ -82,56 +75,20 @@ fn judge(
         });
     };
     let grid = map.grid_of(job.class);
-    // Grid-space waypoints: the smoothed ones, or the cells' centers; and the cells they cross.
-    let found = result.map(|p| {
-        let (points, corridor) = if smoothed.is_empty() {
-            let centers = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
-            (centers, p.cells.clone())
-        } else {
-            let corridor = corridor(grid, &p.cells, &smoothed, rest);
-            (smoothed, corridor)
-        };
-        (p, points, corridor)
-    });
-    if worker && version != grid.version() {
-        // The grid changed while the worker searched and smoothed on its snapshot: keep the
-        // path only if it is still legal step by step and its lines cross no cell blocked
-        // since (the whole path is smoothed on the worker), else search again.
-        let still_valid = found.as_ref().is_ok_and(|(p, _, corridor)| {
-            grid.steps_allowed(&p.cells) && corridor.iter().all(|&c| grid.is_walkable(c))
+    let found = result.map(|p| with_corridor(grid, p, smoothed, rest));
+    if worker && version != grid.version() && !still_valid(grid, &found) {
+        // The grid changed while the worker searched and smoothed on its snapshot, and the
+        // path is no longer legal: search again.
+        return Verdict::Again(Job {
+            priority: job.priority.saturating_add(RESEARCH_BOOST),
+            enqueued: frame,
+            ..job
         });
-        if !still_valid {
-            return Verdict::Again(Job {
-                priority: job.priority.saturating_add(RESEARCH_BOOST),
-                enqueued: frame,
-                ..job
-            });
-        }
     }
-    // A wide unit's path: searched again if an army coming the other way through one of its
-    // passages was delivered after its search priced the traffic; else its crossings are
-    // recorded now, for the searches judged after it to see.
-    // (Its crossings are found only if the check or the record needs them.)
-    let priced = job.priced.filter(|_| !job.repriced);
     if let Ok((_, _, corridor)) = &found
-        && map.footprint_of(job.class) > 0
-        && (priced.is_some() || walked)
+        && let Some(again) = reprice(&job, (map, grid, corridor), (traffic, walked), frame)
     {
-        let crossings = passage_crossings(grid, corridor);
-        if let Some(since) = priced
-            && traffic.unseen_against(job.map, job.entity, &crossings, since) >= REPRICE_AT
-        {
-            return Verdict::Again(Job {
-                priority: job.priority.saturating_add(RESEARCH_BOOST),
-                enqueued: frame,
-                priced: None,
-                repriced: true,
-                ..job
-            });
-        }
-        if walked {
-            traffic.record_crossings(job.entity, job.map, job.ticket, crossings, frame);
-        }
+        return Verdict::Again(again);
     }
     let ticket = book.take(job.entity, job.ticket).expect("checked current");
     let (kind, path) = match found {
@@ -170,6 +127,65 @@ fn judge(
     })
 }
 
+/// A found path with its grid-space waypoints (the smoothed ones, or the cells' centers) and the
+/// cells they cross.
+fn with_corridor(
+    grid: &NavGrid,
+    p: Path,
+    smoothed: Vec<Vec2>,
+    rest: Option<Rest>,
+) -> (Path, Vec<Vec2>, Vec<Cell>) {
+    let (points, corridor) = if smoothed.is_empty() {
+        let centers = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
+        (centers, p.cells.clone())
+    } else {
+        let corridor = corridor(grid, &p.cells, &smoothed, rest);
+        (smoothed, corridor)
+    };
+    (p, points, corridor)
+}
+
+/// Whether a path a worker found on a snapshot of a grid changed since is still legal step by
+/// step and its lines cross no cell blocked since (the whole path is smoothed on the worker).
+fn still_valid<E>(grid: &NavGrid, found: &Result<(Path, Vec<Vec2>, Vec<Cell>), E>) -> bool {
+    found.as_ref().is_ok_and(|(p, _, corridor)| {
+        grid.steps_allowed(&p.cells) && corridor.iter().all(|&c| grid.is_walkable(c))
+    })
+}
+
+/// A wide unit's path along `corridor`: searched again (the job returned) if an army coming
+/// the other way through one of its passages was delivered after its search priced the
+/// traffic; else its crossings are recorded now (if the plugin's movement walks it: `walked`),
+/// for the searches judged after it to see. (Its crossings are found only if the check or the
+/// record needs them.)
+fn reprice(
+    job: &Job,
+    (map, grid, corridor): (&NavMap, &NavGrid, &[Cell]),
+    (traffic, walked): (&mut PassageTraffic, bool),
+    frame: u64,
+) -> Option<Job> {
+    let priced = job.priced.filter(|_| !job.repriced);
+    if map.footprint_of(job.class) == 0 || (priced.is_none() && !walked) {
+        return None;
+    }
+    let crossings = passage_crossings(grid, corridor);
+    if let Some(since) = priced
+        && traffic.unseen_against(job.map, job.entity, &crossings, since) >= REPRICE_AT
+    {
+        return Some(Job {
+            priority: job.priority.saturating_add(RESEARCH_BOOST),
+            enqueued: frame,
+            priced: None,
+            repriced: true,
+            ..job.clone()
+        });
+    }
+    if walked {
+        traffic.record_crossings(job.entity, job.map, job.ticket, crossings, frame);
+    }
+    None
+}
+
 /// Receive: take finished searches (from inline slices and the worker channel), judge them, and
 /// deliver outcomes while the budget lasts (the rest go out next frame, oldest first).
 #[allow(clippy::too_many_arguments)]
@@ -190,10 +206,45 @@ pub(crate) fn receive_results(
     let budget = settings.time_budget.saturating_sub(tally.spent());
     let queue = &mut *queue;
     let book = &mut *book;
+    judge_results(
+        queue,
+        book,
+        (&mut tally, budget),
+        (&maps, &mut traffic, &movers),
+        &settings,
+    );
+    deliver_ready(
+        queue,
+        book,
+        (&mut tally, budget),
+        (&mut statuses, &mut commands, &mut writer),
+    );
+    stats.queue_len = queue.waiting_len() + book.submitted.len();
+    stats.searching = queue.searching();
+    stats.smoothing = queue.smoothing();
+    stats.region_maps_building = queue.regions.building();
+    queue.oldest_wait = book.oldest_wait(book.frame);
+    stats.oldest_wait_frames = queue.oldest_wait;
+    tally.charge(Cost::Pending(book.len() as u64));
+}
+
+/// Takes the worker results the budget allows (the rest waits in the channel; in lockstep mode
+/// they are taken when due, at the start of the service phase), then judges finished searches:
+/// judging builds each path's waypoints and corridor, within the budget too (at least one a
+/// frame); the rest waits for the next frame.
+fn judge_results(
+    queue: &mut PathQueue,
+    book: &mut PendingRequests,
+    (tally, budget): (&mut PhaseTimer, Duration),
+    (maps, traffic, movers): (
+        &Query<&NavMap>,
+        &mut PassageTraffic,
+        &Query<(), With<Mover>>,
+    ),
+    settings: &TilepathSettings,
+) {
     let frame = book.frame;
     let mut results = std::mem::take(&mut queue.results);
-    // Worker results: take what the budget allows; the rest waits in the channel. (In lockstep
-    // mode they are taken when due, at the start of the service phase.)
     while settings.lockstep.is_none() && tally.elapsed() < budget / 2 {
         let Some(report) = queue.workers.next_report(None) else {
             break;
@@ -207,14 +258,12 @@ pub(crate) fn receive_results(
             settings.tree_cache,
         );
     }
-    // Judging builds each path's waypoints and corridor: within the budget too (at least one a
-    // frame); the rest waits for the next frame.
     let mut results = results.into_iter();
     for r in results.by_ref() {
         let cells = r.result.as_ref().map_or(0, |p| p.cells.len() as u64);
         let map = maps.get(r.job.map).ok();
         let walked = movers.contains(r.job.entity);
-        match judge(r, book, (map, &mut traffic, walked), frame) {
+        match judge(r, book, (map, traffic, walked), frame) {
             Verdict::Stale => {}
             Verdict::Again(job) => queue.waiting.push(job),
             Verdict::Outcome(ready) => queue.ready.push(ready),
@@ -225,7 +274,21 @@ pub(crate) fn receive_results(
         }
     }
     queue.results.extend(results);
-    // Cancellations first (they happened before this frame's searches ended), then the rest.
+}
+
+/// Delivers the outcomes ready, within the budget: cancellations first (they happened before
+/// this frame's searches ended), then the rest.
+fn deliver_ready(
+    queue: &mut PathQueue,
+    book: &mut PendingRequests,
+    (tally, budget): (&mut PhaseTimer, Duration),
+    (statuses, commands, writer): (
+        &mut Query<&mut PathStatus>,
+        &mut Commands,
+        &mut MessageWriter<PathOutcome>,
+    ),
+) {
+    let frame = book.frame;
     book.in_delivery += book.cancelled.len();
     let cancelled = book.cancelled.drain(..).map(|c| Ready {
         entity: c.entity,
@@ -248,14 +311,7 @@ pub(crate) fn receive_results(
             tally.shared += 1;
         }
         start_refining(queue, &mut ready, frame);
-        deliver(
-            ready,
-            latency,
-            book,
-            &mut statuses,
-            &mut commands,
-            &mut writer,
-        );
+        deliver(ready, latency, book, statuses, commands, writer);
         book.in_delivery -= 1;
         tally.finished += 1;
         tally.latency_sum += latency as u64;
@@ -265,13 +321,6 @@ pub(crate) fn receive_results(
         }
     }
     queue.ready.extend(to_deliver);
-    stats.queue_len = queue.waiting_len() + book.submitted.len();
-    stats.searching = queue.searching();
-    stats.smoothing = queue.smoothing();
-    stats.region_maps_building = queue.regions.building();
-    queue.oldest_wait = book.oldest_wait(frame);
-    stats.oldest_wait_frames = queue.oldest_wait;
-    tally.charge(Cost::Pending(book.len() as u64));
 }
 
 /// One worker report: results to judge, jobs to wait again (a stopped search's, a shared
@@ -365,4 +414,56 @@ fn deliver(
     };
     writer.write(outcome);
     commands.trigger(outcome);
+}
+
+/// Receive: patches smoothed rests into their units' paths (without marking the path changed:
+/// the unit walks on as before, now toward smoothed waypoints), and reports the frame's rests
+/// that left ([`TilepathFrameStats::smoothed_rests`]).
+pub(crate) fn apply_refined(
+    mut queue: ResMut<PathQueue>,
+    book: Res<PendingRequests>,
+    maps: Query<&NavMap>,
+    mut paths: Query<(&mut NavPath, Option<&PathProgress>)>,
+    mut stats: ResMut<TilepathFrameStats>,
+) {
+    let queue = &mut *queue;
+    let frame = book.frame;
+    for refined in std::mem::take(&mut queue.refined) {
+        let left = |rests: &mut Rests, smoothed| {
+            rests.left(
+                refined.entity,
+                refined.ticket,
+                refined.delivered,
+                frame,
+                smoothed,
+            );
+        };
+        let unit = paths.get_mut(refined.entity).ok();
+        let Some(((mut path, progress), map)) =
+            unit.and_then(|u| Some((u.0.map, u)).and_then(|(m, u)| Some((u, maps.get(m).ok()?))))
+        else {
+            left(&mut queue.refining, false);
+            continue;
+        };
+        let walking_to = progress.map_or(0, |p| p.waypoint);
+        queue.patched.insert(refined.entity);
+        let path = path.bypass_change_detection();
+        let (rest, since) = match patch(path, map, &refined, walking_to) {
+            Patch::Done => {
+                left(&mut queue.refining, true);
+                continue;
+            }
+            Patch::Stale => {
+                left(&mut queue.refining, false);
+                continue;
+            }
+            Patch::Again(rest) => (rest, refined.since),
+            Patch::Next(rest) => (rest, frame),
+        };
+        let again = Refining::new(refined.entity, path, rest, (since, refined.delivered));
+        queue.refining.again(again, frame);
+    }
+    let waits = &mut queue.refining.waits;
+    stats.smoothed_rests = std::mem::take(&mut waits.smoothed);
+    stats.abandoned_rests = std::mem::take(&mut waits.abandoned);
 }

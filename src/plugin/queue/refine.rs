@@ -23,17 +23,14 @@ use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid, Smoother, polyline_cells};
 use crate::plugin::classes::ClassId;
-use crate::plugin::diagnostics::TilepathFrameStats;
 use crate::plugin::map::NavMap;
-use crate::plugin::movement::{MoveState, Mover, PathProgress};
+use crate::plugin::movement::mover::Mover;
+use crate::plugin::movement::state::{MoveState, PathProgress};
 use crate::plugin::outcomes::NavPath;
-use crate::plugin::request::PendingRequests;
-
-use super::PathQueue;
 
 /// The part of a delivered path still to smooth.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Rest {
+pub(crate) struct Rest {
     /// Index of the path cell where the raw cell centers begin (the last smoothed waypoint is
     /// this cell's center).
     pub(super) from_cell: usize,
@@ -273,58 +270,6 @@ pub(super) fn patch(
     path.waypoints
         .extend(refined.points[1..].iter().map(|&p| map.grid_to_world(p)));
     refined.next.map_or(Patch::Done, Patch::Next)
-}
-
-/// Receive: patches smoothed rests into their units' paths (without marking the path changed:
-/// the unit walks on as before, now toward smoothed waypoints), and reports the frame's rests
-/// that left ([`TilepathFrameStats::smoothed_rests`]).
-pub(crate) fn apply_refined(
-    mut queue: ResMut<PathQueue>,
-    book: Res<PendingRequests>,
-    maps: Query<&NavMap>,
-    mut paths: Query<(&mut NavPath, Option<&PathProgress>)>,
-    mut stats: ResMut<TilepathFrameStats>,
-) {
-    let queue = &mut *queue;
-    let frame = book.frame;
-    for refined in std::mem::take(&mut queue.refined) {
-        let left = |rests: &mut Rests, smoothed| {
-            rests.left(
-                refined.entity,
-                refined.ticket,
-                refined.delivered,
-                frame,
-                smoothed,
-            );
-        };
-        let unit = paths.get_mut(refined.entity).ok();
-        let Some(((mut path, progress), map)) =
-            unit.and_then(|u| Some((u.0.map, u)).and_then(|(m, u)| Some((u, maps.get(m).ok()?))))
-        else {
-            left(&mut queue.refining, false);
-            continue;
-        };
-        let walking_to = progress.map_or(0, |p| p.waypoint);
-        queue.patched.insert(refined.entity);
-        let path = path.bypass_change_detection();
-        let (rest, since) = match patch(path, map, &refined, walking_to) {
-            Patch::Done => {
-                left(&mut queue.refining, true);
-                continue;
-            }
-            Patch::Stale => {
-                left(&mut queue.refining, false);
-                continue;
-            }
-            Patch::Again(rest) => (rest, refined.since),
-            Patch::Next(rest) => (rest, frame),
-        };
-        let again = Refining::new(refined.entity, path, rest, (since, refined.delivered));
-        queue.refining.again(again, frame);
-    }
-    let waits = &mut queue.refining.waits;
-    stats.smoothed_rests = std::mem::take(&mut waits.smoothed);
-    stats.abandoned_rests = std::mem::take(&mut waits.abandoned);
 }
 
 /// The share of the service phase's budget urgent rests take ahead of searches (most urgent

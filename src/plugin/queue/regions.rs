@@ -15,19 +15,15 @@ use crossbeam_channel::Receiver;
 use crate::core::{Cell, NavGrid, RegionMap};
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::{GridSnapshot, NavMap};
-use crate::plugin::request::PendingRequests;
-use crate::plugin::settings::TilepathSettings;
-
-use super::PathQueue;
 
 /// The region maps of the navigation maps, by map and class.
 #[derive(Default)]
 pub(super) struct Regions {
-    maps: HashMap<(Entity, ClassId), MapRegions>,
+    pub(super) maps: HashMap<(Entity, ClassId), MapRegions>,
 }
 
 /// One navigation map's region map: ready, or being built.
-struct MapRegions {
+pub(super) struct MapRegions {
     cluster: u32,
     ready: Option<Arc<RegionMap>>,
     building: Option<Receiver<RegionMap>>,
@@ -104,42 +100,9 @@ fn build_in_background(grid: GridSnapshot, cluster: u32) -> Receiver<RegionMap> 
     receiver
 }
 
-/// Keeps the region map of every map and class (without fog) current: builds it when the map
-/// or class appears (or the cluster size setting changes), applies the cells edited this frame
-/// (before the repath system takes them), and drops those of removed maps. A grid edited
-/// without its cells marked (see [`NavMap::grid_mut`]) gets a new build.
-pub(crate) fn keep_regions(
-    mut queue: ResMut<PathQueue>,
-    settings: Res<TilepathSettings>,
-    book: Res<PendingRequests>,
-    maps: Query<(Entity, &NavMap)>,
-) {
-    let (frame, lockstep) = (book.frame, settings.lockstep.as_ref());
-    let due = lockstep.map(|l| frame + u64::from(l.region_ticks));
-    let regions = &mut queue.regions;
-    if settings.hierarchical_beyond == 0 {
-        regions.maps.clear();
-        return;
-    }
-    let cluster = settings.region_cluster.max(4);
-    // Hexagonal maps are searched flat (region maps know square moves only).
-    regions.maps.retain(|(e, class), _| {
-        maps.get(*e)
-            .is_ok_and(|(_, m)| !m.grid().is_hex() && m.classes_without_fog().any(|c| c == *class))
-    });
-    for (entity, map) in &maps {
-        if map.grid().is_hex() {
-            continue;
-        }
-        for class in map.classes_without_fog() {
-            keep_one(regions, map, (entity, class), cluster, (frame, due));
-        }
-    }
-}
-
 /// Keeps the region map of one map's class grid current (see [`keep_regions`]) at tick
 /// `frame`; a build started now is due at `due` (lockstep mode).
-fn keep_one(
+pub(super) fn keep_one(
     regions: &mut Regions,
     map: &NavMap,
     key: (Entity, ClassId),

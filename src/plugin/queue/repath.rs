@@ -1,4 +1,5 @@
-//! Repath on edit and on reveal: units whose remaining path comes near a cell edited this
+//! What follows grid edits: the region maps of long requests brought up to date
+//! ([`keep_regions`]), and repath on edit and on reveal: units whose remaining path comes near a cell edited this
 //! frame (through [`NavMap::set_terrain`] or [`NavMap::set_walkable`]), or a cell of their
 //! class's grid that their player's units saw other than assumed (fog of war), search again for
 //! the same goal; the rest keep their paths. A path near walls put up (and no other edit) is
@@ -14,12 +15,15 @@ use bevy::prelude::*;
 use crate::core::{BLOCKED, Cell, NavGrid, cells_around, walkable};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
-use crate::plugin::lockstep::{LockstepKey, lockstep_order};
 use crate::plugin::map::NavMap;
-use crate::plugin::movement::PathProgress;
+use crate::plugin::movement::state::PathProgress;
 use crate::plugin::outcomes::NavPath;
 use crate::plugin::request::{PathOrigin, PendingRequests, SubmitInternal};
 use crate::plugin::settings::TilepathSettings;
+use crate::plugin::unit_order::{LockstepKey, lockstep_order};
+
+use super::path_queue::PathQueue;
+use super::regions;
 
 /// Cells within `reach` rings of any of `cells`.
 fn near(cells: &[Cell], reach: u8) -> HashSet<Cell> {
@@ -73,28 +77,9 @@ pub(crate) fn repath_on_change(
     let lockstep = settings.lockstep.is_some();
     order.clear();
     for (map_entity, mut map) in &mut maps {
-        let changed = map.take_changed();
-        // The edited cells now blocked on the map's grid, and the others (opened, or of new
-        // terrain).
-        let (blocked, opened): (Vec<Cell>, Vec<Cell>) =
-            changed.iter().partition(|&&c| !map.grid().is_walkable(c));
-        // By class: cells found blocked, and cells found dearer than assumed.
-        let mut revealed: HashMap<ClassId, (Vec<Cell>, HashSet<Cell>)> = HashMap::new();
-        for (class, cell, terrain) in map.take_revealed() {
-            let (blocked, dearer) = revealed.entry(class).or_default();
-            if terrain == BLOCKED {
-                blocked.push(cell);
-            } else {
-                dearer.insert(cell);
-            }
-        }
-        if changed.is_empty() && revealed.is_empty() {
+        let Some(mut edits) = Edits::take(&mut map) else {
             continue;
-        }
-        // Cells within `reach` rings of a change, by reach; of a reveal, by class.
-        let mut near_changed: HashMap<u8, HashSet<Cell>> = HashMap::new();
-        let mut near_opened: HashMap<u8, HashSet<Cell>> = HashMap::new();
-        let mut near_revealed: HashMap<ClassId, HashSet<Cell>> = HashMap::new();
+        };
         if lockstep && order.is_empty() {
             lockstep_order(keys.iter(), &mut order);
         }
@@ -107,65 +92,158 @@ pub(crate) fn repath_on_change(
             if path.map != map_entity || book.contains(entity) {
                 continue;
             }
-            let seen = revealed.get(&path.class);
-            if changed.is_empty() && seen.is_none() {
-                continue;
+            if let Some(origin) = edits.origin_of(&map, path, progress, agent) {
+                commands.queue(SubmitInternal {
+                    entity,
+                    request: path.request.clone(),
+                    origin,
+                });
             }
-            let grid = map.grid_of(path.class);
-            let reach = 1 + map.footprint_of(path.class);
-            // The cells still ahead of the unit's body: its corridor and their neighbours.
-            let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
-            let rest = &path.corridor[from.min(path.corridor.len())..];
-            let near_edit = !changed.is_empty() && {
-                let near = near_changed
-                    .entry(reach)
-                    .or_insert_with(|| near(&changed, reach));
-                rest.iter()
-                    .any(|c| !grid.is_walkable(*c) || near.contains(c))
-            };
-            // Near walls put up only (no cell opened or its terrain changed, where a cheaper
-            // way may have appeared, none on the corridor itself), a path whose waypoints the
-            // body can still walk is kept: no search would find a cheaper way.
-            let edited = near_edit
-                && (rest.iter().any(|c| !grid.is_walkable(*c))
-                    || !opened.is_empty() && {
-                        let near = near_opened
-                            .entry(reach)
-                            .or_insert_with(|| near(&opened, reach));
-                        rest.iter().any(|c| near.contains(c))
-                    }
-                    || blocked.len() > CHECKED_BLOCKS
-                    || {
-                        let radius =
-                            map.wall_radius_of(path.class, agent.map_or(0.0, |a| a.radius));
-                        let ahead = progress.map_or(0, |p| p.waypoint.saturating_sub(1));
-                        let points: Vec<Vec2> = path.waypoints[ahead.min(path.waypoints.len())..]
-                            .iter()
-                            .map(|&w| map.world_to_grid(w))
-                            .collect();
-                        !still_walkable(grid, &points, radius, &blocked, reach)
-                    });
-            let origin = if edited {
-                PathOrigin::GridEdit
-            } else if let Some((blocked, dearer)) = seen
-                && rest.iter().any(|c| {
-                    // A wall near enough for the body, or dearer ground on the way itself.
-                    dearer.contains(c)
-                        || near_revealed
-                            .entry(path.class)
-                            .or_insert_with(|| near(blocked, reach))
-                            .contains(c)
-                })
-            {
-                PathOrigin::Revealed
+        }
+    }
+}
+
+/// One map's edits and reveals of this frame, and the cells near them (worked out once per
+/// reach or class, as units need them).
+struct Edits {
+    changed: Vec<Cell>,
+    /// The edited cells now blocked on the map's grid.
+    blocked: Vec<Cell>,
+    /// The others: opened, or of new terrain.
+    opened: Vec<Cell>,
+    /// By class: cells found blocked, and cells found dearer than assumed.
+    revealed: HashMap<ClassId, (Vec<Cell>, HashSet<Cell>)>,
+    /// Cells within `reach` rings of a change, by reach; of a reveal, by class.
+    near_changed: HashMap<u8, HashSet<Cell>>,
+    near_opened: HashMap<u8, HashSet<Cell>>,
+    near_revealed: HashMap<ClassId, HashSet<Cell>>,
+}
+
+impl Edits {
+    /// Takes `map`'s edits and reveals; `None` if it has neither.
+    fn take(map: &mut NavMap) -> Option<Edits> {
+        let changed = map.take_changed();
+        let (blocked, opened): (Vec<Cell>, Vec<Cell>) =
+            changed.iter().partition(|&&c| !map.grid().is_walkable(c));
+        let mut revealed: HashMap<ClassId, (Vec<Cell>, HashSet<Cell>)> = HashMap::new();
+        for (class, cell, terrain) in map.take_revealed() {
+            let (blocked, dearer) = revealed.entry(class).or_default();
+            if terrain == BLOCKED {
+                blocked.push(cell);
             } else {
-                continue;
-            };
-            commands.queue(SubmitInternal {
-                entity,
-                request: path.request.clone(),
-                origin,
-            });
+                dearer.insert(cell);
+            }
+        }
+        if changed.is_empty() && revealed.is_empty() {
+            return None;
+        }
+        Some(Edits {
+            changed,
+            blocked,
+            opened,
+            revealed,
+            near_changed: HashMap::new(),
+            near_opened: HashMap::new(),
+            near_revealed: HashMap::new(),
+        })
+    }
+
+    /// Why the unit walking `path` searches again, if it does (see [`repath_on_change`]).
+    fn origin_of(
+        &mut self,
+        map: &NavMap,
+        path: &NavPath,
+        progress: Option<&PathProgress>,
+        agent: Option<&NavAgent>,
+    ) -> Option<PathOrigin> {
+        let seen = self.revealed.get(&path.class);
+        if self.changed.is_empty() && seen.is_none() {
+            return None;
+        }
+        let grid = map.grid_of(path.class);
+        let reach = 1 + map.footprint_of(path.class);
+        // The cells still ahead of the unit's body: its corridor and their neighbours.
+        let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
+        let rest = &path.corridor[from.min(path.corridor.len())..];
+        let changed = &self.changed;
+        let near_edit = !changed.is_empty() && {
+            let near = self
+                .near_changed
+                .entry(reach)
+                .or_insert_with(|| near(changed, reach));
+            rest.iter()
+                .any(|c| !grid.is_walkable(*c) || near.contains(c))
+        };
+        // Near walls put up only (no cell opened or its terrain changed, where a cheaper way
+        // may have appeared, none on the corridor itself), a path whose waypoints the body can
+        // still walk is kept: no search would find a cheaper way.
+        let edited = near_edit
+            && (rest.iter().any(|c| !grid.is_walkable(*c))
+                || !self.opened.is_empty() && {
+                    let opened = &self.opened;
+                    let near = self
+                        .near_opened
+                        .entry(reach)
+                        .or_insert_with(|| near(opened, reach));
+                    rest.iter().any(|c| near.contains(c))
+                }
+                || self.blocked.len() > CHECKED_BLOCKS
+                || {
+                    let radius = map.wall_radius_of(path.class, agent.map_or(0.0, |a| a.radius));
+                    let ahead = progress.map_or(0, |p| p.waypoint.saturating_sub(1));
+                    let points: Vec<Vec2> = path.waypoints[ahead.min(path.waypoints.len())..]
+                        .iter()
+                        .map(|&w| map.world_to_grid(w))
+                        .collect();
+                    !still_walkable(grid, &points, radius, &self.blocked, reach)
+                });
+        if edited {
+            return Some(PathOrigin::GridEdit);
+        }
+        let (blocked, dearer) = seen?;
+        let near_revealed = &mut self.near_revealed;
+        rest.iter()
+            .any(|c| {
+                // A wall near enough for the body, or dearer ground on the way itself.
+                dearer.contains(c)
+                    || near_revealed
+                        .entry(path.class)
+                        .or_insert_with(|| near(blocked, reach))
+                        .contains(c)
+            })
+            .then_some(PathOrigin::Revealed)
+    }
+}
+
+/// Keeps the region map of every map and class (without fog) current: builds it when the map
+/// or class appears (or the cluster size setting changes), applies the cells edited this frame
+/// (before the repath system takes them), and drops those of removed maps. A grid edited
+/// without its cells marked (see [`NavMap::grid_mut`]) gets a new build.
+pub(crate) fn keep_regions(
+    mut queue: ResMut<PathQueue>,
+    settings: Res<TilepathSettings>,
+    book: Res<PendingRequests>,
+    maps: Query<(Entity, &NavMap)>,
+) {
+    let (frame, lockstep) = (book.frame, settings.lockstep.as_ref());
+    let due = lockstep.map(|l| frame + u64::from(l.region_ticks));
+    let regions = &mut queue.regions;
+    if settings.hierarchical_beyond == 0 {
+        regions.maps.clear();
+        return;
+    }
+    let cluster = settings.region_cluster.max(4);
+    // Hexagonal maps are searched flat (region maps know square moves only).
+    regions.maps.retain(|(e, class), _| {
+        maps.get(*e)
+            .is_ok_and(|(_, m)| !m.grid().is_hex() && m.classes_without_fog().any(|c| c == *class))
+    });
+    for (entity, map) in &maps {
+        if map.grid().is_hex() {
+            continue;
+        }
+        for class in map.classes_without_fog() {
+            regions::keep_one(regions, map, (entity, class), cluster, (frame, due));
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
-use crate::core::{Cell, CellOverlay};
+use crate::core::{Cell, CellOverlay, GoalTree};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::claims::Claims;
 use crate::plugin::classes::ClassId;
@@ -19,12 +19,12 @@ use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::{TilepathSettings, WorkerMode};
 use crate::plugin::traffic::PassageTraffic;
 
-use super::PathQueue;
 use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{
     Job, JobGoal, Overlay, SearchResult, claim_price, grow_overlay, price_stopped, with_traffic,
 };
+use super::path_queue::PathQueue;
 use super::policy::aged_priority;
 use super::refine::{BEHIND_FRAMES, BURST_RESTS, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
@@ -290,22 +290,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         radius: f32,
     ) {
         let (map_entity, class) = (first.map, first.class);
-        let mut members = vec![Member::new(first, start, radius)];
-        let joining = if queue.waiting.has_goal(map_entity, class, goal) {
-            queue.waiting.extract_if(|j| {
-                (j.map, j.class) == (map_entity, class) && j.shared_goal() == Some(goal)
-            })
-        } else {
-            Vec::new()
-        };
-        for job in joining {
-            if !book.is_current(job.entity, job.ticket) {
-                continue;
-            }
-            if let Some((start, radius)) = self.place(queue, book, &job) {
-                members.push(Member::new(job, start, radius));
-            }
-        }
+        let mut members = self.gather(queue, book, Member::new(first, start, radius), goal);
         let map = self.maps.get(map_entity).expect("placed on it");
         let grid = map.grid_of(class);
         let inline = self.settings.workers == WorkerMode::Inline;
@@ -335,35 +320,7 @@ impl Starter<'_, '_, '_, '_, '_> {
             self.start_own(queue, book, tally, m.job, m.start, m.radius);
             return;
         }
-        // A tree in the cache priced the traffic of its time: members searched again for
-        // traffic it did not see grow a new one.
-        let cached = if members.iter().any(|m| m.job.repriced) {
-            None
-        } else {
-            queue.trees.take((map_entity, class), goal, grid.version())
-        };
-        let (tree, overlay, fresh) = match cached {
-            Some((tree, overlay)) => (tree, overlay, false),
-            None => {
-                let follows = members
-                    .iter()
-                    .all(|m| m.job.follows(book.origin(m.job.entity)));
-                let (overlay, priced) = shared_overlay(
-                    (self.claims, self.traffic, self.anchors),
-                    self.settings,
-                    (map_entity, class, goal, follows),
-                    map,
-                    &members,
-                );
-                tally.charge(Cost::Overlay(overlay.len() as u64));
-                if priced.is_some() {
-                    for m in &mut members {
-                        m.job.priced = Some(book.frame);
-                    }
-                }
-                (queue.trees.fresh(), overlay, true)
-            }
-        };
+        let (tree, overlay, fresh) = self.tree_for(queue, book, tally, &mut members, goal);
         for m in &members {
             self.searching(m.job.entity);
         }
@@ -390,6 +347,76 @@ impl Starter<'_, '_, '_, '_, '_> {
                     .spawn_shared(shared, grid, *config, smoothing, max_in_flight);
             }
         }
+    }
+
+    /// The members of a shared search to `goal`: `first`, and every waiting request of its map
+    /// and class that shares its goal and is placed.
+    fn gather(
+        &mut self,
+        queue: &mut PathQueue,
+        book: &mut PendingRequests,
+        first: Member,
+        goal: Cell,
+    ) -> Vec<Member> {
+        let (map_entity, class) = (first.job.map, first.job.class);
+        let mut members = vec![first];
+        let joining = if queue.waiting.has_goal(map_entity, class, goal) {
+            queue.waiting.extract_if(|j| {
+                (j.map, j.class) == (map_entity, class) && j.shared_goal() == Some(goal)
+            })
+        } else {
+            Vec::new()
+        };
+        for job in joining {
+            if !book.is_current(job.entity, job.ticket) {
+                continue;
+            }
+            if let Some((start, radius)) = self.place(queue, book, &job) {
+                members.push(Member::new(job, start, radius));
+            }
+        }
+        members
+    }
+
+    /// The tree a shared search to `goal` grows, with its overlay, and whether it is fresh: the
+    /// cache's, which priced the traffic of its time, unless members are searched again for
+    /// traffic it did not see; else a new one with the members' overlay.
+    fn tree_for(
+        &self,
+        queue: &mut PathQueue,
+        book: &PendingRequests,
+        tally: &mut FrameTally,
+        members: &mut [Member],
+        goal: Cell,
+    ) -> (Box<GoalTree>, Vec<(Cell, CellOverlay)>, bool) {
+        let (map_entity, class) = (members[0].job.map, members[0].job.class);
+        let map = self.maps.get(map_entity).expect("placed on it");
+        let grid = map.grid_of(class);
+        let cached = if members.iter().any(|m| m.job.repriced) {
+            None
+        } else {
+            queue.trees.take((map_entity, class), goal, grid.version())
+        };
+        if let Some((tree, overlay)) = cached {
+            return (tree, overlay, false);
+        }
+        let follows = members
+            .iter()
+            .all(|m| m.job.follows(book.origin(m.job.entity)));
+        let (overlay, priced) = shared_overlay(
+            (self.claims, self.traffic, self.anchors),
+            self.settings,
+            (map_entity, class, goal, follows),
+            map,
+            members,
+        );
+        tally.charge(Cost::Overlay(overlay.len() as u64));
+        if priced.is_some() {
+            for m in members.iter_mut() {
+                m.job.priced = Some(book.frame);
+            }
+        }
+        (queue.trees.fresh(), overlay, true)
     }
 }
 
@@ -485,87 +512,18 @@ pub(crate) fn service_queue(
             .retain(|j| book.is_current(j.entity, j.ticket));
     }
 
-    // Rests no unit will walk leave; the others go most urgent first.
-    let now = time.elapsed_secs();
-    let rests = queue.refining.triage(&rest_units, &maps, book.frame, now);
-    tally.charge(Cost::Triage {
-        rests: rests.looked.0,
-        reads: rests.looked.1,
-    });
-    stats.refining = queue.refining.len();
-    stats.oldest_rest_frames = rests.oldest.min(u32::MAX as u64) as u32;
-    stats.walking_raw = rests.walking_raw;
-
-    // Urgent rests first, within their share of the budget (inline a quarter of the whole
-    // budget, not of what is left once delivery's reserve is gone, or half of it while a burst
-    // of late rests waits; with workers, whose paths come smoothed whole, rests come only from
-    // a loaded save and may take half, the main thread running no searches; a quarter of the
-    // share at least, however long the triage took): those due (their units are about to walk
-    // raw cell centers), then the late unless the queue is behind (its searches go first then).
-    let behind = u64::from(queue.oldest_wait) > BEHIND_FRAMES;
-    let burst = !behind && rests.late >= BURST_RESTS;
-    let share = match settings.workers {
-        WorkerMode::Inline if burst => (settings.time_budget / 2).min(budget),
-        WorkerMode::Inline => (settings.time_budget / REST_SHARE).min(budget),
-        WorkerMode::Async { .. } => budget / 2,
-    };
-    let until = share.max(tally.elapsed() + share / 4);
-    let mut urgent = rests.due + if behind { 0 } else { rests.late };
-    while urgent > 0 && tally.elapsed() < until {
-        if refine_step(queue, &maps, &mut tally, book.frame) {
-            urgent -= 1;
-        }
-    }
-
-    // Worker searches done since the last receive phase free their slots now (they are judged
-    // and delivered in this frame's receive phase); in lockstep mode, those due this tick
-    // (waiting for them if they are late) and no others.
-    let mut reports = std::mem::take(&mut queue.results);
-    let due = lockstep.map(|_| book.frame);
-    queue
-        .workers
-        .set_due(lockstep.map(|l| book.frame + u64::from(l.worker_ticks.max(1))));
-    while let Some(report) = queue.workers.next_report(due) {
-        tally.charge(Cost::Report);
-        take_report(
-            queue,
-            book,
-            report,
-            &mut reports,
-            book.frame,
-            settings.tree_cache,
-        );
-    }
-    queue.results = reports;
-    tally.worker_wait += queue.workers.take_waited();
-
-    // Start searches: as many as there are free slots (inline searches in progress, or worker
-    // searches handed off: `HANDOFF_PER_RUNNER` per runner), at most `searches_per_frame` per
-    // frame.
+    smooth_urgent_rests(
+        queue,
+        book.frame,
+        (&rest_units, &maps),
+        (&mut tally, &mut stats),
+        &settings,
+        (budget, time.elapsed_secs()),
+    );
+    take_reports(queue, book, &mut tally, &settings);
     let max_inline = settings.max_inline_searches.max(1);
-    let slots = match settings.workers {
-        WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
-        // (In lockstep mode a search holds its slot until it is due, done or not: a runner has
-        // `worker_ticks` times the slots, so it is handed as many searches a tick.)
-        WorkerMode::Async { max_in_flight } => {
-            let ticks = lockstep.map_or(1, |l| l.worker_ticks.max(1) as usize);
-            (max_in_flight.max(1) * HANDOFF_PER_RUNNER * ticks)
-                .saturating_sub(queue.workers.in_flight())
-        }
-    };
-    // With every runner busy, a more urgent request (waiting here, or handed off) than a search
-    // running stops that search (it waits again), so the urgent one runs within a frame or two.
-    // (Jobs of ended requests left the waiting list above, or never came back to it from a
-    // worker.)
-    if let WorkerMode::Async { max_in_flight } = settings.workers
-        && lockstep.is_none()
-    {
-        let (frame, ageing) = (book.frame, settings.ageing_frames);
-        let waiting = queue.waiting.iter().map(|j| aged(j, frame, ageing)).max();
-        if let Some(priority) = waiting.max(queue.workers.waiting_priority()) {
-            queue.workers.preempt_for(priority, max_in_flight.max(1));
-        }
-    }
+    let slots = free_slots(queue, &settings, max_inline);
+    preempt(queue, book, &settings);
     let mut starter = Starter {
         settings: &settings,
         claims: &claims,
@@ -585,6 +543,109 @@ pub(crate) fn service_queue(
         max_inline,
     };
     work.until_budget(queue, book, &mut starter, &mut tally);
+}
+
+/// Rests no unit will walk leave; the others go most urgent first. Urgent rests are smoothed
+/// first, within their share of the budget (inline a quarter of the whole budget, not of what
+/// is left once delivery's reserve is gone, or half of it while a burst of late rests waits;
+/// with workers, whose paths come smoothed whole, rests come only from a loaded save and may
+/// take half, the main thread running no searches; a quarter of the share at least, however
+/// long the triage took): those due (their units are about to walk raw cell centers), then the
+/// late unless the queue is behind (its searches go first then).
+fn smooth_urgent_rests(
+    queue: &mut PathQueue,
+    frame: u64,
+    (rest_units, maps): (&RestUnits, &Query<&'static NavMap>),
+    (tally, stats): (&mut PhaseTimer, &mut TilepathFrameStats),
+    settings: &TilepathSettings,
+    (budget, now): (Duration, f32),
+) {
+    let rests = queue.refining.triage(rest_units, maps, frame, now);
+    tally.charge(Cost::Triage {
+        rests: rests.looked.0,
+        reads: rests.looked.1,
+    });
+    stats.refining = queue.refining.len();
+    stats.oldest_rest_frames = rests.oldest.min(u32::MAX as u64) as u32;
+    stats.walking_raw = rests.walking_raw;
+    let behind = u64::from(queue.oldest_wait) > BEHIND_FRAMES;
+    let burst = !behind && rests.late >= BURST_RESTS;
+    let share = match settings.workers {
+        WorkerMode::Inline if burst => (settings.time_budget / 2).min(budget),
+        WorkerMode::Inline => (settings.time_budget / REST_SHARE).min(budget),
+        WorkerMode::Async { .. } => budget / 2,
+    };
+    let until = share.max(tally.elapsed() + share / 4);
+    let mut urgent = rests.due + if behind { 0 } else { rests.late };
+    while urgent > 0 && tally.elapsed() < until {
+        if refine_step(queue, maps, tally, frame) {
+            urgent -= 1;
+        }
+    }
+}
+
+/// Worker searches done since the last receive phase free their slots now (they are judged
+/// and delivered in this frame's receive phase); in lockstep mode, those due this tick
+/// (waiting for them if they are late) and no others.
+fn take_reports(
+    queue: &mut PathQueue,
+    book: &mut PendingRequests,
+    tally: &mut PhaseTimer,
+    settings: &TilepathSettings,
+) {
+    let lockstep = settings.lockstep.as_ref();
+    let mut reports = std::mem::take(&mut queue.results);
+    let due = lockstep.map(|_| book.frame);
+    queue
+        .workers
+        .set_due(lockstep.map(|l| book.frame + u64::from(l.worker_ticks.max(1))));
+    while let Some(report) = queue.workers.next_report(due) {
+        tally.charge(Cost::Report);
+        take_report(
+            queue,
+            book,
+            report,
+            &mut reports,
+            book.frame,
+            settings.tree_cache,
+        );
+    }
+    queue.results = reports;
+    tally.worker_wait += queue.workers.take_waited();
+}
+
+/// Searches that may start: as many as there are free slots (inline searches in progress, or
+/// worker searches handed off: `HANDOFF_PER_RUNNER` per runner).
+fn free_slots(queue: &PathQueue, settings: &TilepathSettings, max_inline: usize) -> usize {
+    match settings.workers {
+        WorkerMode::Inline => max_inline.saturating_sub(queue.inline.len() + queue.shared.len()),
+        // (In lockstep mode a search holds its slot until it is due, done or not: a runner has
+        // `worker_ticks` times the slots, so it is handed as many searches a tick.)
+        WorkerMode::Async { max_in_flight } => {
+            let ticks = settings
+                .lockstep
+                .as_ref()
+                .map_or(1, |l| l.worker_ticks.max(1) as usize);
+            (max_in_flight.max(1) * HANDOFF_PER_RUNNER * ticks)
+                .saturating_sub(queue.workers.in_flight())
+        }
+    }
+}
+
+/// With every runner busy, a more urgent request (waiting here, or handed off) than a search
+/// running stops that search (it waits again), so the urgent one runs within a frame or two.
+/// (Jobs of ended requests left the waiting list already, or never came back to it from a
+/// worker.) Not in lockstep mode.
+fn preempt(queue: &mut PathQueue, book: &PendingRequests, settings: &TilepathSettings) {
+    if let WorkerMode::Async { max_in_flight } = settings.workers
+        && settings.lockstep.is_none()
+    {
+        let (frame, ageing) = (book.frame, settings.ageing_frames);
+        let waiting = queue.waiting.iter().map(|j| aged(j, frame, ageing)).max();
+        if let Some(priority) = waiting.max(queue.workers.waiting_priority()) {
+            queue.workers.preempt_for(priority, max_in_flight.max(1));
+        }
+    }
 }
 
 /// The service system's budgeted loop and what it reads.

@@ -11,8 +11,8 @@ use crate::plugin::pursuit::stop_within;
 use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
 
-use super::PathQueue;
 use super::job::{Job, JobGoal};
+use super::path_queue::PathQueue;
 
 /// The map a request refers to: the one it names, or the only one there is.
 fn pick_map(request_map: Option<Entity>, maps: &Query<(Entity, &NavMap)>) -> Option<Entity> {

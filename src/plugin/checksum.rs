@@ -1,46 +1,16 @@
-//! Lockstep's ECS side (see [`Lockstep`](crate::plugin::settings::Lockstep)): the stable order
-//! units are handled in ([`LockstepKey`]) and the per-tick checksum of the navigation state
-//! ([`NavChecksum`]) that clients compare to detect a desync.
+//! The desync checksum of lockstep mode ([`NavChecksum`]; see
+//! [`Lockstep`](crate::plugin::settings::Lockstep)): a hash of the navigation state after each
+//! tick. It reads every unit, the queue and the requests, so it sits on top of the Bevy layer.
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
-use super::movement::{MoveState, PathProgress};
+use super::movement::state::{MoveState, PathProgress};
 use super::outcomes::NavPath;
-use super::queue::PathQueue;
+use super::queue::path_queue::PathQueue;
 use super::request::{PathStatus, PendingRequests};
 use super::settings::TilepathSettings;
-
-/// A unit's key in lockstep mode: units are moved, pushed and repathed in the order of their
-/// keys, so every client handles them in the same order even where their entities differ (give
-/// each unit the same key on every client, e.g. the id your netcode gives it). Units without a
-/// key come after those with one, in the order of their entities (the same on every client that
-/// spawns and despawns in the same order). Outside lockstep mode it is not read.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Reflect)]
-#[reflect(Component)]
-pub struct LockstepKey(pub u64);
-
-/// The order lockstep mode handles units in: by key, then by entity index and generation.
-pub(crate) fn sort_key(entity: Entity, key: Option<&LockstepKey>) -> (bool, u64) {
-    match key {
-        Some(k) => (false, k.0),
-        None => (
-            true,
-            (u64::from(entity.index_u32()) << 32) | u64::from(entity.generation().to_bits()),
-        ),
-    }
-}
-
-/// `units` in lockstep order (see [`LockstepKey`]), into `out`.
-pub(crate) fn lockstep_order<'a>(
-    units: impl Iterator<Item = (Entity, Option<&'a LockstepKey>)>,
-    out: &mut Vec<Entity>,
-) {
-    let mut keyed: Vec<((bool, u64), Entity)> = units.map(|(e, k)| (sort_key(e, k), e)).collect();
-    keyed.sort_unstable_by_key(|&(k, _)| k);
-    out.clear();
-    out.extend(keyed.into_iter().map(|(_, e)| e));
-}
+use super::unit_order::{LockstepKey, sort_key};
 
 /// A hash of the navigation state after each tick in lockstep mode: every unit's position,
 /// heading, move state and path, its request's status, and the queue's contents. Send it
@@ -246,21 +216,6 @@ pub(crate) fn update_checksum(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keyed_units_come_first_in_key_order_then_the_rest_by_entity() {
-        let e = |i: u32| Entity::from_raw_u32(i).unwrap();
-        let (k1, k2) = (LockstepKey(7), LockstepKey(3));
-        let units = [
-            (e(1), None),
-            (e(5), Some(&k1)),
-            (e(0), None),
-            (e(9), Some(&k2)),
-        ];
-        let mut out = Vec::new();
-        lockstep_order(units.into_iter(), &mut out);
-        assert_eq!(out, vec![e(9), e(5), e(0), e(1)]);
-    }
 
     #[test]
     fn the_fold_hash_is_fixed() {
