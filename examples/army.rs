@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example army -- [--scene road|field|pursuit] [--units N] \
 //!     [--formation F] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] \
-//!     [--range R] [--open] [--gap] [--min-in-range PCT]
+//!     [--range R] [--open] [--gap] [--min-in-range PCT] [--min-follower-in-range PCT]
 //! ```
 //!
 //! `road`: a 150 x 60 map whose two open fields are joined by a road three tiles wide and 80
@@ -65,8 +65,10 @@
 //! summary, `file median_s=<f> mean_s=<f> crossings=<n>`: the seconds between the target's
 //! crossing of the wall and its last follower's, over the crossings that all followers made.
 //!
-//! Exits non-zero if fewer than `--min-in-range` % (default 90) of follower-frames are in
-//! range, or a body went over a blocked cell (more than touching it) or leapt.
+//! Exits non-zero if fewer than `--min-in-range` % of follower-frames are in range (default 98,
+//! 75 with `--gap`), if a follower is in range less than `--min-follower-in-range` % of its
+//! frames (default 80, none with `--gap`), or a body went over a blocked cell (more than
+//! touching it) or leapt.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -82,7 +84,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress};
 use common::{CrowdFrame, CrowdWatch, percentile};
 
-const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] [--range R] [--open] [--gap] [--min-in-range PCT]";
+const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] [--range R] [--open] [--gap] [--min-in-range PCT] [--min-follower-in-range PCT]";
 
 /// The map's size, the road's rows and its ends.
 const WIDTH: i32 = 150;
@@ -113,7 +115,10 @@ struct Args {
     open: bool,
     /// The pursuit scene's field is one wall with a gap one cell wide (see the runner's docs).
     gap: bool,
+    /// The share of follower-frames in range the pursuit scene must reach (percent).
     min_in_range: f64,
+    /// The share of its frames every follower must be in range (percent).
+    min_follower_in_range: f64,
     /// Every other unit half as fast again (6 tiles a second against 4), and whether the order
     /// goes at the slowest's pace.
     mixed_speeds: bool,
@@ -134,7 +139,8 @@ impl Args {
             range: 3.0,
             open: false,
             gap: false,
-            min_in_range: 90.0,
+            min_in_range: f64::NAN,
+            min_follower_in_range: f64::NAN,
             mixed_speeds: false,
             pace: false,
         };
@@ -172,8 +178,22 @@ impl Args {
                 Long("mixed-speeds") => a.mixed_speeds = true,
                 Long("pace") => a.pace = true,
                 Long("min-in-range") => a.min_in_range = common::value(&mut p, "min-in-range")?,
+                Long("min-follower-in-range") => {
+                    a.min_follower_in_range = common::value(&mut p, "min-follower-in-range")?
+                }
                 other => return Err(common::unexpected(other)),
             }
+        }
+        // Floors the scenes meet on every seed from 1 to 36 (the gap scene: 1 to 16), at least
+        // 98.4 % and 80.8 % among walls and 99.8 % and 94.3 % on open ground in November 2026;
+        // the gap scene measures filing through one cell (80.3 % at least), its followers out
+        // of range a fifth of the time.
+        let (all, each) = if a.gap { (75.0, 0.0) } else { (98.0, 80.0) };
+        if a.min_in_range.is_nan() {
+            a.min_in_range = all;
+        }
+        if a.min_follower_in_range.is_nan() {
+            a.min_follower_in_range = each;
         }
         a.units = units.unwrap_or(match a.scene {
             Scene::Pursuit if a.gap => 10,

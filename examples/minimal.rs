@@ -5,12 +5,12 @@
 use bevy::prelude::*;
 use bevy_tilepath::prelude::*;
 
-fn main() {
+fn main() -> AppExit {
     App::new()
         .add_plugins((MinimalPlugins, TilepathPlugins::default()))
         .add_systems(Startup, setup)
         .add_observer(print_outcome)
-        .run();
+        .run()
 }
 
 fn setup(mut commands: Commands) {
@@ -48,7 +48,12 @@ fn print_outcome(
             );
             println!("  smoothed waypoints: {:?}", path.waypoints);
         }
-        other => println!("no path: {other:?}"),
+        other => {
+            // The gap is open: no path here is a failure (and the process says so).
+            eprintln!("no path: {other:?}");
+            exit.write(AppExit::error());
+            return;
+        }
     }
     exit.write(AppExit::Success);
 }

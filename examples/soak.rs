@@ -23,7 +23,9 @@
 //!   those requests; `duplicates`: requests with more than one outcome, and outcomes sent
 //!   after their unit was despawned; `missing`: requests with none (a despawned unit's requests
 //!   without an outcome vanish with it by design and are not missing: `vanished` on the
-//!   `requests` line, counted by the game as its orders to the unit less their outcomes);
+//!   `requests` line, counted by the game as its orders to the unit less their outcomes, at
+//!   most as many as it was given in the 180 frames before the despawn; any more lost their
+//!   outcomes, and count as missing, `lost_before_despawn`);
 //! - `latency_*`: frames from an order to its outcome (the game's requests), percentiles;
 //! - `rests_max`: the most rests of delivered paths waiting to be smoothed in any frame
 //!   ([`TilepathFrameStats::refining`](bevy_tilepath::TilepathFrameStats)), and `rest_age_*` the
@@ -84,6 +86,10 @@ use common::Rng;
 
 const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] [--save-at F] [--no-jump-tables]";
 
+/// Frames within which a request may still be without an outcome when its unit is despawned
+/// (3 s: the longest latency of these runs is under a second): a despawn ends the requests of
+/// its unit that are in flight, not one whose outcome was lost long before.
+const VANISH_WINDOW: usize = 180;
 /// Tiles per second of every unit.
 const UNIT_SPEED: f32 = 6.0;
 
@@ -326,8 +332,15 @@ struct Game {
     requests: u64,
     /// Requests without an outcome when their unit was despawned (they vanish with it).
     vanished: u64,
+    /// Requests without an outcome when their unit was despawned that no despawn can explain:
+    /// given more than [`VANISH_WINDOW`] frames before it (counted as missing).
+    lost: u64,
     /// The game's requests per unit.
     given: PerUnit,
+    /// The frames they were given in, per unit, in order.
+    given_at: Vec<Vec<usize>>,
+    /// The frame of the input being given.
+    now: usize,
     /// Requests per ticket can only be read from outcomes; these count inserts per frame kind.
     bad_requests: u64,
     group_orders: u64,
@@ -398,11 +411,34 @@ impl Game {
     /// Counts a request given to `key`'s unit.
     fn gave(&mut self, key: Key) {
         self.given.add(key);
+        let k = key.0 as usize;
+        if k >= self.given_at.len() {
+            self.given_at.resize(k + 1, Vec::new());
+        }
+        self.given_at[k].push(self.now);
         self.requests += 1;
+    }
+
+    /// `key`'s unit is despawned with `unanswered` of its requests without an outcome. A despawn
+    /// ends only requests in flight, given within [`VANISH_WINDOW`] frames: at most that many
+    /// vanish with the unit, and any more lost their outcomes before.
+    fn vanish(&mut self, key: Key, unanswered: u32) {
+        let at = self
+            .given_at
+            .get(key.0 as usize)
+            .map_or(&[][..], Vec::as_slice);
+        let recent = at
+            .iter()
+            .filter(|&&f| f + VANISH_WINDOW >= self.now)
+            .count() as u64;
+        let vanished = u64::from(unanswered).min(recent);
+        self.vanished += vanished;
+        self.lost += u64::from(unanswered) - vanished;
     }
 
     /// The game's input of frame `frame`.
     fn input(&mut self, world: &mut World, frame: usize) {
+        self.now = frame;
         // 1 % of the units get a new order.
         let orders = (self.units.len() / 100).max(1);
         for _ in 0..orders {
@@ -430,7 +466,7 @@ impl Game {
                 // The game's requests not answered yet: the pending one, and those replaced
                 // or answered whose outcome was still to come.
                 let answered = world.resource::<Outcomes>().per_unit.get(key);
-                self.vanished += u64::from(self.given.get(key).saturating_sub(answered));
+                self.vanish(key, self.given.get(key).saturating_sub(answered));
                 world.despawn(unit);
             }
             for _ in 0..20 {
@@ -726,7 +762,10 @@ fn main() {
         next_key: 0,
         requests: 0,
         vanished: 0,
+        lost: 0,
         given: PerUnit::default(),
+        given_at: Vec::new(),
+        now: 0,
         bad_requests: 0,
         group_orders: 0,
         edits: 0,
@@ -887,9 +926,10 @@ fn main() {
     let heap_growth = slope(&heap) * 10_000.0;
     let heap_last = heap.last().map_or(0.0, |r| r.1);
     println!(
-        "requests game={} vanished_with_unit={} bad={} group_orders={} edits={} own_outcomes={} own_by_origin={} found={} failed={} cancelled={}",
+        "requests game={} vanished_with_unit={} lost_before_despawn={} bad={} group_orders={} edits={} own_outcomes={} own_by_origin={} found={} failed={} cancelled={}",
         game.requests,
         game.vanished,
+        game.lost,
         game.bad_requests,
         game.group_orders,
         game.edits,

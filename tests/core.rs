@@ -1,4 +1,5 @@
-//! Core properties: A* agrees with a plain reference Dijkstra on random grids with random terrain
+//! Core properties: A* agrees with a plain reference Dijkstra (its step costs written from the
+//! move rules alone) on random grids with random terrain
 //! for every move rule (hexagonal grids among them) and admissible heuristic; on hexagonal grids
 //! path lengths equal a breadth-first search's over the six axial neighbours; islands agree with search; the nearest-goal
 //! Dijkstra picks the true nearest; bad input is an error, never a panic.
@@ -9,7 +10,60 @@ use bevy::math::Vec2;
 use bevy_tilepath::core::*;
 use proptest::prelude::*;
 
-/// Reference: textbook Dijkstra over `NavGrid::step_cost`; returns the cost to every cell.
+/// The cost of one step, written from the move rules alone (not the library's `step_cost` or
+/// `can_step`): `None` for a move the rules do not allow. Squares: four-way moves one cell along
+/// a row or column; eight-way ones also diagonally, past walls only as the corner rule says.
+/// Hexagons: the six axial neighbours. A step costs the move's length (straight or diagonal) in
+/// the grid's cost model times the terrain of the cell it enters, plus that cell's penalty.
+fn rule_step(grid: &NavGrid, from: Cell, to: Cell) -> Option<u64> {
+    let open = |c: Cell| grid.terrain(c).is_ok_and(|t| t != BLOCKED);
+    let (dx, dy) = (to.x - from.x, to.y - from.y);
+    let rules = grid.rules();
+    let diagonal = match rules.topology {
+        Topology::Four => {
+            if dx.abs() + dy.abs() != 1 {
+                return None;
+            }
+            false
+        }
+        Topology::Eight => {
+            if dx.abs().max(dy.abs()) != 1 {
+                return None;
+            }
+            let diagonal = dx != 0 && dy != 0;
+            if diagonal {
+                let (a, b) = (open(from + Cell::new(dx, 0)), open(from + Cell::new(0, dy)));
+                let allowed = match rules.corner_rule {
+                    CornerRule::NoCutting => a && b,
+                    CornerRule::AllowCutting => a || b,
+                };
+                if !allowed {
+                    return None;
+                }
+            }
+            diagonal
+        }
+        Topology::Hex => {
+            let six = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)];
+            if !six.contains(&(dx, dy)) {
+                return None;
+            }
+            false
+        }
+    };
+    if !open(from) || !open(to) {
+        return None;
+    }
+    let length = if diagonal {
+        rules.costs.diagonal
+    } else {
+        rules.costs.straight
+    };
+    let terrain = grid.terrain(to).ok()? as u64;
+    Some(length as u64 * terrain + grid.penalty(to).ok()? as u64)
+}
+
+/// Reference: textbook Dijkstra over [`rule_step`]; returns the cost to every cell.
 fn reference_costs(grid: &NavGrid, start: Cell) -> Vec<Option<u64>> {
     let w = grid.width() as i32;
     let idx = |c: Cell| (c.y * w + c.x) as usize;
@@ -25,7 +79,7 @@ fn reference_costs(grid: &NavGrid, start: Cell) -> Vec<Option<u64>> {
         for dy in -1..=1 {
             for dx in -1..=1 {
                 let n = c + Cell::new(dx, dy);
-                if let Some(step) = grid.step_cost(c, n) {
+                if let Some(step) = rule_step(grid, c, n) {
                     let nd = d + step;
                     if dist[idx(n)].is_none_or(|old| nd < old) {
                         dist[idx(n)] = Some(nd);
@@ -135,7 +189,7 @@ proptest! {
                 (Ok(p), Some(c)) => {
                     prop_assert_eq!(p.cost, c, "heuristic {:?}", h);
                     // The returned cells really cost that much.
-                    let sum: u64 = p.cells.windows(2).map(|s| grid.step_cost(s[0], s[1]).unwrap()).sum();
+                    let sum: u64 = p.cells.windows(2).map(|s| rule_step(&grid, s[0], s[1]).unwrap()).sum();
                     prop_assert_eq!(sum, c);
                     prop_assert_eq!(p.cells[0], start);
                     prop_assert_eq!(*p.cells.last().unwrap(), goal);
@@ -144,7 +198,7 @@ proptest! {
                     let jps = SearchConfig { jump_points: true, ..cfg };
                     let j = find_path(&grid, start, goal, &jps).unwrap();
                     prop_assert_eq!(j.cost, c, "jump points, heuristic {:?}", h);
-                    let sum: u64 = j.cells.windows(2).map(|s| grid.step_cost(s[0], s[1]).unwrap()).sum();
+                    let sum: u64 = j.cells.windows(2).map(|s| rule_step(&grid, s[0], s[1]).unwrap()).sum();
                     prop_assert_eq!(sum, c);
                 }
                 (Err(PathError::GoalBlocked(_)), None) => prop_assert!(!grid.is_walkable(goal)),
@@ -683,7 +737,7 @@ proptest! {
                 prop_assert_eq!(h.cells.last(), Some(&f.goal));
                 prop_assert!(h.cells.windows(2).all(|w| grid.can_step(w[0], w[1])));
                 prop_assert!(h.cost >= f.cost);
-                let summed: u64 = h.cells.windows(2).map(|w| grid.step_cost(w[0], w[1]).unwrap()).sum();
+                let summed: u64 = h.cells.windows(2).map(|w| rule_step(&grid, w[0], w[1]).unwrap()).sum();
                 prop_assert_eq!(summed, h.cost);
                 prop_assert!((h.length - grid.cells_length(&h.cells)).abs() < 1e-9);
             }
@@ -734,7 +788,7 @@ proptest! {
                         CellOverlay::Blocked => 0,
                     }).max().unwrap_or(0)
                 };
-                let summed: u64 = path.cells.windows(2).map(|w| grid.step_cost(w[0], w[1]).unwrap() + extra(w[1])).sum();
+                let summed: u64 = path.cells.windows(2).map(|w| rule_step(&grid, w[0], w[1]).unwrap() + extra(w[1])).sum();
                 prop_assert_eq!(summed, path.cost);
             }
         }
@@ -899,7 +953,7 @@ proptest! {
             prop_assert_eq!(*p.cells.last().unwrap(), goal);
             let mut cost = 0;
             for step in p.cells.windows(2) {
-                let c = grid.step_cost(step[0], step[1]);
+                let c = rule_step(&grid, step[0], step[1]);
                 prop_assert!(c.is_some(), "illegal step {:?} from {:?}", step, s);
                 cost += c.unwrap();
             }
@@ -1232,7 +1286,7 @@ proptest! {
                     prop_assert_eq!(j.cells[0], start);
                     prop_assert_eq!(*j.cells.last().unwrap(), goal);
                     for s in j.cells.windows(2) {
-                        prop_assert!(grid.step_cost(s[0], s[1]).is_some(), "illegal step {:?}", s);
+                        prop_assert!(rule_step(&grid, s[0], s[1]).is_some(), "illegal step {:?}", s);
                     }
                 }
                 (Err(a), Err(j)) => prop_assert_eq!(a, j),
@@ -1273,7 +1327,7 @@ proptest! {
                 prop_assert_eq!(goals[j.goal_index.unwrap()], j.goal);
                 prop_assert_eq!(*j.cells.last().unwrap(), j.goal);
                 for s in j.cells.windows(2) {
-                    prop_assert!(grid.step_cost(s[0], s[1]).is_some(), "illegal step {:?}", s);
+                    prop_assert!(rule_step(&grid, s[0], s[1]).is_some(), "illegal step {:?}", s);
                 }
                 // On grids of one terrain it was a jump point search.
                 prop_assert_eq!(used, grid.jump_points_apply());
@@ -1326,7 +1380,7 @@ proptest! {
             {
                 prop_assert_eq!(walk[0], start);
                 prop_assert!(legal(&walk), "{:?}", walk);
-                let steps: Option<u64> = walk.windows(2).map(|w| grid.step_cost(w[0], w[1])).sum();
+                let steps: Option<u64> = walk.windows(2).map(|w| rule_step(&grid, w[0], w[1])).sum();
                 prop_assert_eq!(Some(cost), steps);
             }
         }

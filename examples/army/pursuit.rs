@@ -362,8 +362,29 @@ pub fn run(args: &Args) {
         100.0 * crowd.overlapping as f64 / crowd.units.max(1) as f64,
         crowd.jumps,
     );
-    if in_range_pct < args.min_in_range || wall_frames > 0 || crowd.jumps > 0 {
-        eprintln!("error: followers out of range, in walls or leaping");
+    let mut failures = Vec::new();
+    if in_range_pct < args.min_in_range {
+        failures.push(format!(
+            "followers in range {in_range_pct:.1} % of their frames (at least {} %)",
+            args.min_in_range
+        ));
+    }
+    if worst < args.min_follower_in_range {
+        failures.push(format!(
+            "a follower in range {worst:.1} % of its frames (each at least {} %)",
+            args.min_follower_in_range
+        ));
+    }
+    if wall_frames > 0 || crowd.jumps > 0 {
+        failures.push(format!(
+            "{wall_frames} frames with a body in a wall, {} with a unit leaping",
+            crowd.jumps
+        ));
+    }
+    if !failures.is_empty() {
+        for failure in &failures {
+            eprintln!("error: {failure}");
+        }
         std::process::exit(1);
     }
 }
