@@ -26,7 +26,7 @@ pub mod saved;
 /// can still walk its waypoints).
 ///
 /// Beside the shared grid, a map keeps the grid of every unit class in use
-/// ([`UnitClass`](crate::UnitClass), units wider than a tile, and under fog of war each player's
+/// ([`UnitClass`], units wider than a tile, and under fog of war each player's
 /// units): derived from the shared one and brought up to date by the same edits, cell by cell,
 /// and, for a player's, by what its units see ([`NavMap::knowledge`]).
 ///

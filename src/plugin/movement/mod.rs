@@ -1,9 +1,11 @@
 //! Movement: units walk their [`NavPath`](crate::NavPath)'s smoothed waypoints at speed x delta
 //! time, curve through turns with a turning radius (Pinter), claim the next few cells, and handle
 //! other units in the way (Lester's notes 1 and 2). Optional: a game with its own movement leaves
-//! [`MovementPlugin`] out and reads the [`NavPath`](crate::NavPath)s itself.
+//! [`MovementPlugin`](crate::MovementPlugin) out and reads the [`NavPath`](crate::NavPath)s itself.
 //!
-//! - `system`: the movement system and its phases, and the per-frame context.
+//! - `system`: the movement system and its phases.
+//! - `unit`: what the phases share: the frame's context and one unit's view of it.
+//! - `mover`: a unit's movement settings, its arrival, and the order movers go in.
 //! - `walk`: one unit's frame on its path (tracking, the crowd's decision, the step).
 //! - `walls`: the body kept off walls when pushed off its curve or held back.
 //! - `errands`: the unit in the way, reactions, making way, arriving and stopping.

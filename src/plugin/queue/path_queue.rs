@@ -66,7 +66,7 @@ impl PathQueue {
     }
 
     /// Finished shared searches kept for later requests to the same goal
-    /// ([`TilepathSettings::tree_cache`]).
+    /// ([`TilepathSettings::tree_cache`](crate::TilepathSettings::tree_cache)).
     pub fn cached_trees(&self) -> usize {
         self.trees.len()
     }
@@ -82,7 +82,7 @@ impl PathQueue {
     }
 
     /// The region map of `map` used by long requests, once it is built
-    /// ([`TilepathSettings::hierarchical_beyond`]); after an edit it is brought up to date in
+    /// ([`TilepathSettings::hierarchical_beyond`](crate::TilepathSettings::hierarchical_beyond)); after an edit it is brought up to date in
     /// the next frame's collect phase.
     pub fn region_map(&self, map: Entity) -> Option<&crate::core::RegionMap> {
         self.regions.ready(map, ClassId::DEFAULT)
