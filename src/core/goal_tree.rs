@@ -306,16 +306,12 @@ impl GoalTree {
             return TreeStep::Done;
         }
         let penalties = grid.has_penalties() || g.overlaid;
-        kernel::dispatch(
-            grid.rules(),
-            penalties,
-            Slice {
-                tree: self,
-                grid,
-                budget: max_pops,
-            },
-        )
+        kernel::dispatch(self, grid, penalties, max_pops)
     }
+}
+
+impl Monomorphised for GoalTree {
+    type Out = TreeStep;
 
     /// The tree's loop for these moves (see [`kernel::run`]).
     #[inline(never)]
@@ -356,7 +352,9 @@ impl GoalTree {
             End::Done | End::Goal(_) | End::Limit => TreeStep::Done,
         }
     }
+}
 
+impl GoalTree {
     /// The cost of `cell`'s cheapest path to the goal, once it is settled.
     pub fn cost_from(&self, grid: &NavGrid, cell: Cell) -> Option<u64> {
         let i = grid.index(cell).ok()?;
@@ -420,22 +418,6 @@ impl GoalTree {
             goal_index: None,
             cells,
         })
-    }
-}
-
-/// One slice of a tree's growth, for [`kernel::dispatch`].
-struct Slice<'a> {
-    tree: &'a mut GoalTree,
-    grid: &'a NavGrid,
-    budget: u32,
-}
-
-impl Monomorphised for Slice<'_> {
-    type Out = TreeStep;
-
-    #[inline(always)]
-    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(self) -> TreeStep {
-        self.tree.run::<MOVES, CUT, PENALTY>(self.grid, self.budget)
     }
 }
 

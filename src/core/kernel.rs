@@ -12,7 +12,7 @@
 
 use super::cell::Cell;
 use super::cost::CostModel;
-use super::grid::{CornerRule, MoveRules, NavGrid, Topology};
+use super::grid::{CornerRule, NavGrid, Topology};
 use super::heuristic::Heuristic;
 use super::zeroed::{Zeroed, grow_zeroed, zeroed_vec};
 
@@ -564,28 +564,47 @@ macro_rules! for_each_move {
 }
 pub(super) use for_each_move;
 
-/// A search loop monomorphised for a grid's moves: `MOVES` ([`FOUR`], [`EIGHT`], [`HEX`]),
-/// `CUT` (corner cutting allowed) and `PENALTY` (some step costs more than its terrain says:
-/// penalties, an overlay, a turn penalty).
+/// A search with a loop monomorphised for a grid's moves: `MOVES` ([`FOUR`], [`EIGHT`],
+/// [`HEX`]), `CUT` (corner cutting allowed) and `PENALTY` (some step costs more than its terrain
+/// says: penalties, an overlay, a turn penalty).
 pub(super) trait Monomorphised {
-    /// What the loop returns.
+    /// What a slice of the loop returns.
     type Out;
-    /// Runs the loop for these moves.
-    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(self) -> Self::Out;
+    /// Runs a slice of at most `budget` pops of the loop for these moves on `grid`.
+    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(
+        &mut self,
+        grid: &NavGrid,
+        budget: u32,
+    ) -> Self::Out;
 }
 
-/// Runs `search`'s loop monomorphised for `rules` (with `penalties` or without).
+/// Runs a slice of `search`'s loop monomorphised for `grid`'s move rules (with `penalties` or
+/// without).
 #[inline(always)]
-pub(super) fn dispatch<M: Monomorphised>(rules: MoveRules, penalties: bool, search: M) -> M::Out {
+pub(super) fn dispatch<M: Monomorphised>(
+    search: &mut M,
+    grid: &NavGrid,
+    penalties: bool,
+    budget: u32,
+) -> M::Out {
+    let rules = grid.rules();
     match (rules.topology, rules.corner_rule, penalties) {
-        (Topology::Four, _, false) => search.run::<FOUR, false, false>(),
-        (Topology::Four, _, true) => search.run::<FOUR, false, true>(),
-        (Topology::Eight, CornerRule::NoCutting, false) => search.run::<EIGHT, false, false>(),
-        (Topology::Eight, CornerRule::NoCutting, true) => search.run::<EIGHT, false, true>(),
-        (Topology::Eight, CornerRule::AllowCutting, false) => search.run::<EIGHT, true, false>(),
-        (Topology::Eight, CornerRule::AllowCutting, true) => search.run::<EIGHT, true, true>(),
-        (Topology::Hex, _, false) => search.run::<HEX, false, false>(),
-        (Topology::Hex, _, true) => search.run::<HEX, false, true>(),
+        (Topology::Four, _, false) => search.run::<FOUR, false, false>(grid, budget),
+        (Topology::Four, _, true) => search.run::<FOUR, false, true>(grid, budget),
+        (Topology::Eight, CornerRule::NoCutting, false) => {
+            search.run::<EIGHT, false, false>(grid, budget)
+        }
+        (Topology::Eight, CornerRule::NoCutting, true) => {
+            search.run::<EIGHT, false, true>(grid, budget)
+        }
+        (Topology::Eight, CornerRule::AllowCutting, false) => {
+            search.run::<EIGHT, true, false>(grid, budget)
+        }
+        (Topology::Eight, CornerRule::AllowCutting, true) => {
+            search.run::<EIGHT, true, true>(grid, budget)
+        }
+        (Topology::Hex, _, false) => search.run::<HEX, false, false>(grid, budget),
+        (Topology::Hex, _, true) => search.run::<HEX, false, true>(grid, budget),
     }
 }
 

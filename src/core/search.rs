@@ -367,7 +367,6 @@ impl AStar {
             self.end();
             return SearchStep::Failed(e);
         }
-        let rules = grid.rules();
         let penalties =
             !self.overlay_list.is_empty() || grid.has_penalties() || self.config.turn_penalty > 0;
         let end = if self.jumping {
@@ -380,15 +379,7 @@ impl AStar {
                 max_expansions,
             )
         } else {
-            kernel::dispatch(
-                rules,
-                penalties,
-                Slice {
-                    search: self,
-                    grid,
-                    budget: max_expansions,
-                },
-            )
+            kernel::dispatch(self, grid, penalties, max_expansions)
         };
         let result = match end {
             End::Budget => return SearchStep::Pending,
@@ -417,29 +408,6 @@ impl AStar {
             n.counts.expansions = a.counts.expansions;
         }
         Ok(())
-    }
-
-    /// The search's loop for these moves (see [`kernel::run`]).
-    #[inline(never)]
-    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(
-        &mut self,
-        grid: &NavGrid,
-        budget: u32,
-    ) -> End {
-        let query = self.active.as_mut().expect("run needs an active search");
-        let mut counts = query.counts;
-        let closed = self.scratch.closed_stamp();
-        let (mut frontier, marks) = self.scratch.split(query.packing);
-        let mut forward = Forward::<MOVES, CUT, PENALTY> {
-            query,
-            terrain: grid.terrain_raw(),
-            penalty: grid.penalty_raw(),
-            stride: grid.stride(),
-            marks,
-        };
-        let end = kernel::run(&mut frontier, closed, budget, &mut counts, &mut forward);
-        query_counts(&mut self.active, counts);
-        end
     }
 
     fn trace(&mut self, grid: &NavGrid, goal: usize) -> Path {
@@ -492,27 +460,30 @@ impl AStar {
     }
 }
 
-/// Writes a loop's counts back into the search in progress.
-fn query_counts(active: &mut Option<Query>, counts: Counts) {
-    if let Some(q) = active.as_mut() {
-        q.counts = counts;
-    }
-}
-
-/// One slice of an A* search, for [`kernel::dispatch`].
-struct Slice<'a> {
-    search: &'a mut AStar,
-    grid: &'a NavGrid,
-    budget: u32,
-}
-
-impl Monomorphised for Slice<'_> {
+impl Monomorphised for AStar {
     type Out = End;
 
-    #[inline(always)]
-    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(self) -> End {
-        self.search
-            .run::<MOVES, CUT, PENALTY>(self.grid, self.budget)
+    /// The search's loop for these moves (see [`kernel::run`]).
+    #[inline(never)]
+    fn run<const MOVES: u8, const CUT: bool, const PENALTY: bool>(
+        &mut self,
+        grid: &NavGrid,
+        budget: u32,
+    ) -> End {
+        let query = self.active.as_mut().expect("run needs an active search");
+        let mut counts = query.counts;
+        let closed = self.scratch.closed_stamp();
+        let (mut frontier, marks) = self.scratch.split(query.packing);
+        let mut forward = Forward::<MOVES, CUT, PENALTY> {
+            query: &*query,
+            terrain: grid.terrain_raw(),
+            penalty: grid.penalty_raw(),
+            stride: grid.stride(),
+            marks,
+        };
+        let end = kernel::run(&mut frontier, closed, budget, &mut counts, &mut forward);
+        query.counts = counts;
+        end
     }
 }
 

@@ -305,7 +305,7 @@ fn walk(
         progress.blocked += ctx.dt;
     }
     let along_curve = if tethered { 0.0 } else { distance };
-    let walked = if progress.state == MoveState::Moving
+    let mut walked = if progress.state == MoveState::Moving
         && let Some(index) = ctx.neighbours
     {
         step_among(
@@ -321,7 +321,6 @@ fn walk(
         progress.avoidance = None;
         advance(&walk, progress, on_curve, along_curve)
     };
-    let mut walked = walked;
     if tethered {
         walked.pos = catch_up(unit, progress, pos, distance);
     } else if progress.offset != Vec2::ZERO {

@@ -320,7 +320,7 @@ impl Starter<'_, '_, '_, '_, '_> {
             self.start_own(queue, book, tally, m.job, m.start, m.radius);
             return;
         }
-        let (tree, overlay, fresh) = self.tree_for(queue, book, tally, &mut members, goal);
+        let (tree, overlay, fresh) = self.tree_for(queue, book, tally, (map, &mut members), goal);
         for m in &members {
             self.searching(m.job.entity);
         }
@@ -386,11 +386,10 @@ impl Starter<'_, '_, '_, '_, '_> {
         queue: &mut PathQueue,
         book: &PendingRequests,
         tally: &mut FrameTally,
-        members: &mut [Member],
+        (map, members): (&NavMap, &mut [Member]),
         goal: Cell,
     ) -> (Box<GoalTree>, Vec<(Cell, CellOverlay)>, bool) {
         let (map_entity, class) = (members[0].job.map, members[0].job.class);
-        let map = self.maps.get(map_entity).expect("placed on it");
         let grid = map.grid_of(class);
         let cached = if members.iter().any(|m| m.job.repriced) {
             None
