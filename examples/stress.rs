@@ -3,7 +3,8 @@
 //! ```text
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
 //!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
-//!     [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]
+//!     [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N] \
+//!     [--standing]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
@@ -33,6 +34,11 @@
 //! through other units, the crowd's last resort), the fastest any unit moved from one frame to
 //! the next (`max_unit_speed`, tiles per second), the unit-frames a unit moved faster than 1.5 x
 //! its speed (`fast_unit_frames`) and those it moved more than half a tile (`jump_frames`).
+//! A `move_phases` line breaks the movement systems' time down as the plugin reports it
+//! (`MovementFrameStats`): the mean of each phase over the frames with units on their way, the
+//! mean units moving, standing and asleep (standing with nothing to do), the time per moving
+//! unit, and the time per standing unit over the frames in which every unit stood (with
+//! `--standing`, every unit's order is to the cell it stands on: a standing army).
 //! With `--gates` the map is open ground with a wall every 24 columns, each with two gaps 3
 //! cells wide; with `--group --move` as well, a `crowd` line reports the median unit's time to
 //! the goal area, a lone unit's time, the gaps' capacity (units through per second) and whether
@@ -66,7 +72,9 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, NavGrid, SearchConfig, cell_at, group_center, spread_slots};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats};
+use bevy_tilepath::{
+    MovementFrameStats, NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats,
+};
 use common::{CrowdFrame, CrowdWatch, Rng, percentile, thread_cpu};
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
@@ -199,21 +207,68 @@ fn tally(mut reader: MessageReader<PathOutcome>, mut t: ResMut<Tally>) {
     }
 }
 
+/// The movement systems' wall time each frame, and their phases as the plugin reports them
+/// ([`MovementFrameStats`]).
 #[derive(Resource, Default)]
 struct MoveTimer {
     start: Option<Instant>,
     frames: Vec<f64>,
+    phases: Vec<MovementFrameStats>,
 }
 
 fn move_start(mut t: ResMut<MoveTimer>) {
     t.start = Some(Instant::now());
 }
 
-fn move_end(mut t: ResMut<MoveTimer>) {
+fn move_end(mut t: ResMut<MoveTimer>, stats: Res<MovementFrameStats>) {
     if let Some(s) = t.start.take() {
         let ms = s.elapsed().as_secs_f64() * 1000.0;
         t.frames.push(ms);
+        t.phases.push(stats.clone());
     }
+}
+
+/// Mean microseconds per standing unit of one phase over `frames`.
+fn per_standing(frames: &[&MovementFrameStats], phase: fn(&MovementFrameStats) -> Duration) -> f64 {
+    let us = |p: &MovementFrameStats| phase(p).as_secs_f64() * 1e6 / p.standing.max(1) as f64;
+    frames.iter().map(|p| us(p)).fold(0.0, |a, b| a + b) / frames.len().max(1) as f64
+}
+
+/// The `move_phases` line: the mean of each phase over the frames with units on their way, the
+/// mean per moving unit (all phases, over those frames) and per standing unit (over the frames
+/// with every unit standing, if any).
+fn phases_line(phases: &[MovementFrameStats]) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let busy: Vec<&MovementFrameStats> = phases.iter().filter(|p| p.moving > 0).collect();
+    let n = busy.len().max(1) as f64;
+    let mean =
+        |f: fn(&MovementFrameStats) -> Duration| busy.iter().map(|p| ms(f(p))).sum::<f64>() / n;
+    let per_moving_us = busy
+        .iter()
+        .map(|p| ms(p.total()) * 1000.0 / p.moving as f64)
+        .sum::<f64>()
+        / n;
+    let still: Vec<&MovementFrameStats> = phases
+        .iter()
+        .filter(|p| p.moving == 0 && p.standing > 0)
+        .collect();
+    let per_standing_us = per_standing(&still, MovementFrameStats::total);
+    format!(
+        "move_phases frames_moving={} release_ms={:.3} index_ms={:.3} steps_ms={:.3} push_ms={:.3} facing_ms={:.3} mean_moving={:.0} mean_standing={:.0} mean_asleep={:.0} us_per_moving_unit={per_moving_us:.3} frames_all_standing={} us_per_standing_unit={per_standing_us:.4} (steps {:.4} push {:.4} facing {:.4})",
+        busy.len(),
+        mean(|p| p.release),
+        mean(|p| p.index),
+        mean(|p| p.steps),
+        mean(|p| p.push),
+        mean(|p| p.facing),
+        busy.iter().map(|p| p.moving as f64).sum::<f64>() / n,
+        busy.iter().map(|p| p.standing as f64).sum::<f64>() / n,
+        busy.iter().map(|p| p.asleep as f64).sum::<f64>() / n,
+        still.len(),
+        per_standing(&still, |p| p.steps),
+        per_standing(&still, |p| p.push),
+        per_standing(&still, |p| p.facing),
+    )
 }
 
 fn max(v: &[f64]) -> f64 {
@@ -321,6 +376,7 @@ struct Args {
     workers: usize,
     seed: u64,
     move_frames: u32,
+    standing: bool,
     /// `--max-frames`: a run whose requests have not all ended by then fails.
     max_frames: usize,
     moving: bool,
@@ -366,6 +422,7 @@ impl Args {
             workers: 0,
             seed: 1,
             move_frames: 300,
+            standing: false,
             max_frames: 20_000,
             moving: false,
             group: false,
@@ -396,6 +453,7 @@ impl Args {
                 Long("workers") => a.workers = common::value(&mut parser, "--workers")?,
                 Long("seed") => a.seed = common::value(&mut parser, "--seed")?,
                 Long("move-frames") => a.move_frames = common::value(&mut parser, "--move-frames")?,
+                Long("standing") => a.standing = true,
                 Long("max-frames") => a.max_frames = common::value(&mut parser, "--max-frames")?,
                 Long("move") => a.moving = true,
                 Long("group") => a.group = true,
@@ -437,6 +495,9 @@ impl Args {
         }
         if a.edits > 0 && !a.moving {
             return Err("--edits needs --move (walls go across routes units walk)".into());
+        }
+        if a.standing && (!a.moving || a.group) {
+            return Err("--standing needs --move and random orders (each unit's own cell)".into());
         }
         Ok(a)
     }
@@ -538,6 +599,8 @@ fn random_orders(grid: &NavGrid, rng: &mut Rng, args: &Args) -> Vec<(Cell, PathR
         .map(|_| {
             let start = walkable[rng.below(walkable.len() as u32) as usize];
             let goal = walkable[rng.below(walkable.len() as u32) as usize];
+            // `--standing`: an order to the cell it stands on (it arrives at once).
+            let goal = if args.standing { start } else { goal };
             let request = PathRequest::to_cell(goal).with_policy(GoalPolicy::NearestReachable);
             (start, request)
         })
@@ -944,6 +1007,8 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
             max(&mt),
             f.crowd,
         );
+        let phases = &app.world().resource::<MoveTimer>().phases;
+        println!("{}", phases_line(phases));
     }
     let tally = app.world().resource::<Tally>();
     let outcomes: u32 = tally.per_ticket.values().sum();

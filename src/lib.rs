@@ -50,7 +50,8 @@ pub use plugin::map::NavMap;
 #[cfg(feature = "serialize")]
 pub use plugin::map::saved::NavMapData;
 pub use plugin::movement::{
-    Arrived, DesiredVelocity, Errand, FACE_TURN_RATE, MoveState, Mover, PathProgress,
+    Arrived, DesiredVelocity, Errand, FACE_TURN_RATE, MoveState, MovementFrameStats, Mover,
+    PathProgress,
 };
 pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};

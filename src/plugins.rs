@@ -21,6 +21,7 @@ use crate::plugin::fog::{self, FogStats, Sight};
 use crate::plugin::lifecycle;
 use crate::plugin::map::{self, NavMap};
 use crate::plugin::movement;
+use crate::plugin::movement::MovementFrameStats;
 use crate::plugin::movement::mover::{Arrived, Mover, MoverOrder};
 use crate::plugin::movement::output::DesiredVelocity;
 use crate::plugin::movement::state::{Errand, MoveState, PathProgress};
@@ -220,6 +221,8 @@ impl Plugin for MovementPlugin {
             .register_type::<Arrived>()
             .register_type::<DesiredVelocity>()
             .init_resource::<MoverOrder>()
+            .init_resource::<MovementFrameStats>()
+            .register_type::<MovementFrameStats>()
             .add_systems(
                 schedule,
                 (

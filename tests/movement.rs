@@ -11,7 +11,8 @@ use bevy_tilepath::core::{
 };
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    Claims, DesiredVelocity, MoveState, PathProgress, SearchKind, TilepathFrameStats,
+    Claims, DesiredVelocity, MoveState, MovementFrameStats, PathProgress, SearchKind,
+    TilepathFrameStats,
 };
 
 #[test]
@@ -494,6 +495,48 @@ fn a_stream_through_a_gate_pushes_idle_units_aside_never_into_walls() {
 }
 
 #[test]
+fn a_standing_unit_sleeps_until_something_touches_it() {
+    let mut app = app(NavGrid::new(12, 12).unwrap());
+    let idle = unit(&mut app, Cell::new(3, 3), Cell::new(3, 3), Mover::default());
+    let stats = |app: &App| app.world().resource::<MovementFrameStats>().clone();
+    app.update();
+    app.update();
+    assert_eq!(state(&app, idle), MoveState::Arrived);
+    for _ in 0..5 {
+        app.update();
+        let s = stats(&app);
+        assert_eq!((s.moving, s.standing, s.asleep), (0, 1, 1));
+        assert!(s.total() >= s.steps);
+    }
+    let map = app
+        .world_mut()
+        .query_filtered::<Entity, With<NavMap>>()
+        .single(app.world())
+        .unwrap();
+    let stopped_at = |app: &App, c| app.world().resource::<Claims>().stopped_at(map, c);
+    assert_eq!(stopped_at(&app, Cell::new(3, 3)), Some(idle));
+    // The game moves it: it wakes, and occupies the cell it now stands on.
+    app.world_mut()
+        .get_mut::<Transform>(idle)
+        .unwrap()
+        .translation = Vec3::new(7.5, 8.5, 0.0);
+    app.update();
+    let s = stats(&app);
+    assert_eq!((s.standing, s.asleep), (1, 0), "moved by the game: awake");
+    assert_eq!(stopped_at(&app, Cell::new(3, 3)), None);
+    assert_eq!(stopped_at(&app, Cell::new(7, 8)), Some(idle));
+    app.update();
+    assert_eq!(stats(&app).asleep, 1, "asleep again");
+    // A new order wakes it and it walks.
+    app.world_mut()
+        .entity_mut(idle)
+        .insert(PathRequest::to_cell(Cell::new(1, 1)));
+    app.update();
+    app.update();
+    assert_eq!(stats(&app).moving, 1);
+}
+
+#[test]
 fn an_idle_unit_in_a_gate_makes_way() {
     // A wall across the map with a one-tile gate; an idle unit stands in the gate.
     let mut g = NavGrid::new(21, 11).unwrap();
@@ -513,6 +556,8 @@ fn an_idle_unit_in_a_gate_makes_way() {
         app.update();
     }
     assert_eq!(state(&app, idle), MoveState::Arrived);
+    let stats = app.world().resource::<MovementFrameStats>();
+    assert_eq!((stats.standing, stats.asleep), (1, 1), "it stands asleep");
     let mover = unit(
         &mut app,
         Cell::new(2, 5),

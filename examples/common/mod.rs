@@ -97,7 +97,7 @@ pub fn percentile(v: &[f64], p: f64) -> f64 {
 /// in the frame before.
 #[derive(Default)]
 pub struct CrowdWatch {
-    last: std::collections::HashMap<bevy::prelude::Entity, bevy::prelude::Vec2>,
+    last: bevy::platform::collections::HashMap<bevy::prelude::Entity, bevy::prelude::Vec2>,
 }
 
 /// A unit moving faster than this many times its [`Mover`](bevy_tilepath::Mover)'s speed from
@@ -138,7 +138,7 @@ impl CrowdWatch {
             let through = matches!(p.state, MoveState::WalkingThrough { .. });
             bodies.push((at, agent.radius, through));
         }
-        let mut cells: std::collections::HashMap<IVec2, Vec<usize>> = Default::default();
+        let mut cells: bevy::platform::collections::HashMap<IVec2, Vec<usize>> = Default::default();
         for (i, b) in bodies.iter().enumerate() {
             cells.entry(b.0.floor().as_ivec2()).or_default().push(i);
         }

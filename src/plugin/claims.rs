@@ -7,6 +7,7 @@ use bevy::platform::collections::HashMap;
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
 use crate::core::{Cell, CellOverlay, cells_around};
 
@@ -28,7 +29,8 @@ pub struct Claims {
 /// The claims on one map.
 #[derive(Default, Debug)]
 struct MapClaims {
-    claimed: HashMap<Cell, Vec<Entity>>,
+    /// Claimants by cell (most claimed cells have one or two: no allocation for those).
+    claimed: HashMap<Cell, SmallVec<[Entity; 2]>>,
     stopped: HashMap<Cell, Entity>,
     moving_at: HashMap<Cell, Entity>,
 }
@@ -84,7 +86,7 @@ impl Claims {
     pub(crate) fn release(&mut self, map: Entity, cell: Cell, entity: Entity) {
         let claimed = &mut self.on_mut(map).claimed;
         if let Some(v) = claimed.get_mut(&cell) {
-            v.retain(|&e| e != entity);
+            v.retain(|e| *e != entity);
             if v.is_empty() {
                 claimed.remove(&cell);
             }
@@ -172,6 +174,11 @@ impl Claims {
         self.make_way.insert(stopped, by);
     }
 
+    /// Whether a unit asked `entity` to make way (and it has not yet).
+    pub(crate) fn asked_to_make_way(&self, entity: Entity) -> bool {
+        !self.make_way.is_empty() && self.make_way.contains_key(&entity)
+    }
+
     /// Takes the request for `entity` to make way, if any: the unit that asked.
     pub(crate) fn take_make_way(&mut self, entity: Entity) -> Option<Entity> {
         self.make_way.remove(&entity)
@@ -181,7 +188,7 @@ impl Claims {
     pub(crate) fn forget_entity(&mut self, entity: Entity) {
         for m in self.maps.values_mut() {
             m.claimed.retain(|_, v| {
-                v.retain(|&e| e != entity);
+                v.retain(|e| *e != entity);
                 !v.is_empty()
             });
             m.stopped.retain(|_, e| *e != entity);

@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use crate::core::{Cell, NavGrid};
 
 use super::cpu_clock::CpuClock;
+use super::movement::MovementFrameStats;
 use super::schedule::{TilepathSchedule, TilepathSystems};
 
 /// The last complete frame's figures of the plugin's main-thread work (read them for your own
@@ -412,9 +413,12 @@ impl TilepathDiagnostics {
     pub const MAIN_THREAD_MS: DiagnosticPath = DiagnosticPath::const_new("tilepath/main_thread_ms");
     /// Mean frames from request to outcome.
     pub const LATENCY_FRAMES: DiagnosticPath = DiagnosticPath::const_new("tilepath/latency_frames");
+    /// Milliseconds per frame in the movement systems ([`MovementFrameStats::total`]; with
+    /// [`MovementPlugin`](crate::MovementPlugin) only).
+    pub const MOVEMENT_MS: DiagnosticPath = DiagnosticPath::const_new("tilepath/movement_ms");
 }
 
-/// Publishes [`TilepathFrameStats`] as Bevy diagnostics ([`TilepathDiagnostics`]'s paths), for
+/// Publishes [`TilepathFrameStats`] (and [`MovementFrameStats`]) as Bevy diagnostics ([`TilepathDiagnostics`]'s paths), for
 /// `LogDiagnosticsPlugin` or your HUD's `DiagnosticsStore`.
 #[derive(Default)]
 pub struct TilepathDiagnosticsPlugin {
@@ -432,11 +436,23 @@ impl Plugin for TilepathDiagnosticsPlugin {
                 Diagnostic::new(TilepathDiagnostics::MAIN_THREAD_MS).with_suffix(" ms"),
             )
             .register_diagnostic(Diagnostic::new(TilepathDiagnostics::LATENCY_FRAMES))
+            .register_diagnostic(
+                Diagnostic::new(TilepathDiagnostics::MOVEMENT_MS).with_suffix(" ms"),
+            )
             .add_systems(schedule, publish.in_set(TilepathSystems::Last));
     }
 }
 
-fn publish(mut diagnostics: Diagnostics, stats: Res<TilepathFrameStats>) {
+fn publish(
+    mut diagnostics: Diagnostics,
+    stats: Res<TilepathFrameStats>,
+    movement: Option<Res<MovementFrameStats>>,
+) {
+    if let Some(movement) = movement {
+        diagnostics.add_measurement(&TilepathDiagnostics::MOVEMENT_MS, || {
+            movement.total().as_secs_f64() * 1000.0
+        });
+    }
     diagnostics.add_measurement(&TilepathDiagnostics::QUEUE_LENGTH, || {
         stats.queue_len as f64
     });

@@ -10,6 +10,7 @@ use crate::plugin::request::PathRequest;
 use super::mover::Mover;
 use super::output::DesiredVelocity;
 use super::state::{Errand, MoveState, PathProgress};
+use super::stats::{MovementFrameStats, Stopwatch};
 
 /// Radians a second an arrived unit turns toward its facing.
 pub const FACE_TURN_RATE: f32 = std::f32::consts::TAU;
@@ -29,7 +30,9 @@ pub(crate) fn face_on_arrival(
         ),
         With<Mover>,
     >,
+    mut stats: ResMut<MovementFrameStats>,
 ) {
+    let watch = Stopwatch::start();
     let step = FACE_TURN_RATE * time.delta_secs();
     for (request, mut progress, mut transform, desired) in &mut units {
         let Some(facing) = request.facing else {
@@ -64,4 +67,5 @@ pub(crate) fn face_on_arrival(
             None => transform.rotation = fmath::rotation_toward(world),
         }
     }
+    stats.facing = watch.elapsed();
 }

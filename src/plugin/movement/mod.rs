@@ -16,6 +16,7 @@
 //! - `neighbours`: the units of every map by cell, built once a frame.
 //! - `avoid`: a moving unit's step turned aside for the units near (ORCA).
 //! - `passage`: passages one cell wide, carrying one way at a time.
+//! - `stats`: what movement cost in the last frame, by phase.
 //! - `push`: overlapping bodies pushed apart after the frame's moves.
 //! - `facing`: arrived units turned toward their request's facing (a formation's).
 //! - `output`: what movement writes: the `Transform`, or a [`DesiredVelocity`] for the game's
@@ -33,6 +34,7 @@ pub(crate) mod output;
 mod passage;
 pub(crate) mod push;
 pub(crate) mod state;
+mod stats;
 pub(crate) mod system;
 mod unit;
 mod walk;
@@ -42,3 +44,4 @@ pub use facing::FACE_TURN_RATE;
 pub use mover::{Arrived, Mover};
 pub use output::DesiredVelocity;
 pub use state::{Errand, MoveState, PathProgress};
+pub use stats::MovementFrameStats;

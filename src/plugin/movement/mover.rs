@@ -9,6 +9,7 @@ use super::super::agent::NavAgent;
 use super::super::settings::TilepathSettings;
 use super::super::unit_order::{LockstepKey, lockstep_order};
 use super::state::PathProgress;
+use super::stats::{MovementFrameStats, Stopwatch};
 
 /// Makes a unit follow its [`NavPath`](crate::NavPath). Speeds and distances are in tiles; the
 /// body's radius is its [`NavAgent`]'s.
@@ -60,10 +61,13 @@ pub(crate) fn order_movers(
     settings: Res<TilepathSettings>,
     keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
     mut order: ResMut<MoverOrder>,
+    mut stats: ResMut<MovementFrameStats>,
 ) {
+    let mut watch = Stopwatch::start();
     if settings.lockstep.is_some() {
         lockstep_order(keys.iter(), &mut order.0);
     } else {
         order.0.clear();
     }
+    stats.release += watch.lap();
 }

@@ -15,7 +15,8 @@ use crate::plugin::claims::Claims;
 const MAX_PASSAGE: usize = 24;
 
 /// A unit on `map` standing on `here`, about to walk the cells `ahead` (the rest of its
-/// corridor) at `speed` tiles per second: whether the passage one cell wide those cells start
+/// corridor, `next` its first, which the unit knows without reading its path) at `speed` tiles
+/// per second: whether the passage one cell wide those cells start
 /// with is closed to it now, at `clock` seconds, with turns of `turn` seconds (0: never
 /// closed). Never closed to a unit already in a passage, or whose next cell is not in one.
 /// `grids`: the unit's class grid, the map's own grid and the class's footprint. A passage one
@@ -27,13 +28,15 @@ pub(super) fn passage_closed(
     (grid, shared, footprint): (&NavGrid, &NavGrid, u8),
     map: Entity,
     me: Entity,
-    here: Cell,
+    (here, next): (Cell, Cell),
     ahead: &[Cell],
     speed: f32,
     clock: f32,
     turn: f32,
 ) -> bool {
-    if turn <= 0.0 || grid.is_one_wide(here) {
+    // Most units are in the open: the next cell tells, without reading the path (with
+    // thousands of units, reading each one's path every frame is what costs, in cache misses).
+    if turn <= 0.0 || !grid.is_one_wide(next) || grid.is_one_wide(here) {
         return false;
     }
     let n = ahead
@@ -150,7 +153,7 @@ mod tests {
                 (&tank_grid, &shared, 1),
                 map,
                 tank,
-                here,
+                (here, ahead[0]),
                 &ahead,
                 2.0,
                 1.0,
@@ -174,7 +177,7 @@ mod tests {
             (&narrow, &narrow, 0),
             map,
             tank,
-            Cell::new(7, 5),
+            (Cell::new(7, 5), ahead[1]),
             &ahead[1..],
             2.0,
             1.0,

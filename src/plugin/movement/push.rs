@@ -8,6 +8,8 @@
 //! a unit on its way walks on along its curve with the push as an offset that fades, so it
 //! drifts back onto its smoothed path without planning it again.
 
+use std::time::Duration;
+
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
@@ -17,6 +19,7 @@ use super::mover::{Mover, MoverOrder};
 use super::neighbours::{Member, Neighbours};
 use super::output::DesiredVelocity;
 use super::state::{MoveState, PathProgress};
+use super::stats::{MovementFrameStats, Stopwatch};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
@@ -145,9 +148,12 @@ pub(crate) fn push_apart(
     mut entering: Local<Vec<Option<Entering>>>,
     mut pushed_before: Local<EntityHashSet>,
     order: Res<MoverOrder>,
+    mut stats: ResMut<MovementFrameStats>,
 ) {
+    let mut watch = Stopwatch::start();
     let crowd = &settings.crowd;
     if !crowd.pushing {
+        stats.push = Duration::ZERO;
         return;
     }
     index.clear();
@@ -194,6 +200,7 @@ pub(crate) fn push_apart(
             moved_by_push(m, nav, unit, time.delta_secs());
         }
     }
+    stats.push = watch.lap();
 }
 
 /// What [`push_apart`] gathers of the units before pushing: their bodies indexed by cell, their

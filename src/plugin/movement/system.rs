@@ -21,6 +21,7 @@ use super::mover::{Arrived, Mover, MoverOrder};
 use super::neighbours::{Member, Neighbours};
 use super::output::{DesiredVelocity, write_move};
 use super::state::{MoveState, PathProgress};
+use super::stats::{MovementFrameStats, Stopwatch};
 use super::unit::{Ctx, Unit};
 use super::walk::{start_path, step_unit};
 
@@ -72,12 +73,15 @@ pub(crate) fn move_units(
     mut traffic: ResMut<PassageTraffic>,
     anchors: Res<Anchors>,
     keys: Query<Option<&LockstepKey>>,
+    mut stats: ResMut<MovementFrameStats>,
 ) {
+    let mut watch = Stopwatch::start();
     // In lockstep mode units are indexed and moved in their lockstep order.
     let lockstep = settings.lockstep.is_some();
     if settings.crowd.avoidance {
         index_units(&mut index, &maps, &units, lockstep.then_some(&order.0));
     }
+    stats.index = watch.lap();
     let mut ctx = Ctx {
         claims: &mut claims,
         book: &book,
@@ -100,28 +104,67 @@ pub(crate) fn move_units(
         },
         anchors: &anchors,
     };
+    let mut counts = [0u32; 3];
+    let mut count = |kind: Kind| counts[kind as usize] += 1;
     if lockstep {
         let mut iter = units.iter_many_mut(&order.0);
         while let Some(item) = iter.fetch_next() {
-            move_one(&mut ctx, &maps, item);
+            count(move_one(&mut ctx, &maps, item));
         }
     } else {
         for item in &mut units {
-            move_one(&mut ctx, &maps, item);
+            count(move_one(&mut ctx, &maps, item));
         }
     }
+    stats.steps = watch.lap();
+    let [moving, standing, asleep] = counts;
+    (stats.moving, stats.standing, stats.asleep) = (moving, standing + asleep, asleep);
+}
+
+/// What a unit's frame was (counted in [`MovementFrameStats`]).
+#[derive(Clone, Copy)]
+enum Kind {
+    /// On its way.
+    Moving,
+    /// Standing, its frame's checks done.
+    Standing,
+    /// Standing with nothing to do (see [`asleep`]).
+    Asleep,
+}
+
+/// Whether the standing unit's frame would change nothing: nothing touched it since it last
+/// stood (not its path, its body, its controller or a saved game), it occupies the cell it
+/// stands on, intends nothing, and nobody asked it to make way. A big army mostly stands: its
+/// standing units cost a look at their components.
+fn asleep(ctx: &Ctx, map: &NavMap, item: &UnitItem) -> bool {
+    let (entity, _, _, transform, path, progress, _, desired, ..) = item;
+    !path.is_changed()
+        && !transform.is_changed()
+        && desired.is_none()
+        && !progress.state.is_underway()
+        && progress.restored.is_none()
+        && progress.intent.is_none()
+        && progress.map == Some(path.map)
+        && progress.stopped_cell.is_some_and(|stopped| {
+            let at = map.world_to_grid(transform.translation.truncate());
+            map.grid_of(path.class).cell_at(at) == stopped
+        })
+        && !ctx.claims.asked_to_make_way(*entity)
 }
 
 /// Moves one unit along its path (see [`move_units`]).
-fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
-    let (entity, mover, agent, transform, path, mut progress, status, mut desired, holds, pursuit) =
-        item;
-    let Ok(map) = maps.get(path.map) else {
-        if let Some(d) = &mut desired {
-            d.velocity = Vec2::ZERO;
+fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) -> Kind {
+    let Ok(map) = maps.get(item.4.map) else {
+        if let Some(d) = item.7 {
+            d.into_inner().velocity = Vec2::ZERO;
         }
-        return;
+        return Kind::Standing;
     };
+    if asleep(ctx, map, &item) {
+        return Kind::Asleep;
+    }
+    let (entity, mover, agent, transform, path, mut progress, status, desired, holds, pursuit) =
+        item;
     let (wall_radius, footprint, fog) = match map.class_grid(path.class) {
         Some(Ok(c)) => (
             c.class().wall_radius(agent.radius),
@@ -174,6 +217,11 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) {
         desired,
         path.is_changed(),
     );
+    if progress.state.is_underway() {
+        Kind::Moving
+    } else {
+        Kind::Standing
+    }
 }
 
 /// Steps `unit` for the frame (a new path started first, if its path changed) and writes its
@@ -278,7 +326,9 @@ pub(crate) fn release_departed(
     mut progress: Query<&mut PathProgress>,
     mut lost_path: RemovedComponents<NavPath>,
     pathless: Query<(), (With<Mover>, Without<NavPath>)>,
+    mut stats: ResMut<MovementFrameStats>,
 ) {
+    let mut watch = Stopwatch::start();
     for entity in lost_path.read() {
         if pathless.contains(entity)
             && let Ok(mut p) = progress.get_mut(entity)
@@ -296,4 +346,5 @@ pub(crate) fn release_departed(
         claims.forget_entity(entity);
         traffic.forget(entity);
     }
+    stats.release = watch.lap();
 }

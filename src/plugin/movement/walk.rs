@@ -145,18 +145,19 @@ fn situation(
     pending: bool,
 ) -> Situation {
     let corridor = &unit.path.corridor;
-    let passage_closed = next.is_some_and(|c| c != here)
-        && passage::passage_closed(
+    let passage_closed = next.filter(|&c| c != here).is_some_and(|next| {
+        passage::passage_closed(
             ctx.claims,
             (unit.grid, unit.map.grid(), unit.footprint),
             unit.map_entity,
             unit.entity,
-            here,
+            (here, next),
             corridor.get(progress.cell_index..).unwrap_or_default(),
             unit.mover.speed,
             ctx.clock,
             ctx.crowd.one_way_turn,
-        );
+        )
+    });
     let mut situation = Situation {
         held_back: progress.leg.is_some() && held_back(progress),
         stalled: progress.stalled,
