@@ -495,6 +495,41 @@ fn a_stream_through_a_gate_pushes_idle_units_aside_never_into_walls() {
 }
 
 #[test]
+fn a_path_without_corridor_cells_is_walked_along_its_waypoints() {
+    // A path built by hand or loaded may have waypoints and no corridor: the unit walks it to
+    // its goal (claiming nothing ahead), never panics.
+    let mut app = app(NavGrid::new(16, 8).unwrap());
+    let (from, to) = (Cell::new(1, 1), Cell::new(12, 5));
+    let e = unit(&mut app, from, to, Mover::default());
+    app.update();
+    let mut path = app.world().get::<NavPath>(e).expect("found").clone();
+    assert!(!path.corridor.is_empty());
+    path.corridor.clear();
+    path.cells.clear();
+    app.world_mut().despawn(e);
+    // A unit whose first path it is (as one loaded from a saved game).
+    let at = path.waypoints[0];
+    let e = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(at.x, at.y, 0.0),
+            Mover::default(),
+            NavAgent::default(),
+            PathStatus::Found,
+            path,
+        ))
+        .id();
+    for _ in 0..60 * 10 {
+        app.update();
+        if state(&app, e) == MoveState::Arrived {
+            break;
+        }
+    }
+    assert_eq!(state(&app, e), MoveState::Arrived);
+    assert_eq!(cell_at(pos(&app, e)), to);
+}
+
+#[test]
 fn a_standing_unit_sleeps_until_something_touches_it() {
     let mut app = app(NavGrid::new(12, 12).unwrap());
     let idle = unit(&mut app, Cell::new(3, 3), Cell::new(3, 3), Mover::default());

@@ -67,12 +67,18 @@ pub(super) fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress
         // elsewhere in it and cannot see the next waypoint.
         progress.waypoint = 0;
     }
-    if let Some(&goal) = cells.last()
-        && progress.goal != Some(goal)
-    {
+    // A path without corridor cells (built by hand, or loaded) is walked along its waypoints
+    // to its goal; it claims nothing ahead.
+    let goal = cells.last().copied().unwrap_or(unit.path.goal);
+    if progress.goal != Some(goal) {
         progress.goal = Some(goal);
         progress.closest = pos.distance(unit.grid.cell_center(goal));
     }
+}
+
+/// The goal of the unit's path: the last cell of its corridor (or, if it has none, its goal).
+fn goal_of(unit: &Unit, progress: &PathProgress) -> Cell {
+    progress.goal.unwrap_or(unit.path.goal)
 }
 
 /// The path's waypoint `i` in grid space.
@@ -100,7 +106,7 @@ pub(super) fn step_unit(
         return None;
     }
     let next = keep_track(ctx, unit, progress, pos, here, new_path);
-    let goal = progress.goal.expect("set with the path");
+    let goal = goal_of(unit, progress);
     let situation = situation(ctx, unit, progress, (here, next, goal), pending);
     match decide(&situation, ctx.crowd) {
         Action::StopHere => {
@@ -220,7 +226,7 @@ fn keep_track(
     let next = progress.next;
     // Progress is getting closer to the goal than ever before on this order: walking back and
     // forth between two routes in a crowd is not.
-    let goal = progress.goal.expect("set with the path");
+    let goal = goal_of(unit, progress);
     let to_goal = pos.distance(unit.grid.cell_center(goal));
     let closer = to_goal < progress.closest - 1.0;
     if closer {
