@@ -66,17 +66,19 @@ struct Scan<'a, const OVERLAID: bool> {
 }
 
 impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
-    /// The terrain of padded cell `i`, which must be a walkable cell or one of its eight
-    /// neighbours. Not bounds-checked: this load is most of a jump's work (42 % of the
-    /// instructions of the MovingAI arena2 queries with the check).
+    /// The terrain of padded cell `i`. Not bounds-checked: this load is most of a jump's work
+    /// (checked, jump point search on the MovingAI arena2 queries runs 50 % more instructions).
+    ///
+    /// # Safety
+    ///
+    /// `i` must be a cell of the grid or one of its eight neighbours: the padded array holds the
+    /// grid inside a blocked border ring, so those are inside it. Scans step only from cells
+    /// of the grid and stop at the first blocked one (the ring's cells are blocked); the moves
+    /// of an expanded cell (of the grid: nothing else enters the open list) are its neighbours.
     #[inline(always)]
-    fn terrain(&self, i: isize) -> u8 {
+    unsafe fn terrain(&self, i: isize) -> u8 {
         debug_assert!(i >= 0 && (i as usize) < self.terrain.len());
-        // SAFETY: every index a search reads is a walkable cell or a neighbour of one: the
-        // padded grid's border ring is blocked, so a walkable cell is never on the array's
-        // edge and its eight neighbours are inside the array. Scans step only from walkable
-        // cells and stop at the first blocked one; the moves of an expanded cell (walkable) are
-        // its neighbours.
+        // SAFETY: the caller's contract puts `i` inside the array (see above).
         unsafe { *self.terrain.get_unchecked(i as usize) }
     }
 
@@ -89,15 +91,26 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
                 .is_some_and(|(marks, g)| marks.get(i as usize) == Some(&g))
     }
 
+    /// Whether padded cell `i` is blocked.
+    ///
+    /// # Safety
+    ///
+    /// As [`Scan::terrain`]: `i` is a cell of the grid or one of its neighbours.
     #[inline(always)]
-    fn blocked(&self, i: isize) -> bool {
-        self.terrain(i) == BLOCKED
+    unsafe fn blocked(&self, i: isize) -> bool {
+        // SAFETY: the caller's contract is `terrain`'s.
+        unsafe { self.terrain(i) == BLOCKED }
     }
 
     /// Walkable, and every step onto it costs the plain step (the overlay leaves it alone).
+    ///
+    /// # Safety
+    ///
+    /// As [`Scan::terrain`]: `i` is a cell of the grid or one of its neighbours.
     #[inline(always)]
-    fn plain(&self, i: isize) -> bool {
-        self.terrain(i) != BLOCKED
+    unsafe fn plain(&self, i: isize) -> bool {
+        // SAFETY: the caller's contract is `terrain`'s.
+        (unsafe { self.terrain(i) } != BLOCKED)
             && (!OVERLAID
                 || self
                     .overlay
@@ -107,8 +120,12 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
 
     /// A cell with a walkable neighbour that is not plain: expanded in full, so jumps stop
     /// there.
+    ///
+    /// # Safety
+    ///
+    /// `i` is a cell of the grid (its eight neighbours are read).
     #[inline(always)]
-    fn irregular(&self, i: isize) -> bool {
+    unsafe fn irregular(&self, i: isize) -> bool {
         if !OVERLAID {
             return false;
         }
@@ -128,9 +145,10 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
             i + s,
             i + s + 1,
         ];
+        // SAFETY: `around` are the neighbours of `i`, a cell of the grid.
         let irregular = around
             .into_iter()
-            .any(|n| !self.blocked(n) && !self.plain(n));
+            .any(|n| unsafe { !self.blocked(n) && !self.plain(n) });
         memo.set(2 * self.generation + u32::from(irregular));
         irregular
     }
@@ -138,33 +156,54 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
     /// Whether a straight move `(dx, dy)` arriving at `i` leaves a forced neighbour: a blocked
     /// cell diagonally behind it on one side with the cell beside `i` on that side open (the
     /// diagonal around that corner is not allowed, so a path to the side cell turns at `i`).
+    ///
+    /// # Safety
+    ///
+    /// `i` is a cell of the grid and `(dx, dy)` one of the eight moves.
     #[inline(always)]
-    fn forced_straight(&self, i: isize, dx: i32, dy: i32) -> bool {
+    unsafe fn forced_straight(&self, i: isize, dx: i32, dy: i32) -> bool {
         let s = self.stride;
         let back = -(dx as isize) - dy as isize * s;
         // The two sides, perpendicular to the move.
         let side = if dx != 0 { s } else { 1 };
-        (self.blocked(i + back - side) && !self.blocked(i - side))
-            || (self.blocked(i + back + side) && !self.blocked(i + side))
+        // SAFETY: each cell read is a neighbour of `i`, a cell of the grid.
+        unsafe {
+            (self.blocked(i + back - side) && !self.blocked(i - side))
+                || (self.blocked(i + back + side) && !self.blocked(i + side))
+        }
     }
 
     /// Scans from `i` (excluded) along the straight move `(dx, dy)`; the jump point reached and
     /// the steps taken, or `None` at a dead end. `scanned` counts the cells looked at.
+    ///
+    /// # Safety
+    ///
+    /// `i` is a cell of the grid and `(dx, dy)` a straight move.
     #[inline(always)]
-    fn straight(&self, i: isize, dx: i32, dy: i32, scanned: &mut u32) -> Option<(isize, u32)> {
+    unsafe fn straight(
+        &self,
+        i: isize,
+        dx: i32,
+        dy: i32,
+        scanned: &mut u32,
+    ) -> Option<(isize, u32)> {
         let d = dx as isize + dy as isize * self.stride;
         let mut c = i;
         let mut k = 0;
         loop {
             let n = c + d;
             *scanned += 1;
-            if !self.plain(n) {
-                // Blocked (a cell that is not plain is never next to a cell scanned past).
-                return None;
-            }
-            k += 1;
-            if self.is_goal(n) || self.irregular(n) || self.forced_straight(n, dx, dy) {
-                return Some((n, k));
+            // SAFETY: `n` is a neighbour of `c`, a cell of the grid (the scan's start, or a
+            // plain cell it passed); past this test, `n` is walkable: a cell of the grid.
+            unsafe {
+                if !self.plain(n) {
+                    // Blocked (a cell that is not plain is never next to a cell scanned past).
+                    return None;
+                }
+                k += 1;
+                if self.is_goal(n) || self.irregular(n) || self.forced_straight(n, dx, dy) {
+                    return Some((n, k));
+                }
             }
             c = n;
         }
@@ -172,30 +211,45 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
 
     /// Scans from `i` (excluded) along the diagonal move `(dx, dy)`: it stops where a straight
     /// scan along either of its two parts finds a jump point.
+    ///
+    /// # Safety
+    ///
+    /// `i` is a cell of the grid and `(dx, dy)` a diagonal move.
     #[inline(always)]
-    fn diagonal(&self, i: isize, dx: i32, dy: i32, scanned: &mut u32) -> Option<(isize, u32)> {
+    unsafe fn diagonal(
+        &self,
+        i: isize,
+        dx: i32,
+        dy: i32,
+        scanned: &mut u32,
+    ) -> Option<(isize, u32)> {
         let (hx, vy) = (dx as isize, dy as isize * self.stride);
         let mut c = i;
         let mut k = 0;
         loop {
-            // No corner cutting: both cells beside the step open.
-            if self.blocked(c + hx) || self.blocked(c + vy) {
-                return None;
+            // SAFETY: the cells read are neighbours of `c`, a cell of the grid (the scan's
+            // start, or a plain cell it passed); past the plain test, `n` is walkable: a cell
+            // of the grid.
+            unsafe {
+                // No corner cutting: both cells beside the step open.
+                if self.blocked(c + hx) || self.blocked(c + vy) {
+                    return None;
+                }
+                let n = c + hx + vy;
+                *scanned += 1;
+                if !self.plain(n) {
+                    return None;
+                }
+                k += 1;
+                if self.is_goal(n)
+                    || self.irregular(n)
+                    || self.straight(n, dx, 0, scanned).is_some()
+                    || self.straight(n, 0, dy, scanned).is_some()
+                {
+                    return Some((n, k));
+                }
+                c = n;
             }
-            let n = c + hx + vy;
-            *scanned += 1;
-            if !self.plain(n) {
-                return None;
-            }
-            k += 1;
-            if self.is_goal(n)
-                || self.irregular(n)
-                || self.straight(n, dx, 0, scanned).is_some()
-                || self.straight(n, 0, dy, scanned).is_some()
-            {
-                return Some((n, k));
-            }
-            c = n;
         }
     }
 }
@@ -417,7 +471,9 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
         let ii = i as isize;
         // Pruned moves from a plain cell reached by a jump: the paper's natural neighbours
         // and forced ones; everything from the start and from cells next to other costs.
-        let full = i == query.start || !scan.plain(ii) || scan.irregular(ii);
+        // SAFETY (here and below): `i` came off the open list, which holds cells of the grid
+        // only; every cell read is `i` or one of its neighbours, and the scans start from `i`.
+        let full = i == query.start || unsafe { !scan.plain(ii) || scan.irregular(ii) };
         let (px, py) = {
             let p = frontier.parent(i);
             let (dx, dy) = (
@@ -445,12 +501,16 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
                     (dx == px && dy == 0)
                         || (dy != 0
                             && (dx == 0 || dx == px)
-                            && scan.blocked(ii - px as isize + dy as isize * scan.stride))
+                            && unsafe {
+                                scan.blocked(ii - px as isize + dy as isize * scan.stride)
+                            })
                 } else {
                     (dy == py && dx == 0)
                         || (dx != 0
                             && (dy == 0 || dy == py)
-                            && scan.blocked(ii - py as isize * scan.stride + dx as isize))
+                            && unsafe {
+                                scan.blocked(ii - py as isize * scan.stride + dx as isize)
+                            })
                 };
                 if !wanted {
                     continue;
@@ -458,10 +518,12 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
             }
             let (hx, vy) = (dx as isize, dy as isize * scan.stride);
             let n = ii + hx + vy;
-            if scan.blocked(n) || (diag && (scan.blocked(ii + hx) || scan.blocked(ii + vy))) {
+            if unsafe {
+                scan.blocked(n) || (diag && (scan.blocked(ii + hx) || scan.blocked(ii + vy)))
+            } {
                 continue;
             }
-            if !scan.plain(n) {
+            if !unsafe { scan.plain(n) } {
                 // A move onto a cell the overlay touches, as A* makes it.
                 let (s, extra) = scan.overlay.get(n as usize).copied().unwrap_or((0, 0));
                 let extra = if s == scan.generation { extra } else { 0 };
@@ -482,8 +544,8 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
                         scan.straight_table(t, at, dx, dy, &mut self.scanned)
                     }
                 }
-                _ if diag => scan.diagonal(ii, dx, dy, &mut self.scanned),
-                _ => scan.straight(ii, dx, dy, &mut self.scanned),
+                _ if diag => unsafe { scan.diagonal(ii, dx, dy, &mut self.scanned) },
+                _ => unsafe { scan.straight(ii, dx, dy, &mut self.scanned) },
             };
             if let Some((j, k)) = found {
                 let j = j as usize;
