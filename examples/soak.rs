@@ -49,7 +49,9 @@
 //!   the input frames, the node expansions per search started, the searches started and the
 //!   frames in which a request had waited more than 60 frames (the queue behind); the
 //!   `requests` line counts the plugin's own outcomes by their origin (repaths after edits,
-//!   units stuck, errands: `own_by_origin`);
+//!   units stuck, errands: `own_by_origin`); the `movement` line gives the movement systems'
+//!   wall time a frame (median, 99th percentile, max) and, as means a frame, its phases and the
+//!   units moving, standing and asleep (`MovementFrameStats`);
 //! - `checksum`: a hash of every unit's position bits, in the runner's own unit order, at the
 //!   end (the same seed and settings give the same figure when the run is deterministic).
 //!
@@ -80,7 +82,8 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    Lockstep, LockstepKey, NavChecksum, PendingRequests, TilepathFrameStats, TilepathSchedule,
+    Lockstep, LockstepKey, MovementFrameStats, NavChecksum, PendingRequests, TilepathFrameStats,
+    TilepathSchedule,
 };
 use common::Rng;
 
@@ -166,6 +169,65 @@ struct Key(u32);
 /// Values counted by size, in memory allocated (and written) up front, so the runner's own
 /// bookkeeping does not grow the memory it measures. Values past the last bucket count in it.
 struct Histogram(Vec<u64>);
+
+/// The movement systems' figures over the run ([`MovementFrameStats`]), for the `movement` line.
+struct MovementTally {
+    total_us: Histogram,
+    frames: u64,
+    /// Sums over the frames: steps, push, facing, release (microseconds); units moving,
+    /// standing, asleep.
+    phases_us: [u64; 4],
+    units: [u64; 3],
+}
+
+impl MovementTally {
+    fn new() -> Self {
+        MovementTally {
+            total_us: Histogram::new(100_000),
+            frames: 0,
+            phases_us: [0; 4],
+            units: [0; 3],
+        }
+    }
+
+    fn add(&mut self, m: &MovementFrameStats) {
+        let us = |d: Duration| d.as_micros() as u64;
+        self.total_us.add(us(m.total()) as usize);
+        self.frames += 1;
+        for (sum, d) in self
+            .phases_us
+            .iter_mut()
+            .zip([m.steps, m.push, m.facing, m.release])
+        {
+            *sum += us(d);
+        }
+        for (sum, n) in self.units.iter_mut().zip([m.moving, m.standing, m.asleep]) {
+            *sum += u64::from(n);
+        }
+    }
+
+    /// `movement p50_ms= p99_ms= max_ms= steps_ms= push_ms= facing_ms= release_ms= moving=
+    /// standing= asleep=` (phases and units: means a frame).
+    fn line(&self) -> String {
+        let n = self.frames.max(1) as f64;
+        let ms = |us: u64| us as f64 / 1000.0 / n;
+        let [steps, push, facing, release] = self.phases_us;
+        let [moving, standing, asleep] = self.units;
+        format!(
+            "movement p50_ms={:.3} p99_ms={:.3} max_ms={:.3} steps_ms={:.3} push_ms={:.3} facing_ms={:.3} release_ms={:.3} moving={:.0} standing={:.0} asleep={:.0}",
+            self.total_us.percentile(0.5) as f64 / 1000.0,
+            self.total_us.percentile(0.99) as f64 / 1000.0,
+            self.total_us.percentile(1.0) as f64 / 1000.0,
+            ms(steps),
+            ms(push),
+            ms(facing),
+            ms(release),
+            moving as f64 / n,
+            standing as f64 / n,
+            asleep as f64 / n,
+        )
+    }
+}
 
 impl Histogram {
     fn new(buckets: usize) -> Self {
@@ -788,6 +850,7 @@ fn main() {
     let (mut rests_abandoned, mut rests_late) = (0u64, 0u64);
     // Thread CPU time of the plugin's systems, in microseconds.
     let mut cpu_us = Histogram::new(100_000);
+    let mut movement = MovementTally::new();
     let mut rss: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut heap: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut blocked_overlaps = 0u64;
@@ -823,6 +886,7 @@ fn main() {
         rests_late += stats.abandoned_rests.iter().filter(|&&w| w > 30).count() as u64;
         rests_abandoned += stats.abandoned_rests.len() as u64;
         cpu_us.add(stats.main_thread_cpu.as_micros() as usize);
+        movement.add(world.resource::<MovementFrameStats>());
         queue_max = queue_max.max(stats.queue_len);
         if frame <= args.frames {
             let q = &mut load[(4 * (frame - 1) / args.frames.max(1)).min(3)];
@@ -968,6 +1032,7 @@ fn main() {
     } else {
         100.0 * in_time as f64 / wanted as f64
     };
+    println!("{}", movement.line());
     println!(
         "rests smoothed={} abandoned={rests_abandoned} abandoned_after_30={rests_late} wait_p50={} wait_p99={} wait_max={}",
         rest_waits.count(),
