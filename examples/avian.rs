@@ -10,7 +10,7 @@
 //! - `avian`: dynamic bodies; the plugin's pushes go into the velocity, contacts part the rest.
 //! - `contacts`: dynamic bodies, the plugin's pushing off: contacts alone part bodies.
 //!
-//! Measured (BENCHMARKS.md, session 18): 100, 300 and 1,000 bodies all arrive, settling 1.0-1.2
+//! Measured (BENCHMARKS.md: bodies moved by the game): 100, 300 and 1,000 bodies all arrive, settling 1.0-1.2
 //! times as late as the plugin's own movement at 2.5-4 times its frame cost; with contacts alone
 //! (`contacts`), crowds jam in the gates (its failures do not fail the process: it is the
 //! comparison).
@@ -22,7 +22,7 @@
 //! and the mean and 99th percentile frame time. The process fails if a unit did not arrive or a
 //! body overlapped a blocked cell. The wall colliders reach `--margin` tiles (0.15) past the
 //! blocked cells ([`NavWallMargin`]): a physics solver lets pressed bodies sink into colliders
-//! by a small slop (up to 0.08 tiles with 1,000 bodies and 12 substeps, session 18), and the
+//! by a small slop (up to 0.08 tiles with 1,000 bodies and 12 substeps), and the
 //! margin keeps them off the cells themselves (0 unit-frames in 1,000-body runs, seeds 1-4).
 //! `AVIAN_DEBUG=1` lists the units that did not arrive, with where they stand and their goals.
 

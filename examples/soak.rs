@@ -6,7 +6,7 @@
 //!     [--save-at F] [--no-jump-tables]
 //! ```
 //!
-//! The mix of issue 31, as a game's players and AI would make it: on an S x S map (256 by
+//! A busy game's mix, as its players and AI would make it: on an S x S map (256 by
 //! default) with scattered blocks, N units (500) with a `Mover`; every frame 1 % of the units get
 //! a new order to a random cell (`GoalPolicy::NearestReachable`); every 300 frames a 200-unit
 //! group order through `group_order`; every 100 frames 5 units ordered to follow others

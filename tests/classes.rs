@@ -770,7 +770,7 @@ mod plugin {
                 }
             }
         }
-        // Issue 26 asks for at most 1 % of unit-frames; measured: 0.015 %.
+        // At most 1 % of unit-frames; measured: 0.015 %.
         assert!(
             overlapping * 100 < unit_frames,
             "{overlapping} of {unit_frames} unit-frames overlapping"

@@ -831,7 +831,7 @@ fn two_units_side_by_side_at_a_one_tile_gate_go_through_in_turn() {
 #[test]
 fn a_crowd_pressing_through_a_gap_never_leaps() {
     // 40 units pressing through a three-tile gap: pushes and the curve they walk never move a
-    // body more than a frame's walk and a little more (session 9 saw 3-tile leaps).
+    // body more than a frame's walk and a little more (an earlier build made 3-tile leaps).
     let mut g = NavGrid::new(30, 20).unwrap();
     for y in 0..20 {
         if !(9..=11).contains(&y) {

@@ -225,11 +225,12 @@ impl Cost {
 
     /// Nominal nanoseconds on a grid of [`doublings`] `d` (0 for work that does not read a
     /// grid): work that reads a grid's arrays costs more on bigger grids, as the arrays of
-    /// nodes, jumps and trees outgrow the caches. Measured in session 24 (BENCHMARKS) with
-    /// `perf` and thread CPU time, per unit of work on 256 x 256 and 512 x 512 maps: a node
-    /// expanded by A* 160 and 210 ns, by a jump-table search 360 and 980, by a shared tree 180
-    /// and 300. A cell a line check looks at was refitted in session 30 from the ticks of six
-    /// lockstep runs, each three times, once a check counted one look per cell of open ground
+    /// nodes, jumps and trees outgrow the caches. Measured (BENCHMARKS.md: lockstep's counted
+    /// work refitted) with `perf` and thread CPU time, per unit of work on 256 x 256 and
+    /// 512 x 512 maps: a node expanded by A* 160 and 210 ns, by a jump-table search 360 and
+    /// 980, by a shared tree 180 and 300. A cell a line check looks at was refitted
+    /// (BENCHMARKS.md: where a lockstep tick's CPU goes over its counted work) from the ticks of
+    /// six lockstep runs, each three times, once a check counted one look per cell of open ground
     /// (not its block of nine): 15 and 25 ns (7 and 30 before, with which a tick smoothing long
     /// lines on 256 x 256 took 2.6 times its budget at the 99th percentile).
     fn nanos(self, d: u64) -> u64 {

@@ -1,5 +1,5 @@
 //! bevy_tilepath against bevy_northstar 0.7, in one run on the same MovingAI queries
-//! (issue 28's same-run comparison). Each query is searched by every contender in turn, so
+//! (a same-run comparison). Each query is searched by every contender in turn, so
 //! machine noise hits them alike:
 //!
 //! - `jps`: our exact jump point search (`SearchConfig::jump_points`);

@@ -145,7 +145,8 @@ pub(crate) fn may_stop_short(s: &Situation) -> bool {
 /// unit behind it, and not with a wall between (the goal that many steps away without a way
 /// through a gate one cell wide in the map's `walls`): units stopped at a gate's mouth with
 /// their goals through it stood on the wrong side of the wall and closed the gate
-/// (BENCHMARKS.md, sessions 41 and 42).
+/// (BENCHMARKS.md: followers filing through a gap, a unit stopping in a gate, and a wall
+/// between a unit and its goal).
 pub(crate) fn near_goal(
     (grid, walls): (&NavGrid, &NavGrid),
     here: Cell,

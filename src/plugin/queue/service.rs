@@ -68,7 +68,7 @@ pub(crate) fn prepare_scratch(
 /// search reading the table costs a tenth of an A* or less on the MovingAI maps, while a shared
 /// tree costs at least one A* (a backward search from the goal to every member), more the
 /// further apart they start. 2,000 random requests on 512 x 512, where a few goals repeat: see
-/// BENCHMARKS (session 23).
+/// BENCHMARKS.md, jump tables (JPS+) in the core and the plugin.
 const SHARE_WITH_JUMP_TABLE: usize = 8;
 
 /// Whether the first of `members` requests to one cell searches alone ([`SHARE_WITH_JUMP_TABLE`]):
@@ -734,7 +734,7 @@ impl Work<'_, '_, '_> {
 /// as it took last frame (at most a quarter of the budget), or what delivering the outcomes
 /// waiting costs at nominal rates if that is more (at most half the budget: a shared search finds
 /// paths faster than a quarter of the budget delivers them). Half the budget whenever an outcome
-/// waited (as before session 26) halved a busy game's searching: requests failing at validation
+/// waited (as an earlier build did) halved a busy game's searching: requests failing at validation
 /// put one there in most frames, and `soak --units 500` used 0.9 ms of its 2 ms budget a frame
 /// while requests waited 400 frames.
 fn service_budget(settings: &TilepathSettings, tally: &PhaseTimer, queue: &PathQueue) -> Duration {
