@@ -136,11 +136,16 @@ enum Kind {
 /// stood (not its path, its body, its controller or a saved game), it occupies the cell it
 /// stands on, intends nothing, and nobody asked it to make way. A big army mostly stands: its
 /// standing units cost a look at their components.
-fn asleep(ctx: &Ctx, map: &NavMap, item: &UnitItem) -> bool {
-    let (entity, _, _, transform, path, progress, _, desired, ..) = item;
+fn asleep(
+    ctx: &Ctx,
+    map: &NavMap,
+    entity: Entity,
+    transform: &Mut<Transform>,
+    path: &Ref<NavPath>,
+    progress: &PathProgress,
+) -> bool {
     !path.is_changed()
         && !transform.is_changed()
-        && desired.is_none()
         && !progress.state.is_underway()
         && progress.restored.is_none()
         && progress.intent.is_none()
@@ -149,22 +154,23 @@ fn asleep(ctx: &Ctx, map: &NavMap, item: &UnitItem) -> bool {
             let at = map.world_to_grid(transform.translation.truncate());
             map.grid_of(path.class).cell_at(at) == stopped
         })
-        && !ctx.claims.asked_to_make_way(*entity)
+        && !ctx.claims.asked_to_make_way(entity)
 }
 
 /// Moves one unit along its path (see [`move_units`]).
 fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) -> Kind {
-    let Ok(map) = maps.get(item.4.map) else {
-        if let Some(d) = item.7 {
-            d.into_inner().velocity = Vec2::ZERO;
+    let (entity, mover, agent, transform, path, mut progress, status, mut desired, holds, pursuit) =
+        item;
+    let Ok(map) = maps.get(path.map) else {
+        if let Some(d) = &mut desired {
+            d.velocity = Vec2::ZERO;
         }
         return Kind::Standing;
     };
-    if asleep(ctx, map, &item) {
+    // A unit its controller moves is never asleep: its controller reads its velocity each frame.
+    if desired.is_none() && asleep(ctx, map, entity, &transform, &path, &progress) {
         return Kind::Asleep;
     }
-    let (entity, mover, agent, transform, path, mut progress, status, desired, holds, pursuit) =
-        item;
     let (wall_radius, footprint, fog) = match map.class_grid(path.class) {
         Some(Ok(c)) => (
             c.class().wall_radius(agent.radius),
