@@ -143,21 +143,50 @@ impl Errand {
 /// tighter turns (Pinter's speed restriction). No three-point turns: units here are infantry-like.
 #[derive(Component, Clone, Debug, Default, Reflect)]
 #[reflect(Component)]
+// Laid out as written: what every unit's frame reads (to see whether it sleeps, to index it for
+// pushing) comes first, in the component's first cache lines; the rest is read while it walks.
+#[repr(C)]
 pub struct PathProgress {
+    /// The map its claims and occupancy are on.
+    #[entities]
+    pub(crate) map: Option<Entity>,
+    /// Facing (grid space, normalised).
+    pub heading: Vec2,
+    /// Loaded from a saved game with the path of this ticket: that path is not new to the unit
+    /// (see [`crate::save_with`]); taken by its first move.
+    #[reflect(ignore)]
+    pub(crate) restored: Option<u64>,
+    /// What the unit is doing.
+    pub state: MoveState,
+    /// What it last told [`Claims`](crate::Claims) of where it is and goes (written only when it
+    /// changes).
+    pub(crate) intent: Option<Intent>,
+    /// The cell it occupies as a stopped unit, and the one it is on as a moving unit.
+    pub(crate) stopped_cell: Option<Cell>,
+    pub(crate) moving_cell: Option<Cell>,
+    /// The next corridor cell (kept so the path is read only when something changes).
+    pub(crate) next: Option<Cell>,
+    /// Seconds since its body was last a tile away from `stall_anchor`, where it stood then
+    /// (or set off: a new path on its way keeps the clock).
+    pub(crate) stalled: f32,
+    /// Current speed factor (below 1 in tight turns).
+    pub speed_factor: f32,
+    /// It waits for a one-way passage to open, or queued behind a unit that does: the crowd's
+    /// last resort waits longer for it.
+    pub(crate) patient: bool,
     /// Index of the waypoint being walked to.
     pub waypoint: usize,
     /// Index of the next cell of the path's [`corridor`](crate::NavPath::corridor) (cells before
     /// it are passed).
     pub cell_index: usize,
-    /// Facing (grid space, normalised).
-    pub heading: Vec2,
-    /// What the unit is doing.
-    pub state: MoveState,
+    /// The grid version its current leg was planned on (an edit since: the leg is planned
+    /// again, with its line checked against the new grid).
+    pub(crate) grid_version: u64,
+    /// The cells it claims, oldest first.
+    pub(crate) claimed: VecDeque<Cell>,
     /// The trip it makes for others, if any.
     #[entities]
     pub errand: Errand,
-    /// Current speed factor (below 1 in tight turns).
-    pub speed_factor: f32,
     /// The curve being walked and how far along it, and whether it leads to the center of the
     /// unit's cell (a detour before a line that would clip a wall) instead of the waypoint.
     #[reflect(ignore)]
@@ -169,12 +198,6 @@ pub struct PathProgress {
     /// The velocity local avoidance chose this frame (grid space, tiles per second), if it
     /// turned the unit's step aside (the debug overlay draws it).
     pub avoidance: Option<Vec2>,
-    /// The map its claims and occupancy are on.
-    #[entities]
-    pub(crate) map: Option<Entity>,
-    pub(crate) claimed: VecDeque<Cell>,
-    pub(crate) stopped_cell: Option<Cell>,
-    pub(crate) moving_cell: Option<Cell>,
     /// Repaths since the unit last got a tile closer to its goal (capped: in a crowd, repeated
     /// repaths flip between routes instead of getting anywhere).
     pub(crate) stuck_repaths: u32,
@@ -183,29 +206,13 @@ pub struct PathProgress {
     /// The goal of the path it follows and the closest it has been to it.
     pub(crate) goal: Option<Cell>,
     pub(crate) closest: f32,
-    /// The path's last waypoint (grid space) and the next corridor cell, kept so the path is
-    /// read only when something changes.
+    /// The path's last waypoint (grid space), kept so the path is read only when something
+    /// changes.
     pub(crate) end: Vec2,
-    pub(crate) next: Option<Cell>,
-    /// What it last told [`Claims`](crate::Claims) of where it is and goes (written only when it
-    /// changes).
-    pub(crate) intent: Option<Intent>,
     /// Times it stepped aside since it last reached a goal (it stops yielding after a few).
     pub(crate) yields: u32,
-    /// Seconds since its body was last a tile away from `stall_anchor`, where it stood then
-    /// (or set off: a new path on its way keeps the clock).
-    pub(crate) stalled: f32,
+    /// Where it stood when `stalled` last started counting.
     pub(crate) stall_anchor: Vec2,
-    /// It waits for a one-way passage to open, or queued behind a unit that does: the crowd's
-    /// last resort waits longer for it.
-    pub(crate) patient: bool,
-    /// The grid version its current leg was planned on (an edit since: the leg is planned
-    /// again, with its line checked against the new grid).
-    pub(crate) grid_version: u64,
-    /// Loaded from a saved game with the path of this ticket: that path is not new to the unit
-    /// (see [`crate::save_with`]); taken by its first move.
-    #[reflect(ignore)]
-    pub(crate) restored: Option<u64>,
 }
 
 /// One curve of a unit's walk: the plan, the distance along it, how much of it is walked slowly

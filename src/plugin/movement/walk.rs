@@ -232,14 +232,16 @@ fn keep_track(
     if closer {
         progress.closest = to_goal;
     }
-    let next_taken = next.is_some_and(|c| {
-        ctx.claims.stopped_at(map, c).is_some_and(|e| e != entity)
-            || ctx.claims.moving_at(map, c).is_some_and(|e| e != entity)
-    });
+    let next_taken = || {
+        next.is_some_and(|c| {
+            ctx.claims.stopped_at(map, c).is_some_and(|e| e != entity)
+                || ctx.claims.moving_at(map, c).is_some_and(|e| e != entity)
+        })
+    };
     let walked_through = progress
         .state
         .walking_through_from()
-        .map(|from| pos.distance(from) >= ctx.crowd.walk_through_for && !next_taken);
+        .map(|from| pos.distance(from) >= ctx.crowd.walk_through_for && !next_taken());
     if closer && walked_through.is_none() || walked_through == Some(true) {
         progress.blocked = 0.0;
         progress.stuck_repaths = 0;
@@ -433,11 +435,13 @@ fn after_step(
 ) -> (Vec2, Vec2) {
     // Stopped short of a wall edited across its way: it searches again, ahead of every other
     // request (a repath after the edit still waiting for its turn gives way to this one).
-    let repath_waiting = matches!(
-        ctx.book.origin(unit.entity),
-        Some(PathOrigin::GridEdit | PathOrigin::Revealed)
-    );
-    if walked.blocked && (!pending || repath_waiting) {
+    let repath_waiting = || {
+        matches!(
+            ctx.book.origin(unit.entity),
+            Some(PathOrigin::GridEdit | PathOrigin::Revealed)
+        )
+    };
+    if walked.blocked && (!pending || repath_waiting()) {
         ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
         progress.state = progress.state.wait(0.0);
     }
