@@ -3,8 +3,8 @@
 //! ```text
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
 //!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
-//!     [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N] \
-//!     [--standing]
+//!     [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] \
+//!     [--no-lanes] [--searches-per-frame N] [--standing]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
@@ -52,7 +52,9 @@
 //! `--avoidance` turns local avoidance on, `--no-pushing` turns pushing off. `--lockstep` runs
 //! the plugin group in `FixedUpdate` (a tick a frame) in lockstep mode
 //! ([`TilepathSettings::lockstep`]): budgets count work instead of timing it, worker results
-//! come a fixed number of ticks after they are handed off.
+//! come a fixed number of ticks after they are handed off, as many as the work handed off is
+//! expected to take at `--worker-budget-us` microseconds of counted work a runner a tick
+//! ([`Lockstep::worker_budget`](bevy_tilepath::Lockstep::worker_budget); default the plugin's).
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
 //! unit-frames in which a unit's body overlaps a blocked cell.
@@ -366,7 +368,7 @@ fn units_for(budget: Duration, work: impl Fn(u64)) -> u64 {
     (probe as f64 * budget.as_secs_f64() * 1000.0 / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--max-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--max-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]";
 
 /// The command line.
 struct Args {
@@ -399,6 +401,8 @@ struct Args {
     calibrate: bool,
     verbose: bool,
     lockstep: bool,
+    /// `--worker-budget-us`: the lockstep runners' counted work a tick.
+    worker_budget_us: Option<u64>,
     /// `--avoidance`: local avoidance on (off by default).
     avoidance: bool,
     /// `--no-pushing`: units do not push each other.
@@ -438,6 +442,7 @@ impl Args {
             calibrate: false,
             verbose: false,
             lockstep: false,
+            worker_budget_us: None,
             avoidance: false,
             pushing: true,
             gates: false,
@@ -484,6 +489,9 @@ impl Args {
                 Long("cross") => a.cross = true,
                 Long("verbose") => a.verbose = true,
                 Long("lockstep") => a.lockstep = true,
+                Long("worker-budget-us") => {
+                    a.worker_budget_us = Some(common::value(&mut parser, "--worker-budget-us")?)
+                }
                 other => return Err(common::unexpected(other)),
             }
         }
@@ -770,7 +778,15 @@ fn build_app(args: &Args) -> App {
             pushing: args.pushing,
             ..Default::default()
         },
-        lockstep: args.lockstep.then(bevy_tilepath::Lockstep::default),
+        lockstep: args.lockstep.then(|| {
+            let default = bevy_tilepath::Lockstep::default();
+            bevy_tilepath::Lockstep {
+                worker_budget: args
+                    .worker_budget_us
+                    .map_or(default.worker_budget, Duration::from_micros),
+                ..default
+            }
+        }),
         ..Default::default()
     };
     let period = Duration::from_secs_f64(1.0 / 60.0);

@@ -77,9 +77,10 @@ pub struct TilepathFrameStats {
     /// every mode, to compare with [`TilepathFrameStats::main_thread_cpu`].
     pub counted: Duration,
     /// Wall time the frame waited for worker searches whose results were due and not done yet
-    /// (lockstep mode only; always zero outside it). Often above zero: the workers are handed
-    /// more than they finish in [`Lockstep::worker_ticks`](crate::Lockstep::worker_ticks) ticks
-    /// on this machine: raise it.
+    /// (lockstep mode only; always zero outside it). Often above zero: the workers finish less
+    /// in a tick on this machine than [`Lockstep::worker_budget`](crate::Lockstep::worker_budget)
+    /// counts on: lower it (or raise
+    /// [`Lockstep::worker_ticks`](crate::Lockstep::worker_ticks)).
     pub worker_wait: Duration,
     /// Cells expanded by the most recent inline searches with their maps, at most eight (debug
     /// overlay; kept
@@ -221,6 +222,12 @@ impl Cost {
     /// The nominal time of work that reads no grid (see [`Cost::nanos`]).
     pub(crate) fn nominal(self) -> Duration {
         Duration::from_nanos(self.nanos(0))
+    }
+
+    /// Nominal nanoseconds of this work on `grid` (counted where no [`FrameTally`] is at hand:
+    /// a worker search counts its own work).
+    pub(crate) fn nanos_on(self, grid: &NavGrid) -> u64 {
+        self.nanos(doublings(grid))
     }
 
     /// Nominal nanoseconds on a grid of [`doublings`] `d` (0 for work that does not read a

@@ -171,8 +171,11 @@ impl TilepathSettings {
 /// machine and every run, whatever the load:
 ///
 /// - budgets count work instead of timing it ([`TilepathSettings::time_budget`]);
-/// - a worker search handed off at tick `t` is applied at tick `t + worker_ticks` (the tick
-///   waits for the worker if it is late; it is never applied early) and never preempted;
+/// - a worker search handed off at tick `t` is applied at tick `t + worker_ticks`, or later
+///   if the work handed off before it and its own are counted to take the runners longer
+///   ([`Lockstep::worker_budget`]; the tick waits for the worker if it is late; it is never
+///   applied early) and never preempted; searches are handed off only while the runners are
+///   counted to finish them in `worker_ticks` ticks;
 ///   a region map is used from `region_ticks` after its build starts;
 /// - units are moved, pushed and repathed in the order of their
 ///   [`LockstepKey`](crate::LockstepKey)s (their entities where they have none), never in
@@ -187,10 +190,21 @@ impl TilepathSettings {
 /// every machine.
 #[derive(Clone, Debug, PartialEq, Reflect)]
 pub struct Lockstep {
-    /// Ticks between handing a search to a worker and applying its result (at least 1). Too
+    /// Ticks between handing a search to a worker and applying its result (at least 1; more
+    /// for a search counted to take the runners longer, see [`Lockstep::worker_budget`]). Too
     /// few and ticks wait for the workers; too many and every worker path comes that much
     /// later.
     pub worker_ticks: u32,
+    /// The work one runner is expected to finish in a tick, counted like
+    /// [`TilepathSettings::time_budget`] (nominal time of the searches' expansions, line checks
+    /// and the rest, never timed): searches are handed off only while the work handed off and
+    /// not yet taken back stays below this times the runners
+    /// ([`WorkerMode::Async::max_in_flight`]) and [`Lockstep::worker_ticks`], so a result is
+    /// done when its tick comes and the tick does not wait for it. Size it for the slowest
+    /// machine the game supports: higher hands off more a tick (a burst of orders drains in
+    /// fewer ticks) and ticks wait on slower machines
+    /// ([`TilepathFrameStats::worker_wait`](crate::TilepathFrameStats::worker_wait)).
+    pub worker_budget: Duration,
     /// Ticks between starting a region map's build (when a map or class appears, or after an
     /// unmarked edit) and using it; searches are flat until then.
     pub region_ticks: u32,
@@ -200,6 +214,7 @@ impl Default for Lockstep {
     fn default() -> Self {
         Lockstep {
             worker_ticks: 2,
+            worker_budget: Duration::from_millis(8),
             region_ticks: 30,
         }
     }

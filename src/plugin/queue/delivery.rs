@@ -336,7 +336,7 @@ pub(super) fn take_report(
 ) {
     let pending = |j: &Job| book.is_current(j.entity, j.ticket);
     match report {
-        WorkerReport::One(_, r) => results.push(r),
+        WorkerReport::One(_, r, _) => results.push(r),
         // Stopped for a more urgent search: it waits again, keeping its age.
         WorkerReport::Stopped(_, job) => queue.waiting.extend(Some(job).filter(pending)),
         WorkerReport::Served(_, r) => results.push(r),

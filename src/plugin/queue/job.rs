@@ -55,7 +55,28 @@ pub(crate) struct Job {
     pub(crate) repriced: bool,
 }
 
+/// Tiles between `a` and `b` moving in 8 directions (a diagonal counted as one and a half), at
+/// least 1: the size of a search between them, for the work it is expected to take.
+pub(crate) fn tiles_between(a: Cell, b: Cell) -> u64 {
+    let d = (a - b).abs();
+    let (long, short) = (d.x.max(d.y) as u64, d.x.min(d.y) as u64);
+    (long + short / 2).max(1)
+}
+
 impl Job {
+    /// The size of its search from `start` (see [`tiles_between`]): to its goal, the slot of a
+    /// group order's member, or the nearest of several goals.
+    pub(crate) fn size_from(&self, start: Cell) -> u64 {
+        match &self.goal {
+            JobGoal::Single(g) | JobGoal::Slot { slot: g, .. } => tiles_between(start, *g),
+            JobGoal::Nearest(goals) => goals
+                .iter()
+                .map(|&g| tiles_between(start, g))
+                .min()
+                .unwrap_or(1),
+        }
+    }
+
     /// The cell a shared search for this job grows from, if it can share one.
     pub(crate) fn shared_goal(&self) -> Option<Cell> {
         match self.goal {

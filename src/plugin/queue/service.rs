@@ -29,7 +29,7 @@ use super::policy::aged_priority;
 use super::refine::{BEHIND_FRAMES, BURST_RESTS, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
 use super::validate::unit_cell;
-use super::workers::{HANDOFF_PER_RUNNER, WorkerSearch};
+use super::workers::{HANDOFF_PER_RUNNER, Pace, WorkerSearch};
 
 /// Grows the searches' scratch space to a new map's size as soon as the map appears, so the
 /// first frames with requests do not pay for it (measured: about 20 ms for two 512 x 512
@@ -135,7 +135,7 @@ impl Starter<'_, '_, '_, '_, '_> {
         let mut starting = std::collections::VecDeque::from(starting);
         let mut first = true;
         while let Some(job) = starting.pop_front() {
-            if !first && tally.elapsed() >= until {
+            if !first && tally.elapsed() >= until || queue.workers.full() {
                 queue.waiting.push(job);
                 queue.waiting.extend(starting.drain(..));
                 break;
@@ -583,6 +583,23 @@ fn smooth_urgent_rests(
     }
 }
 
+/// In lockstep mode, when worker searches handed off at tick `now` are due (see
+/// [`Lockstep::worker_budget`](crate::Lockstep::worker_budget)); `None` otherwise (they are
+/// taken back whenever they are done).
+fn worker_pace(settings: &TilepathSettings, now: u64) -> Option<Pace> {
+    let lockstep = settings.lockstep.as_ref()?;
+    let runners = match settings.workers {
+        WorkerMode::Async { max_in_flight } => max_in_flight.max(1) as u64,
+        WorkerMode::Inline => 1,
+    };
+    let per_runner = u64::try_from(lockstep.worker_budget.as_nanos()).unwrap_or(u64::MAX);
+    Some(Pace {
+        now,
+        ticks: u64::from(lockstep.worker_ticks.max(1)),
+        per_tick: per_runner.saturating_mul(runners).max(1),
+    })
+}
+
 /// Worker searches done since the last receive phase free their slots now (they are judged
 /// and delivered in this frame's receive phase); in lockstep mode, those due this tick
 /// (waiting for them if they are late) and no others.
@@ -595,9 +612,7 @@ fn take_reports(
     let lockstep = settings.lockstep.as_ref();
     let mut reports = std::mem::take(&mut queue.results);
     let due = lockstep.map(|_| book.frame);
-    queue
-        .workers
-        .set_due(lockstep.map(|l| book.frame + u64::from(l.worker_ticks.max(1))));
+    queue.workers.set_pace(worker_pace(settings, book.frame));
     while let Some(report) = queue.workers.next_report(due) {
         tally.charge(Cost::Report);
         take_report(

@@ -31,7 +31,7 @@ use crate::core::{
 use crate::plugin::classes::ClassId;
 use crate::plugin::outcomes::SearchKind;
 
-use super::job::{Job, JobGoal, SearchResult, config_to};
+use super::job::{Job, JobGoal, SearchResult, config_to, tiles_between};
 
 /// A unit served by a shared search.
 pub(super) struct Member {
@@ -162,6 +162,19 @@ impl SharedSearch {
             let starts: Vec<Cell> = self.members.iter().map(|m| m.start).collect();
             self.tree.add_starts(grid, &starts);
         }
+    }
+
+    /// Its size, for the work it is expected to take: the square of the tiles from its
+    /// farthest member's start to the goal (a tree grows over an area; see `Ledger` in
+    /// `workers.rs`).
+    pub(super) fn size(&self) -> u64 {
+        let far = self
+            .members
+            .iter()
+            .map(|m| tiles_between(m.start, self.goal))
+            .max()
+            .unwrap_or(1);
+        far * far
     }
 
     /// Node expansions so far.

@@ -23,13 +23,16 @@ use crate::core::{
 use crate::plugin::map::GridSnapshot;
 use crate::plugin::outcomes::SearchKind;
 
-use super::job::{Job, Overlay, SearchResult, begin, begin_any};
+use crate::plugin::diagnostics::Cost;
+
+use super::job::{Job, JobGoal, Overlay, SearchResult, begin, begin_any};
 use super::shared::{MapClass, SharedSearch, SharedStep};
 
 /// What a worker sends back.
 pub(super) enum WorkerReport {
-    /// A unit's own search (the flight's id).
-    One(u64, SearchResult),
+    /// A unit's own search (the flight's id), and the work it counted (nominal nanoseconds,
+    /// see [`Cost`]).
+    One(u64, SearchResult, u64),
     /// A unit's own search stopped for a more urgent one (see [`WorkerChannel::preempt_for`]):
     /// its job waits again.
     Stopped(u64, Job),
@@ -51,6 +54,8 @@ pub(super) struct SharedReport {
     pub(super) unserved: Vec<Job>,
     pub(super) tree: Box<GoalTree>,
     pub(super) overlay: Vec<(Cell, CellOverlay)>,
+    /// The work it counted (nominal nanoseconds, see [`Cost`]).
+    pub(super) counted: u64,
 }
 
 /// Searches handed off per runner at most (running, waiting for a runner, or done and not yet
@@ -71,13 +76,74 @@ pub(super) struct WorkerChannel {
     handoff: Arc<Mutex<Handoff>>,
     /// Scratch spaces of worker searches.
     scratch: ScratchPool,
-    /// In lockstep mode, the tick at which searches handed off now are due (see
+    /// In lockstep mode, when searches handed off now are due (see
     /// [`WorkerChannel::next_report`]); `None`: their results are taken as soon as they come.
-    due: Option<u64>,
+    pace: Option<Pace>,
     /// Reports received before their flight is due, in the order they came.
     early: Vec<WorkerReport>,
     /// Wall time spent waiting for due reports since [`WorkerChannel::take_waited`].
     waited: Duration,
+    /// The work handed off and not taken back, as expected (see [`Ledger`]).
+    ledger: Ledger,
+}
+
+/// When worker searches are due in lockstep mode.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pace {
+    /// This tick.
+    pub(super) now: u64,
+    /// Ticks from handing a search off to taking it back, at least
+    /// ([`Lockstep::worker_ticks`](crate::Lockstep::worker_ticks)).
+    pub(super) ticks: u64,
+    /// The work all runners together are expected to finish in a tick, in nominal nanoseconds
+    /// ([`Lockstep::worker_budget`](crate::Lockstep::worker_budget) times the runners).
+    pub(super) per_tick: u64,
+}
+
+/// The work handed to the runners, counted like the main thread's budget ([`Cost`]'s nominal
+/// nanoseconds), so that lockstep mode hands off no more than the runners finish before it is
+/// due (see [`WorkerChannel::full`]). A search's work is known once it is done; until then it
+/// is expected from its size (the tiles between its start and goal, summed over a shared
+/// search's members) at the work per tile of the searches of its kind taken back so far. Taken
+/// back in the same order on every machine, so the expectation is the same on every machine.
+struct Ledger {
+    /// Expected work of the flights not taken back.
+    outstanding: u64,
+    /// Work per tile of size, of own searches and of shared ones (whose size is the square of
+    /// their farthest member's tiles: a tree grows over an area): a running mean (an eighth of
+    /// each search taken back).
+    per_tile: [u64; 2],
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        // Before any search is taken back: about what own searches through a region map and
+        // shared trees counted a tile on 512 x 512 maps (`stress --units 2000 --lockstep`).
+        Ledger {
+            outstanding: 0,
+            per_tile: PRIOR_PER_TILE,
+        }
+    }
+}
+
+/// [`Ledger::per_tile`] before any search is taken back.
+const PRIOR_PER_TILE: [u64; 2] = [2_000, 250];
+
+impl Ledger {
+    /// The work a search of `kind` (0: own, 1: shared) and `size` tiles is expected to take.
+    fn expect(&self, kind: usize, size: u64) -> u64 {
+        self.per_tile[kind].saturating_mul(size.max(1))
+    }
+
+    /// A flight taken back that was expected to take `expected`, and took `counted` (if it
+    /// ran to its end).
+    fn settle(&mut self, kind: usize, size: u64, expected: u64, counted: Option<u64>) {
+        self.outstanding = self.outstanding.saturating_sub(expected);
+        if let Some(counted) = counted {
+            let seen = counted / size.max(1);
+            self.per_tile[kind] = (self.per_tile[kind] * 7 + seen).div_ceil(8).max(1);
+        }
+    }
 }
 
 impl Default for WorkerChannel {
@@ -90,9 +156,10 @@ impl Default for WorkerChannel {
             next_id: 0,
             handoff: Arc::default(),
             scratch: ScratchPool::default(),
-            due: None,
+            pace: None,
             early: Vec::new(),
             waited: Duration::ZERO,
+            ledger: Ledger::default(),
         }
     }
 }
@@ -152,6 +219,10 @@ struct Flight {
     state: Arc<AtomicU8>,
     /// The tick its report is taken back at, in lockstep mode.
     due: Option<u64>,
+    /// Shared (1) or own (0), its size in tiles and its expected work (see [`Ledger`]).
+    kind: usize,
+    size: u64,
+    expected: u64,
 }
 
 /// A flight's state: handed off and waiting for a runner, ...
@@ -203,9 +274,28 @@ impl WorkerChannel {
         }
     }
 
-    /// Hands `work` of `priority` to the runners, starting one if fewer than `runners` are
-    /// alive.
-    fn hand_off(&mut self, priority: i32, work: Work, runners: usize) {
+    /// Whether, in lockstep mode, the work handed off and not taken back is expected to keep
+    /// the runners busy for [`Pace::ticks`] ticks: no more is handed off until some comes
+    /// back. Never with nothing in flight, so a search bigger than that still goes (due as
+    /// many ticks later as it is expected to take).
+    pub(super) fn full(&self) -> bool {
+        self.pace.is_some_and(|p| {
+            !self.flights.is_empty()
+                && self.ledger.outstanding >= p.per_tick.saturating_mul(p.ticks)
+        })
+    }
+
+    /// Hands `work` of `priority` and `size` tiles (see [`Ledger`]) to the runners, starting
+    /// one if fewer than `runners` are alive.
+    fn hand_off(&mut self, priority: i32, work: Work, size: u64, runners: usize) {
+        let kind = usize::from(matches!(work, Work::Shared { .. }));
+        let expected = self.ledger.expect(kind, size);
+        self.ledger.outstanding += expected;
+        // Due once the runners are expected to have done it and the work ahead of it.
+        let due = self.pace.map(|p| {
+            let ticks = self.ledger.outstanding.div_ceil(p.per_tick.max(1));
+            p.now + p.ticks.max(ticks)
+        });
         let (id, stop, state) = (
             self.next_id,
             Arc::new(AtomicBool::new(false)),
@@ -217,7 +307,10 @@ impl WorkerChannel {
             priority,
             stop: stop.clone(),
             state: state.clone(),
-            due: self.due,
+            due,
+            kind,
+            size,
+            expected,
         });
         let task = Task {
             id,
@@ -271,9 +364,10 @@ impl WorkerChannel {
     }
 
     /// Hands `job` to the runners with `priority` (its aged priority); its result comes back
-    /// through [`Self::try_recv`].
+    /// through [`Self::next_report`].
     pub(super) fn spawn(&mut self, job: Job, search: WorkerSearch, priority: i32, runners: usize) {
-        self.hand_off(priority, Work::One(job, Box::new(search)), runners);
+        let size = job.size_from(search.start);
+        self.hand_off(priority, Work::One(job, Box::new(search)), size, runners);
     }
 
     /// Hands a shared search against `grid` to the runners.
@@ -285,20 +379,20 @@ impl WorkerChannel {
         smoothing: Option<usize>,
         runners: usize,
     ) {
-        let priority = shared.priority();
+        let (priority, size) = (shared.priority(), shared.size());
         let work = Work::Shared {
             shared: Box::new(shared),
             grid,
             config,
             smoothing,
         };
-        self.hand_off(priority, work, runners);
+        self.hand_off(priority, work, size, runners);
     }
 
-    /// Searches handed off from now on are due at tick `due` (lockstep mode), or taken back as
+    /// Searches handed off from now on are due as `pace` says (lockstep mode), or taken back as
     /// soon as they are done (`None`).
-    pub(super) fn set_due(&mut self, due: Option<u64>) {
-        self.due = due;
+    pub(super) fn set_pace(&mut self, pace: Option<Pace>) {
+        self.pace = pace;
     }
 
     /// The next report to take back: any that came (`frame` is `None`), or in lockstep mode
@@ -349,11 +443,18 @@ impl WorkerChannel {
         std::mem::take(&mut self.waited)
     }
 
-    /// `r` taken back: a report that ends its flight lands it.
+    /// `r` taken back: a report that ends its flight lands it, and settles its work.
     fn taken(&mut self, r: WorkerReport) -> WorkerReport {
-        if !matches!(r, WorkerReport::Served(..)) {
-            let id = r.id();
-            self.flights.retain(|f| f.id != id);
+        let counted = match &r {
+            WorkerReport::Served(..) => return r,
+            WorkerReport::Stopped(..) => None,
+            WorkerReport::One(_, _, counted) => Some(*counted),
+            WorkerReport::Shared(_, s) => Some(s.counted),
+        };
+        let id = r.id();
+        if let Some(i) = self.flights.iter().position(|f| f.id == id) {
+            let f = self.flights.remove(i);
+            self.ledger.settle(f.kind, f.size, f.expected, counted);
         }
         r
     }
@@ -363,7 +464,7 @@ impl WorkerReport {
     /// The id of the flight it reports on.
     fn id(&self) -> u64 {
         match self {
-            WorkerReport::One(id, _)
+            WorkerReport::One(id, ..)
             | WorkerReport::Stopped(id, _)
             | WorkerReport::Served(id, _)
             | WorkerReport::Shared(id, _) => *id,
@@ -401,7 +502,7 @@ async fn run_tasks(
         let report = match task.work {
             Work::One(job, search) => {
                 match run_job(job, &search, Scratch::take(&scratch), &mut co).await {
-                    Ok(result) => WorkerReport::One(id, result),
+                    Ok((result, counted)) => WorkerReport::One(id, result, counted),
                     Err(job) => WorkerReport::Stopped(id, job),
                 }
             }
@@ -510,30 +611,41 @@ impl Cooperative {
     }
 }
 
-/// Steps `search` until it ends, giving way between slices; `None` if asked to stop.
+/// Steps `search` until it ends, giving way between slices, its work added to `counted`;
+/// `None` if asked to stop.
 async fn finish(
     search: &mut AStar,
     grid: &NavGrid,
     co: &mut Cooperative,
+    counted: &mut u64,
 ) -> Option<Result<Path, PathError>> {
-    loop {
+    let result = loop {
         match search.step(grid, WORKER_SLICE) {
             SearchStep::Pending if co.stopped() => return None,
             SearchStep::Pending => co.pause_point().await,
-            SearchStep::Found(p) => return Some(Ok(p)),
-            SearchStep::Failed(e) => return Some(Err(e)),
+            SearchStep::Found(p) => break Ok(p),
+            SearchStep::Failed(e) => break Err(e),
         }
-    }
+    };
+    // Counted as the main thread counts a search's expansions.
+    let (expansions, scans) = (search.expansions(), search.scan_expansions());
+    *counted += if search.used_jump_points() {
+        Cost::Jumps(expansions - scans).nanos_on(grid) + Cost::Expansions(scans).nanos_on(grid)
+    } else {
+        Cost::Expansions(expansions).nanos_on(grid)
+    };
+    Some(result)
 }
 
 /// A whole search on a worker (through the region map if it has one, flat if that fails, and
-/// again with stopped units as a penalty if nothing is found around them), and which it was;
-/// `None` if asked to stop.
+/// again with stopped units as a penalty if nothing is found around them), and which it was,
+/// its work added to `counted`; `None` if asked to stop.
 async fn search_job(
     job: &Job,
     s: &WorkerSearch,
     search: &mut AStar,
     co: &mut Cooperative,
+    counted: &mut u64,
 ) -> Option<(Result<Path, PathError>, SearchKind)> {
     let grid = &*s.grid;
     let overlay = &s.overlay.cells;
@@ -541,7 +653,12 @@ async fn search_job(
     match begin_any(search, grid, regions, s.start, job, &s.config, overlay) {
         Err(e) => return Some((Err(e), SearchKind::Own)),
         Ok(Some(mut h)) => loop {
-            match h.step(grid, search, WORKER_SLICE) {
+            let step = h.step(grid, search, WORKER_SLICE);
+            if !matches!(step, SearchStep::Pending) {
+                *counted += Cost::Route(h.route_pops()).nanos_on(grid)
+                    + Cost::Legs(h.expansions()).nanos_on(grid);
+            }
+            match step {
                 SearchStep::Pending if co.stopped() => return None,
                 SearchStep::Pending => co.pause_point().await,
                 SearchStep::Found(p) => return Some((Ok(p), SearchKind::Hierarchical)),
@@ -556,7 +673,7 @@ async fn search_job(
         },
         Ok(None) => {}
     }
-    let result = finish(search, grid, co).await?;
+    let result = finish(search, grid, co, counted).await?;
     // Blocking stopped units left no way at all, or left a stuck unit only a way round its jam
     // too long to take: search again with them priced.
     let fallback = match &result {
@@ -566,7 +683,7 @@ async fn search_job(
     };
     let result = match fallback {
         Some(soft) => match begin(search, grid, s.start, job, &s.config, &soft.cells) {
-            Ok(()) => finish(search, grid, co).await?,
+            Ok(()) => finish(search, grid, co, counted).await?,
             Err(e) => Err(e),
         },
         None => result,
@@ -579,23 +696,27 @@ async fn search_job(
     Some((result, kind))
 }
 
-/// A whole search and its smoothing on a worker; the job back if it was asked to stop.
+/// A whole search and its smoothing on a worker, and the work it counted; the job back if it
+/// was asked to stop.
 async fn run_job(
     job: Job,
     s: &WorkerSearch,
     mut scratch: Scratch,
     co: &mut Cooperative,
-) -> Result<SearchResult, Job> {
+) -> Result<(SearchResult, u64), Job> {
     let grid = &*s.grid;
-    let Some((result, search)) = search_job(&job, s, scratch.get(), co).await else {
+    let mut counted = Cost::Start.nanos_on(grid);
+    let Some((result, search)) = search_job(&job, s, scratch.get(), co, &mut counted).await else {
         return Err(job);
     };
     drop(scratch);
     let smoothed = match (&result, s.smoothing) {
-        (Ok(p), Some(first)) => smooth_on_worker(grid, &p.cells, s.radius, first, co).await,
+        (Ok(p), Some(first)) => {
+            smooth_on_worker(grid, &p.cells, s.radius, first, co, &mut counted).await
+        }
         _ => Vec::new(),
     };
-    Ok(SearchResult {
+    let result = SearchResult {
         job,
         version: grid.version(),
         result,
@@ -603,7 +724,8 @@ async fn run_job(
         worker: true,
         search,
         rest: None,
-    })
+    };
+    Ok((result, counted))
 }
 
 /// `cells` smoothed on the worker, all of them, so no rest is left for the main thread (see
@@ -621,6 +743,7 @@ async fn smooth_on_worker(
     radius: f32,
     first: usize,
     co: &mut Cooperative,
+    counted: &mut u64,
 ) -> Vec<Vec2> {
     let mut smoother = if cells.len() <= first.saturating_add(1) {
         Smoother::new(grid, cells, radius)
@@ -628,7 +751,9 @@ async fn smooth_on_worker(
         Smoother::forward(grid, cells, radius)
     };
     loop {
+        *counted += Cost::LineCheck.nanos_on(grid);
         if let Some(points) = smoother.step(grid, WORKER_SMOOTH_STEP) {
+            *counted += Cost::Cells(smoother.work()).nanos_on(grid);
             return points;
         }
         co.pause_point().await;
@@ -649,17 +774,38 @@ async fn run_shared(
 ) -> SharedReport {
     let mut alone = Vec::new();
     let mut unserved = Vec::new();
+    let mut counted = Cost::Start.nanos_on(grid);
     loop {
         if co.stopped() {
             unserved = shared.unserved();
             break;
         }
-        match shared.step(grid, WORKER_SLICE, scratch.get(), config, |_| true) {
+        // Counted as the main thread counts a shared search's steps.
+        let (before, members, planned) = (
+            shared.expansions(),
+            shared.members_waiting(),
+            shared.lanes_planned(),
+        );
+        let step = shared.step(grid, WORKER_SLICE, scratch.get(), config, |_| true);
+        if !planned && shared.lanes_planned() {
+            counted += Cost::Lanes(members as u64).nanos_on(grid);
+        }
+        let grown = shared.expansions().saturating_sub(before);
+        counted += Cost::Tree(grown).nanos_on(grid) + Cost::Step.nanos_on(grid);
+        match step {
             SharedStep::Growing => {}
             SharedStep::Served(mut r, radius) => {
                 r.worker = true;
+                let cells = r.result.as_ref().map_or(0, |p| p.cells.len());
+                counted += Cost::Member(cells as u64).nanos_on(grid);
+                if let JobGoal::Slot { slot, target } = r.job.goal
+                    && slot != target
+                {
+                    counted += Cost::Expansions(scratch.get().expansions()).nanos_on(grid);
+                }
                 if let (Some(first), Ok(p)) = (smoothing, &r.result) {
-                    r.smoothed = smooth_on_worker(grid, &p.cells, radius, first, co).await;
+                    r.smoothed =
+                        smooth_on_worker(grid, &p.cells, radius, first, co, &mut counted).await;
                 }
                 let _ = sender.send(WorkerReport::Served(id, r));
             }
@@ -677,5 +823,33 @@ async fn run_shared(
         unserved,
         tree,
         overlay,
+        counted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ledger_expects_what_searches_of_a_kind_took_a_tile() {
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.expect(0, 100), 100 * PRIOR_PER_TILE[0]);
+        // Own searches taking 5,000 a tile: the expectation moves there, shared ones' stays.
+        for _ in 0..40 {
+            let expected = ledger.expect(0, 100);
+            ledger.outstanding += expected;
+            ledger.settle(0, 100, expected, Some(500_000));
+        }
+        assert_eq!(ledger.outstanding, 0, "settled: nothing outstanding");
+        let per_tile = ledger.expect(0, 1);
+        assert!((4_900..=5_100).contains(&per_tile), "{per_tile}");
+        assert_eq!(ledger.expect(1, 10), 10 * PRIOR_PER_TILE[1]);
+        // A search stopped before its end settles what it was expected to take and teaches
+        // nothing; a size of 0 counts as 1.
+        ledger.outstanding += 7;
+        ledger.settle(1, 0, 7, None);
+        assert_eq!(ledger.outstanding, 0);
+        assert_eq!(ledger.expect(1, 0), PRIOR_PER_TILE[1]);
     }
 }
