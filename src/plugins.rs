@@ -171,7 +171,7 @@ fn queue_systems(app: &mut App, schedule: InternedScheduleLabel) {
             (
                 saves::restore_saved,
                 map::resolve_classes,
-                map::keep_jump_tables,
+                map::jump_tables::keep_jump_tables,
                 fog::reveal_fog,
                 queue::service::prepare_scratch,
                 queue::repath::keep_regions,

@@ -328,6 +328,12 @@ impl ClassGrid {
         self.grid.build_jump_table();
     }
 
+    /// Gives the class grid a jump table built apart from it
+    /// ([`NavGrid::install_jump_table`]); whether it took it.
+    pub(crate) fn install_jump_table(&mut self, built: super::grid::BuiltJumpTable) -> bool {
+        self.grid.install_jump_table(built)
+    }
+
     /// Frees the class grid's jump table ([`NavGrid::drop_jump_table`]).
     pub fn drop_jump_table(&mut self) {
         self.grid.drop_jump_table();

@@ -11,6 +11,14 @@ use super::cost::CostModel;
 use super::islands::Islands;
 use super::jump_table::JumpTable;
 
+/// A jump table built apart from its grid ([`NavGrid::build_jump_table_apart`]), with the
+/// terrain it was built from.
+#[derive(Debug)]
+pub(crate) struct BuiltJumpTable {
+    table: JumpTable,
+    terrain: Vec<u8>,
+}
+
 /// The shape of the cells and how units may move from cell to cell.
 ///
 /// Square grids: cell `(x, y)` is the unit square `[x, x + 1) x [y, y + 1)` of grid space.
@@ -562,6 +570,33 @@ impl NavGrid {
                 self.stride as usize,
             )));
         }
+    }
+
+    /// The jump table of [`NavGrid::build_jump_table`] built apart from the grid (on another
+    /// thread, from a copy of it), to be given to it with [`NavGrid::install_jump_table`];
+    /// `None` where a table does not fit the grid.
+    pub(crate) fn build_jump_table_apart(&self) -> Option<BuiltJumpTable> {
+        self.jump_table_fits().then(|| BuiltJumpTable {
+            table: JumpTable::build(&self.terrain, self.stride as usize),
+            terrain: self.terrain.clone(),
+        })
+    }
+
+    /// Gives the grid a table [`NavGrid::build_jump_table_apart`] built from an earlier state
+    /// of it, brought up to date with the cells blocked or opened since, as an edit would.
+    /// Returns whether it took it (not if the grid changed its size or no longer fits a table).
+    pub(crate) fn install_jump_table(&mut self, built: BuiltJumpTable) -> bool {
+        if !self.jump_table_fits() || built.terrain.len() != self.terrain.len() {
+            return false;
+        }
+        let mut table = built.table;
+        for (i, (&then, &now)) in built.terrain.iter().zip(&self.terrain).enumerate() {
+            if (then == BLOCKED) != (now == BLOCKED) {
+                table.cell_changed(&self.terrain, i);
+            }
+        }
+        self.jumps = Some(Arc::new(table));
+        true
     }
 
     /// Frees the table of [`NavGrid::build_jump_table`] (searches scan again).

@@ -350,4 +350,32 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_table_built_apart_and_given_after_edits_is_the_table_of_the_grid_as_it_is() {
+        let mut grid = NavGrid::new(40, 30).unwrap();
+        for y in 3..25 {
+            grid.set_walkable(Cell::new(12, y), false).unwrap();
+        }
+        let built = grid.build_jump_table_apart().expect("fits");
+        // Edited while the table was being built: walls up, walls down.
+        for (x, y, walkable) in [
+            (12, 10, true),
+            (20, 5, false),
+            (21, 5, false),
+            (5, 20, false),
+        ] {
+            grid.set_walkable(Cell::new(x, y), walkable).unwrap();
+        }
+        assert!(grid.install_jump_table(built));
+        let mut fresh = grid.clone();
+        fresh.drop_jump_table();
+        fresh.build_jump_table();
+        assert_eq!(grid.jump_table(), fresh.jump_table());
+        // A grid of another size does not take it.
+        let built = grid.build_jump_table_apart().expect("fits");
+        let mut other = NavGrid::new(41, 30).unwrap();
+        assert!(!other.install_jump_table(built));
+        assert!(!other.has_jump_table());
+    }
 }

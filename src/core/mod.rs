@@ -57,6 +57,7 @@ pub use classes::{
 };
 pub use cost::CostModel;
 pub use goal_tree::{GoalTree, TreeStep};
+pub(crate) use grid::BuiltJumpTable;
 pub use grid::{CornerRule, GridError, MoveRules, NavGrid, Topology};
 pub use heuristic::Heuristic;
 pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};

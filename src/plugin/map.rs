@@ -10,6 +10,7 @@ use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass, class_key};
 use crate::plugin::settings::TilepathSettings;
 
+pub(crate) mod jump_tables;
 #[cfg(feature = "serialize")]
 pub mod saved;
 
@@ -243,40 +244,38 @@ impl NavMap {
         }
     }
 
-    /// Whether any grid of this map (the shared one, or a class grid) would change under
-    /// [`NavMap::keep_jump_tables`].
-    fn jump_tables_differ(&self, on: bool) -> bool {
-        let differs = |g: &NavGrid| g.has_jump_table() != (on && g.jump_points_apply());
-        differs(&self.grid)
-            || self
-                .classes
-                .iter()
-                .any(|e| e.grid.as_ref().is_ok_and(|c| differs(c.grid())))
+    /// The classes with a grid on this map: the default class (the shared grid) and each class
+    /// with a grid of its own.
+    fn grid_classes(&self) -> Vec<ClassId> {
+        let own = self.classes.iter().enumerate();
+        std::iter::once(ClassId::DEFAULT)
+            .chain(own.filter_map(|(k, e)| e.grid.is_ok().then_some(ClassId(k as u16 + 1))))
+            .collect()
     }
 
-    /// Gives the grids jump point search runs on (the shared one, and each class grid) their
-    /// jump tables ([`NavGrid::build_jump_table`]) when `on`; drops every table when not.
-    fn keep_jump_tables(&mut self, on: bool) {
-        let wants = |g: &NavGrid| on && g.jump_points_apply();
-        if self.grid.has_jump_table() != wants(&self.grid) {
-            let grid = self.grid_mut();
-            if on {
-                grid.build_jump_table();
-            } else {
-                grid.drop_jump_table();
-            }
+    /// Frees the jump table of `class`'s grid.
+    fn drop_jump_table_of(&mut self, class: ClassId) {
+        match self.class_entry_grid_mut(class) {
+            Some(c) => c.drop_jump_table(),
+            None => self.grid_mut().drop_jump_table(),
         }
-        for entry in &mut self.classes {
-            if let Ok(c) = &mut entry.grid
-                && c.grid().has_jump_table() != wants(c.grid())
-            {
-                let c = Arc::make_mut(c);
-                if on {
-                    c.build_jump_table();
-                } else {
-                    c.drop_jump_table();
-                }
-            }
+    }
+
+    /// Gives `class`'s grid a jump table built apart from it (see `jump_tables`). Writing the
+    /// grid copies it if a search or a region map's build still reads it (7 ms on 1024 x 1024).
+    fn install_jump_table_of(&mut self, class: ClassId, table: crate::core::BuiltJumpTable) {
+        match self.class_entry_grid_mut(class) {
+            Some(c) => c.install_jump_table(table),
+            None => self.grid_mut().install_jump_table(table),
+        };
+    }
+
+    /// `class`'s own grid, to write (`None` for the default class and classes without one).
+    fn class_entry_grid_mut(&mut self, class: ClassId) -> Option<&mut ClassGrid> {
+        let k = class.0.checked_sub(1)? as usize;
+        match &mut self.classes.get_mut(k)?.grid {
+            Ok(c) => Some(Arc::make_mut(c)),
+            Err(_) => None,
         }
     }
 
@@ -434,22 +433,6 @@ struct ClassEntry {
     /// The player whose knowledge it plans with.
     player: Option<u8>,
     grid: Result<Arc<ClassGrid>, ClassError>,
-}
-
-/// Gives every map's grids where jump point search runs their jump tables (JPS+: the queue's
-/// jump point searches read them instead of scanning), when a map appears, when its classes
-/// get grids, and when a grid comes to qualify (one terrain, no penalties); kept up to date by
-/// edits from then on. Drops them when the settings turn jump points or tables off.
-pub(crate) fn keep_jump_tables(
-    settings: Res<crate::plugin::settings::TilepathSettings>,
-    mut maps: Query<&mut NavMap>,
-) {
-    let on = settings.search.jump_points && settings.jump_tables;
-    for mut map in &mut maps {
-        if map.jump_tables_differ(on) {
-            map.keep_jump_tables(on);
-        }
-    }
 }
 
 /// What [`resolve_classes`] reads of a unit.

@@ -176,7 +176,7 @@ impl TilepathSettings {
 ///   ([`Lockstep::worker_budget`]; the tick waits for the worker if it is late; it is never
 ///   applied early) and never preempted; searches are handed off only while the runners are
 ///   counted to finish them in `worker_ticks` ticks;
-///   a region map is used from `region_ticks` after its build starts;
+///   a region map or jump table is used from `region_ticks` after its build starts;
 /// - units are moved, pushed and repathed in the order of their
 ///   [`LockstepKey`](crate::LockstepKey)s (their entities where they have none), never in
 ///   archetype storage order; requests are queued in the order the game made them; the
@@ -205,8 +205,8 @@ pub struct Lockstep {
     /// fewer ticks) and ticks wait on slower machines
     /// ([`TilepathFrameStats::worker_wait`](crate::TilepathFrameStats::worker_wait)).
     pub worker_budget: Duration,
-    /// Ticks between starting a region map's build (when a map or class appears, or after an
-    /// unmarked edit) and using it; searches are flat until then.
+    /// Ticks between starting a region map's or a jump table's build (when a map or class
+    /// appears, or after an unmarked edit) and using it; searches are flat (or scan) until then.
     pub region_ticks: u32,
 }
 
