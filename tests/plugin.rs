@@ -1256,3 +1256,42 @@ fn one_worker_serves_many_searches_in_one_round_trip() {
     }
     assert!(log.max_searching <= 1, "{}", log.max_searching);
 }
+
+#[test]
+fn jump_tables_are_built_on_a_worker_and_in_lockstep_given_at_a_fixed_tick() {
+    // One terrain, eight-way moves without corner cutting: jump point search runs, so the map
+    // gets a table.
+    let open = || NavGrid::new(48, 48).unwrap();
+    let has_table = |app: &mut App| map_grid(app).has_jump_table();
+    let mut app = app(TilepathSettings::default(), open());
+    app.update();
+    // A wall put up while the table is being built: the table is given to the grid all the same
+    // (brought up to date with it).
+    {
+        let mut maps = app.world_mut().query::<&mut NavMap>();
+        let mut map = maps.single_mut(app.world_mut()).unwrap();
+        map.set_walkable(Cell::new(10, 10), false).unwrap();
+    }
+    let mut frames = 1;
+    while !has_table(&mut app) && frames < 500 {
+        std::thread::sleep(Duration::from_millis(2));
+        app.update();
+        frames += 1;
+    }
+    assert!(has_table(&mut app), "no table after {frames} frames");
+    // Lockstep: the table is given at `region_ticks` after its build started, on every client.
+    let settings = TilepathSettings {
+        lockstep: Some(Lockstep {
+            region_ticks: 5,
+            ..default()
+        }),
+        ..default()
+    };
+    let mut app = self::app(settings, open());
+    for _ in 0..5 {
+        app.update();
+        assert!(!has_table(&mut app));
+    }
+    app.update();
+    assert!(has_table(&mut app));
+}
