@@ -670,19 +670,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// The process's resident memory in bytes (0 where `/proc` is not there).
-fn resident_bytes() -> u64 {
-    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
-        return 0;
-    };
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
 /// Least-squares slope of `y` over `x`.
 fn slope(points: &[(f64, f64)]) -> f64 {
     let n = points.len() as f64;
@@ -946,7 +933,7 @@ fn main() {
             save_and_reload(&mut app, &mut game, &settings, schedule, frame);
         }
         if frame.is_multiple_of(args.sample) && frame > warm_up && frame <= args.frames {
-            rss.push((frame as f64, resident_bytes() as f64 / 1e6));
+            rss.push((frame as f64, common::resident_bytes() as f64 / 1e6));
             heap.push((frame as f64, LIVE_HEAP.load(Relaxed) as f64 / 1e6));
         }
         if args.workers > 0

@@ -4,7 +4,7 @@
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
 //!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
 //!     [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] \
-//!     [--no-lanes] [--searches-per-frame N] [--standing]
+//!     [--no-lanes] [--searches-per-frame N] [--standing] [--battle]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
@@ -39,6 +39,14 @@
 //! mean units moving, standing and asleep (standing with nothing to do), the time per moving
 //! unit, and the time per standing unit over the frames in which every unit stood (with
 //! `--standing`, every unit's order is to the cell it stands on: a standing army).
+//! `--battle` (with `--move`) is the big-battle preset: the units in eight armies round the
+//! map, each army given one group order to where the army opposite stands, so they cross and
+//! meet in the middle, where a unit within 5 tiles of an enemy stops and holds its position, and
+//! falls (is despawned) with odds of one in 240 a frame; a `battle` line reports them. The eight armies of 2,000 on
+//! 1024 x 1024 that big RTS games field: `--units 16000 --map-size 1024 --move --battle`.
+//! A `memory` line reports the process's resident memory, and what the map added to it per cell
+//! (from before it was spawned until its region map was ready) and the units per unit (from
+//! then to the end).
 //! With `--gates` the map is open ground with a wall every 24 columns, each with two gaps 3
 //! cells wide; with `--group --move` as well, a `crowd` line reports the median unit's time to
 //! the goal area, a lone unit's time, the gaps' capacity (units through per second) and whether
@@ -77,6 +85,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
     MovementFrameStats, NavAgent, PathProgress, PendingRequests, SearchKind, TilepathFrameStats,
 };
+use common::battle::{self, ARMIES, Army, Combat};
 use common::{CrowdFrame, CrowdWatch, Rng, percentile, thread_cpu};
 
 /// Walls as long lines with gaps, forest and swamp patches, on plain ground.
@@ -368,7 +377,7 @@ fn units_for(budget: Duration, work: impl Fn(u64)) -> u64 {
     (probe as f64 * budget.as_secs_f64() * 1000.0 / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--max-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--max-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N] [--standing] [--battle]";
 
 /// The command line.
 struct Args {
@@ -379,6 +388,8 @@ struct Args {
     seed: u64,
     move_frames: u32,
     standing: bool,
+    /// `--battle`: the big-battle preset (see the module docs).
+    battle: bool,
     /// `--max-frames`: a run whose requests have not all ended by then fails.
     max_frames: usize,
     moving: bool,
@@ -427,6 +438,7 @@ impl Args {
             seed: 1,
             move_frames: 300,
             standing: false,
+            battle: false,
             max_frames: 20_000,
             moving: false,
             group: false,
@@ -459,6 +471,7 @@ impl Args {
                 Long("seed") => a.seed = common::value(&mut parser, "--seed")?,
                 Long("move-frames") => a.move_frames = common::value(&mut parser, "--move-frames")?,
                 Long("standing") => a.standing = true,
+                Long("battle") => a.battle = true,
                 Long("max-frames") => a.max_frames = common::value(&mut parser, "--max-frames")?,
                 Long("move") => a.moving = true,
                 Long("group") => a.group = true,
@@ -504,6 +517,9 @@ impl Args {
         if a.edits > 0 && !a.moving {
             return Err("--edits needs --move (walls go across routes units walk)".into());
         }
+        if a.battle && (!a.moving || a.group || a.gates || a.standing) {
+            return Err("--battle needs --move, and no --group, --gates or --standing".into());
+        }
         if a.standing && (!a.moving || a.group) {
             return Err("--standing needs --move and random orders (each unit's own cell)".into());
         }
@@ -526,12 +542,19 @@ fn main() {
         generate(args.size, &mut rng, args.uniform)
     };
     let mut app = build_app(&args);
+    let rss_before = common::resident_bytes();
     let map = NavMap::new(grid, Vec2::ZERO, Vec2::splat(16.0));
-    let (orders, trip) = if args.group {
+    let (orders, trip, armies): (Vec<_>, _, Vec<Army>) = if args.battle {
+        let (orders, armies) = battle::orders(&map, args.size, args.units)
+            .into_iter()
+            .map(|(start, request, army)| ((start, request), army))
+            .unzip();
+        (orders, None, armies)
+    } else if args.group {
         let (orders, trip) = group_orders(&map, &args);
-        (orders, Some(trip))
+        (orders, Some(trip), Vec::new())
     } else {
-        (random_orders(map.grid(), &mut rng, &args), None)
+        (random_orders(map.grid(), &mut rng, &args), None, Vec::new())
     };
     let grid_copy = map.grid().clone();
     let mut trips = trip.filter(|_| args.gates && args.moving).and_then(|t| {
@@ -572,11 +595,16 @@ fn main() {
         // Frames count from the orders.
         app.world_mut().resource_mut::<Tally>().frames = 0;
     }
+    let rss_loaded = common::resident_bytes();
+    let units = orders.len();
     for (k, (start, request)) in orders.into_iter().enumerate() {
         let pos = (start.as_vec2() + 0.5) * 16.0;
         let mut e = app
             .world_mut()
             .spawn((Transform::from_xyz(pos.x, pos.y, 0.0), request));
+        if let Some(&army) = armies.get(k) {
+            e.insert(army);
+        }
         if args.moving {
             e.insert(Mover {
                 speed: UNIT_SPEED,
@@ -599,7 +627,22 @@ fn main() {
         }
     }
     let mut edits = (args.edits > 0).then(|| Edits::new(args.edits, args.seed));
-    let frames = run(&mut app, &args, &mut edits, &mut trips);
+    let mut combat = args.battle.then(|| Combat::new(args.seed, 16.0));
+    let frames = run(&mut app, &args, &mut edits, &mut trips, &mut combat);
+    if let Some(c) = &combat {
+        println!(
+            "battle armies={ARMIES} units={units} engaged={} fallen={} most_in_range={} (units within 5 tiles of an enemy hold their position, then fall with odds of 1 in 240 a frame)",
+            c.engaged, c.fallen, c.most_in_range
+        );
+    }
+    let rss = common::resident_bytes();
+    let cells = (args.size as f64).powi(2);
+    println!(
+        "memory rss_mb={:.1} map_bytes_per_cell={:.1} bytes_per_unit={:.0} (map: from before its spawn until its region map was ready; units: from then to the end)",
+        rss as f64 / 1e6,
+        rss_loaded.saturating_sub(rss_before) as f64 / cells,
+        rss.saturating_sub(rss_loaded) as f64 / units.max(1) as f64,
+    );
     report(&mut app, &args, &frames, edits.as_ref());
     if let Some(t) = &trips {
         t.report(&grid_copy, args.units, UNIT_SPEED);
@@ -626,16 +669,7 @@ fn random_orders(grid: &NavGrid, rng: &mut Rng, args: &Args) -> Vec<(Cell, PathR
 fn group_orders(map: &NavMap, args: &Args) -> (Vec<(Cell, PathRequest)>, GroupTrip) {
     let grid = map.grid();
     let (s, mid) = (args.size as i32, args.size as i32 / 2);
-    let island = grid
-        .cells()
-        .filter_map(|c| grid.island(c))
-        .fold(HashMap::new(), |mut m: HashMap<u32, u32>, i| {
-            *m.entry(i).or_default() += 1;
-            m
-        })
-        .into_iter()
-        .max_by_key(|&(i, n)| (n, i))
-        .map(|(i, _)| i);
+    let island = battle::largest_island(grid);
     let home = group_center(grid, Cell::new(s / 16, mid), island).expect("a main island");
     let starts = spread_slots(grid, home, args.units as usize);
     let target = map.cell_to_world(Cell::new(s - 1 - s / 16, mid));
@@ -945,6 +979,7 @@ fn run(
     args: &Args,
     edits: &mut Option<Edits>,
     trips: &mut Option<CrowdTrips>,
+    combat: &mut Option<Combat>,
 ) -> Frames {
     let frame_period = Duration::from_secs_f64(1.0 / 60.0);
     let mut f = Frames {
@@ -972,6 +1007,9 @@ fn run(
         frame += 1;
         if let Some(edits) = edits.as_mut() {
             edits.frame(app, frame);
+        }
+        if let Some(c) = combat.as_mut() {
+            c.frame(app.world_mut());
         }
         if args.moving {
             f.crowd += watch.frame(app.world_mut());

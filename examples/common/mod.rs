@@ -7,6 +7,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+pub mod battle;
 #[cfg(feature = "serialize")]
 pub mod saved_game;
 
@@ -229,4 +230,17 @@ pub fn wait_for_region_maps(app: &mut bevy::app::App, max: usize) -> usize {
     }
     app.world_mut().resource_mut::<Time<Virtual>>().unpause();
     waited
+}
+
+/// The process's resident memory in bytes (0 where `/proc` is not there).
+pub fn resident_bytes() -> u64 {
+    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
+        return 0;
+    };
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
 }

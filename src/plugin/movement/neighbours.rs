@@ -1,6 +1,6 @@
-//! The units of every map by square of [`BUCKET`] x [`BUCKET`] cells, built once a frame: where
-//! pushing and avoidance find a unit's neighbours (a counting sort of the units by square, so a
-//! look-up reads a few squares' slices instead of scanning every unit).
+//! The units of every map by square of a few cells a side, built once a frame: where pushing and
+//! avoidance find a unit's neighbours (a counting sort of the units by square, so a look-up
+//! reads a few squares' slices instead of scanning every unit).
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -18,14 +18,10 @@ pub(super) struct Member {
     pub(super) body: Body,
 }
 
-/// Side of the squares units are sorted into, in cells (small enough that a look-up reads few
-/// units, large enough that a 512 x 512 map's index is cleared and summed in a few microseconds).
-const BUCKET: f32 = 4.0;
-
-/// The square of the grid-space point `p`.
-fn bucket(p: Vec2) -> IVec2 {
-    (p / BUCKET).floor().as_ivec2()
-}
+/// Side of the squares units are sorted into, in cells, unless set otherwise
+/// ([`Neighbours::with_square`]): small enough that a look-up reads few units, large enough that
+/// a 512 x 512 map's index is cleared and summed in a few microseconds.
+const SQUARE: f32 = 4.0;
 
 /// The units of one map sorted by square: `members[start[c]..start[c + 1]]` are in square `c`.
 #[derive(Default)]
@@ -45,13 +41,35 @@ impl Buckets {
 }
 
 /// The units of every map by cell (see the module docs).
-#[derive(Default)]
 pub(crate) struct Neighbours {
     members: Vec<Member>,
     maps: EntityHashMap<Buckets>,
+    /// Side of the squares, in cells.
+    square: f32,
+}
+
+impl Default for Neighbours {
+    fn default() -> Self {
+        Neighbours::with_square(SQUARE)
+    }
 }
 
 impl Neighbours {
+    /// An index by squares of `side` cells (look-ups within a tile or so read fewer units in
+    /// smaller squares, in a dense crowd many fewer; look-ups further away read more squares).
+    pub(crate) fn with_square(side: f32) -> Self {
+        Neighbours {
+            members: Vec::new(),
+            maps: EntityHashMap::default(),
+            square: side,
+        }
+    }
+
+    /// The square of the grid-space point `p`.
+    fn bucket(&self, p: Vec2) -> IVec2 {
+        (p / self.square).floor().as_ivec2()
+    }
+
     /// Starts a new frame's index.
     pub(super) fn clear(&mut self) {
         self.members.clear();
@@ -74,14 +92,16 @@ impl Neighbours {
                 self.maps.insert(m.map, Buckets::default());
             }
         }
+        let (side, members) = (self.square, &self.members);
+        let bucket = |p: Vec2| (p / side).floor().as_ivec2();
         for (map, b) in self.maps.iter_mut() {
             let Some(s) = size(*map) else { continue };
-            let squares = bucket(s.as_vec2() + (BUCKET - 1.0)).max(IVec2::ONE);
+            let squares = bucket(s.as_vec2() + (side - 1.0)).max(IVec2::ONE);
             (b.width, b.height) = (squares.x, squares.y);
             let cells = (b.width * b.height) as usize;
             b.start.clear();
             b.start.resize(cells + 1, 0);
-            for m in self.members.iter().filter(|m| m.map == *map) {
+            for m in members.iter().filter(|m| m.map == *map) {
                 let c = b.cell_index(bucket(m.body.position));
                 b.start[c + 1] += 1;
             }
@@ -91,7 +111,7 @@ impl Neighbours {
             b.members.clear();
             b.members.resize(b.start[cells] as usize, 0);
             b.fill.clone_from(&b.start);
-            for (i, m) in self.members.iter().enumerate() {
+            for (i, m) in members.iter().enumerate() {
                 if m.map == *map {
                     let c = b.cell_index(bucket(m.body.position));
                     b.members[b.fill[c] as usize] = i as u32;
@@ -120,7 +140,7 @@ impl Neighbours {
         reach: f32,
     ) -> impl Iterator<Item = usize> + '_ {
         let buckets = self.maps.get(&map);
-        let (lo, hi) = (bucket(position - reach), bucket(position + reach));
+        let (lo, hi) = (self.bucket(position - reach), self.bucket(position + reach));
         let (lo, hi) = match buckets {
             Some(b) => (
                 lo.max(IVec2::ZERO),

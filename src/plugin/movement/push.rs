@@ -143,7 +143,7 @@ pub(crate) fn push_apart(
         ),
         With<Mover>,
     >,
-    mut index: Local<Neighbours>,
+    mut index: Local<PushIndex>,
     mut roles: Local<Vec<Role>>,
     mut entering: Local<Vec<Option<Entering>>>,
     mut pushed_before: Local<EntityHashSet>,
@@ -156,6 +156,7 @@ pub(crate) fn push_apart(
         stats.push = Duration::ZERO;
         return;
     }
+    let index = &mut index.0;
     index.clear();
     roles.clear();
     entering.clear();
@@ -164,7 +165,7 @@ pub(crate) fn push_apart(
     let mut active = Vec::new();
     let mut indexed = Indexed {
         maps: &maps,
-        index: &mut index,
+        index,
         roles: &mut roles,
         entering: &mut entering,
         active: &mut active,
@@ -191,7 +192,7 @@ pub(crate) fn push_apart(
         let nav = maps.get(map).ok()?.1;
         Some((nav.grid_of(class), nav.footprint_of(class)))
     };
-    let moved = push(&mut index, &roles, &entering, active, crowd, max_step, grid);
+    let moved = push(index, &roles, &entering, active, crowd, max_step, grid);
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
@@ -201,6 +202,21 @@ pub(crate) fn push_apart(
         }
     }
     stats.push = watch.lap();
+}
+
+/// Side of the squares [`push_apart`] indexes bodies by, in cells: a body's pairs reach about two
+/// radii (0.7 tiles for the default body), so a look-up reads 2 x 2 to 3 x 3 squares; in a dense
+/// crowd (one or two bodies a cell) squares of 2 cells hold 4-8 bodies, where squares of 4 (the
+/// avoidance index's) held 16-32, and a battle's push cost grew with their square.
+const PUSH_SQUARE: f32 = 2.0;
+
+/// The bodies [`push_apart`] pushes, by squares of [`PUSH_SQUARE`] cells.
+pub(crate) struct PushIndex(Neighbours);
+
+impl Default for PushIndex {
+    fn default() -> Self {
+        PushIndex(Neighbours::with_square(PUSH_SQUARE))
+    }
 }
 
 /// What [`push_apart`] gathers of the units before pushing: their bodies indexed by cell, their
