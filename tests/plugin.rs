@@ -72,6 +72,19 @@ fn unit_at(app: &mut App, cell: Cell, request: PathRequest) -> Entity {
         .id()
 }
 
+/// Updates `app` until its map's grid has its jump table (built on a worker); panics after
+/// 500 frames.
+fn wait_for_jump_table(app: &mut App) {
+    for _ in 0..500 {
+        if map_grid(app).has_jump_table() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        app.update();
+    }
+    panic!("no jump table after 500 frames");
+}
+
 /// The grid of the app's only map, as it is now.
 fn map_grid(app: &mut App) -> NavGrid {
     let mut maps = app.world_mut().query::<&NavMap>();
@@ -885,6 +898,11 @@ fn a_few_requests_to_one_cell_search_alone_where_a_jump_table_serves() {
             searches_per_frame: 1,
             ..Default::default()
         });
+        // The map's table is built on a worker (searches scan until it is there): these
+        // requests come once it is.
+        if jump_tables {
+            wait_for_jump_table(&mut app);
+        }
         let members: Vec<Entity> = (0..units)
             .map(|x| unit_at(&mut app, Cell::new(2 + x, 2), PathRequest::to_cell(goal)))
             .collect();
@@ -1272,13 +1290,7 @@ fn jump_tables_are_built_on_a_worker_and_in_lockstep_given_at_a_fixed_tick() {
         let mut map = maps.single_mut(app.world_mut()).unwrap();
         map.set_walkable(Cell::new(10, 10), false).unwrap();
     }
-    let mut frames = 1;
-    while !has_table(&mut app) && frames < 500 {
-        std::thread::sleep(Duration::from_millis(2));
-        app.update();
-        frames += 1;
-    }
-    assert!(has_table(&mut app), "no table after {frames} frames");
+    wait_for_jump_table(&mut app);
     // Lockstep: the table is given at `region_ticks` after its build started, on every client.
     let settings = TilepathSettings {
         lockstep: Some(Lockstep {
