@@ -77,8 +77,8 @@ pub(crate) fn keep_jump_tables(
         .map(|l| builds.tick + u64::from(l.region_ticks));
     builds.builds.retain(|(map, _), _| maps.contains(*map));
     for (entity, map) in &mut maps {
-        // Only a map whose grids lack or have tables they should not is written (a `Mut`
-        // taken mutably marks the map changed).
+        // Only a map with a table to start, take or drop is written (a `Mut` taken mutably
+        // marks the map changed; nothing in the plugin reacts to that).
         let classes = map.grid_classes();
         let wants = |g: &NavGrid| on && g.jump_points_apply();
         let pending = |class| builds.builds.contains_key(&(entity, class));

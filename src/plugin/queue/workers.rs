@@ -103,9 +103,10 @@ pub(super) struct Pace {
 /// The work handed to the runners, counted like the main thread's budget ([`Cost`]'s nominal
 /// nanoseconds), so that lockstep mode hands off no more than the runners finish before it is
 /// due (see [`WorkerChannel::full`]). A search's work is known once it is done; until then it
-/// is expected from its size (the tiles between its start and goal, summed over a shared
-/// search's members) at the work per tile of the searches of its kind taken back so far. Taken
-/// back in the same order on every machine, so the expectation is the same on every machine.
+/// is expected from its size (the tiles between its start and goal; for a shared search, the
+/// square of its farthest member's) at the work per tile of the searches of its kind taken back
+/// so far. Taken back in the same order on every machine, so the expectation is the same on
+/// every machine.
 struct Ledger {
     /// Expected work of the flights not taken back.
     outstanding: u64,
