@@ -33,7 +33,7 @@ pub mod saved;
 ///
 /// Saved games: with the `serialize` feature a map is saved whole through reflection (its
 /// grid's terrain and penalties, its placement, and what each player has seen), as a compact
-/// value of its own (see [`NavMapData`](saved::NavMapData)); its class grids are rebuilt when it is loaded.
+/// value of its own (see `NavMapData`); its class grids are rebuilt when it is loaded.
 #[derive(Component, Clone, Debug, Reflect)]
 #[reflect(opaque, Clone, Debug)]
 #[cfg_attr(feature = "serialize", reflect(Component, Serialize, Deserialize))]
