@@ -224,6 +224,19 @@ impl Cost {
         Duration::from_nanos(self.nanos(0))
     }
 
+    /// The work of `expansions` heap pops of a grid search, `scans` of them the cells a jump
+    /// point search scanned (`AStar::scan_expansions`): with a jump table, the nodes it read
+    /// off the table cost [`Cost::Jumps`] and the cells it scanned near an overlay A*'s rate;
+    /// without one, every pop costs A*'s.
+    pub(crate) fn of_search(jump_table: bool, expansions: u64, scans: u64) -> [Cost; 2] {
+        if jump_table {
+            let scans = scans.min(expansions);
+            [Cost::Jumps(expansions - scans), Cost::Expansions(scans)]
+        } else {
+            [Cost::Expansions(expansions), Cost::Expansions(0)]
+        }
+    }
+
     /// Nominal nanoseconds of this work on `grid` (counted where no [`FrameTally`] is at hand:
     /// a worker search counts its own work).
     pub(crate) fn nanos_on(self, grid: &NavGrid) -> u64 {

@@ -22,7 +22,7 @@ use crate::plugin::traffic::PassageTraffic;
 use super::delivery::take_report;
 use super::inline::{InlineJob, SLICE, Slice, Smoothing};
 use super::job::{
-    Job, JobGoal, Overlay, SearchResult, claim_price, grow_overlay, price_stopped, with_traffic,
+    Job, Overlay, SearchResult, claim_price, grow_overlay, price_stopped, with_traffic,
 };
 use super::path_queue::PathQueue;
 use super::policy::aged_priority;
@@ -783,36 +783,20 @@ fn shared_step(
     let grid = map.grid_of(queue.shared[0].class);
     let mut search = queue.pool.pop().unwrap_or_default();
     let shared = &mut queue.shared[0];
-    let (before, members, planned) = (
-        shared.expansions(),
-        shared.members_waiting(),
-        shared.lanes_planned(),
-    );
+    let before = shared.before_step();
     let slice = SLICE.min((*expansions_left).min(u32::MAX as u64) as u32);
     let step = shared.step(grid, slice, &mut search, &settings.search, |j| {
         book.is_current(j.entity, j.ticket)
     });
-    if !planned && shared.lanes_planned() {
-        // The lanes of its members were planned in this step.
-        tally.charge(Cost::Lanes(members as u64));
-    }
-    let grown = shared.expansions().saturating_sub(before);
+    let grown = shared.expansions().saturating_sub(before.expansions);
     *expansions_left = expansions_left.saturating_sub(grown.max(1));
     tally.expansions += grown;
-    tally.charge_on(grid, Cost::Tree(grown));
-    tally.charge(Cost::Step);
+    for cost in shared.step_costs(before, &step, &search) {
+        tally.charge_on(grid, cost);
+    }
     match step {
         SharedStep::Growing => {}
         SharedStep::Served(result, radius) => {
-            // Its path read off the tree or its lane, cell by cell, and a group slot's last
-            // tiles searched on their own (the search's count is that search's).
-            let cells = result.result.as_ref().map_or(0, |p| p.cells.len());
-            tally.charge(Cost::Member(cells as u64));
-            if let JobGoal::Slot { slot, target } = result.job.goal
-                && slot != target
-            {
-                tally.charge_on(grid, Cost::Expansions(search.expansions()));
-            }
             if settings.smoothing {
                 let first = settings.smooth_before_delivery;
                 queue
@@ -934,17 +918,14 @@ impl Slicing<'_, '_, '_> {
         *self.expansions_left = self.expansions_left.saturating_sub(done_exp.max(1));
         self.tally.expansions += done_exp;
         match job.kind() {
-            SearchKind::JumpPoints if grid.has_jump_table() => {
-                // Nodes expanded reading the table; cells scanned (near an overlay) at A*'s rate.
-                let scans = job
-                    .scan_expansions()
-                    .saturating_sub(scans_before)
-                    .min(done_exp);
-                self.tally.charge_on(grid, Cost::Jumps(done_exp - scans));
-                self.tally.charge_on(grid, Cost::Expansions(scans));
-            }
             SearchKind::Hierarchical => self.tally.charge_on(grid, Cost::Legs(done_exp)),
-            _ => self.tally.charge_on(grid, Cost::Expansions(done_exp)),
+            kind => {
+                let table = kind == SearchKind::JumpPoints && grid.has_jump_table();
+                let scans = job.scan_expansions().saturating_sub(scans_before);
+                for cost in Cost::of_search(table, done_exp, scans) {
+                    self.tally.charge_on(grid, cost);
+                }
+            }
         }
         self.tally.charge(Cost::Step);
         let result = match step {

@@ -29,6 +29,7 @@ use crate::core::{
     TreeStep,
 };
 use crate::plugin::classes::ClassId;
+use crate::plugin::diagnostics::Cost;
 use crate::plugin::outcomes::SearchKind;
 
 use super::job::{Job, JobGoal, SearchResult, config_to, tiles_between};
@@ -87,6 +88,15 @@ pub(super) struct SharedSearch {
     /// The grid was edited since the tree began: the tree follows the edits
     /// ([`GoalTree::follow_edits`]) and lanes' paths are checked against the grid.
     edited: bool,
+}
+
+/// A shared search as it was before a step (see [`SharedSearch::step_costs`]).
+#[derive(Clone, Copy)]
+pub(super) struct BeforeStep {
+    /// The tree's expansions.
+    pub(super) expansions: u64,
+    members: usize,
+    planned: bool,
 }
 
 /// What one step of a shared search did.
@@ -175,6 +185,42 @@ impl SharedSearch {
             .max()
             .unwrap_or(1);
         far * far
+    }
+
+    /// What [`SharedSearch::step_costs`] needs of the search as it was before a step.
+    pub(super) fn before_step(&self) -> BeforeStep {
+        BeforeStep {
+            expansions: self.expansions(),
+            members: self.members_waiting(),
+            planned: self.lanes_planned(),
+        }
+    }
+
+    /// The work of the step `step` taken since `before`, counted as budgets count it: the tree
+    /// grown, the lanes if they were planned in it, and a member served (its path read off the
+    /// tree or its lane, and a group slot's last tiles searched on their own with `search`).
+    pub(super) fn step_costs(
+        &self,
+        before: BeforeStep,
+        step: &SharedStep,
+        search: &AStar,
+    ) -> impl Iterator<Item = Cost> + use<> {
+        let grown = self.expansions().saturating_sub(before.expansions);
+        let lanes =
+            (!before.planned && self.lanes_planned()).then_some(Cost::Lanes(before.members as u64));
+        let served = match step {
+            SharedStep::Served(r, _) => {
+                let cells = r.result.as_ref().map_or(0, |p| p.cells.len());
+                let slot = matches!(r.job.goal, JobGoal::Slot { slot, target } if slot != target)
+                    .then(|| Cost::Expansions(search.expansions()));
+                [Some(Cost::Member(cells as u64)), slot]
+            }
+            _ => [None, None],
+        };
+        [Some(Cost::Tree(grown)), Some(Cost::Step), lanes]
+            .into_iter()
+            .chain(served)
+            .flatten()
     }
 
     /// Node expansions so far.

@@ -25,7 +25,7 @@ use crate::plugin::outcomes::SearchKind;
 
 use crate::plugin::diagnostics::Cost;
 
-use super::job::{Job, JobGoal, Overlay, SearchResult, begin, begin_any};
+use super::job::{Job, Overlay, SearchResult, begin, begin_any};
 use super::shared::{MapClass, SharedSearch, SharedStep};
 
 /// What a worker sends back.
@@ -629,12 +629,9 @@ async fn finish(
         }
     };
     // Counted as the main thread counts a search's expansions.
-    let (expansions, scans) = (search.expansions(), search.scan_expansions());
-    *counted += if search.used_jump_points() {
-        Cost::Jumps(expansions - scans).nanos_on(grid) + Cost::Expansions(scans).nanos_on(grid)
-    } else {
-        Cost::Expansions(expansions).nanos_on(grid)
-    };
+    let table = search.used_jump_points() && grid.has_jump_table();
+    let costs = Cost::of_search(table, search.expansions(), search.scan_expansions());
+    *counted += costs.iter().map(|&c| c.nanos_on(grid)).sum::<u64>();
     Some(result)
 }
 
@@ -782,28 +779,16 @@ async fn run_shared(
             break;
         }
         // Counted as the main thread counts a shared search's steps.
-        let (before, members, planned) = (
-            shared.expansions(),
-            shared.members_waiting(),
-            shared.lanes_planned(),
-        );
+        let before = shared.before_step();
         let step = shared.step(grid, WORKER_SLICE, scratch.get(), config, |_| true);
-        if !planned && shared.lanes_planned() {
-            counted += Cost::Lanes(members as u64).nanos_on(grid);
-        }
-        let grown = shared.expansions().saturating_sub(before);
-        counted += Cost::Tree(grown).nanos_on(grid) + Cost::Step.nanos_on(grid);
+        counted += shared
+            .step_costs(before, &step, scratch.get())
+            .map(|c| c.nanos_on(grid))
+            .sum::<u64>();
         match step {
             SharedStep::Growing => {}
             SharedStep::Served(mut r, radius) => {
                 r.worker = true;
-                let cells = r.result.as_ref().map_or(0, |p| p.cells.len());
-                counted += Cost::Member(cells as u64).nanos_on(grid);
-                if let JobGoal::Slot { slot, target } = r.job.goal
-                    && slot != target
-                {
-                    counted += Cost::Expansions(scratch.get().expansions()).nanos_on(grid);
-                }
                 if let (Some(first), Ok(p)) = (smoothing, &r.result) {
                     r.smoothed =
                         smooth_on_worker(grid, &p.cells, radius, first, co, &mut counted).await;
