@@ -70,10 +70,15 @@ impl KeyPacking {
         let step = costs.diagonal.max(costs.straight) as u128 * 255
             + grid.max_penalty() as u128
             + overlay_max as u128;
-        let bound = cells * step * 2;
+        Self::with_bound(cells * step * 2, costs.straight)
+    }
+
+    /// The packing for a search whose F never exceeds `bound`, with straight steps of
+    /// `straight` (a vehicle's search: its own bound over its states).
+    pub(super) fn with_bound(bound: u128, straight: u32) -> Self {
         if bound < (1u128 << 48) {
             // Sixteenths of a straight step.
-            let h_shift = (31 - costs.straight.max(1).leading_zeros()).saturating_sub(4);
+            let h_shift = (31 - straight.max(1).leading_zeros()).saturating_sub(4);
             KeyPacking {
                 f_shift: 16,
                 h_shift,

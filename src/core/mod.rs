@@ -16,6 +16,9 @@
 //! - [`GoalTree`]: one backward search from a goal shared by every unit going there.
 //! - [`RegionMap`]: hierarchical search for long paths; [`find_path_hierarchical`], resumable
 //!   as [`HierarchicalSearch`].
+//! - [`DriveSearch`]: legal turns in the search for vehicles that cannot turn in place (states
+//!   of cell, heading and gear; moves from a [`VehicleModel`]); its [`DrivePlan`] of arcs and
+//!   straights, forward and in reverse.
 //! - [`passage_crossings`]: the passages one cell wide a path crosses, and which way.
 //! - [`avoid_velocity`]: local avoidance (ORCA) between units and against walls.
 //! - [`movingai`]: the MovingAI benchmark file formats.
@@ -25,6 +28,8 @@ mod avoidance;
 mod cell;
 mod classes;
 mod cost;
+mod drive;
+mod drive_plan;
 pub mod fmath;
 mod goal_tree;
 mod grid;
@@ -46,6 +51,7 @@ mod smooth;
 #[cfg(test)]
 mod test_rng;
 mod turn;
+mod vehicle;
 mod zeroed;
 
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
@@ -56,6 +62,8 @@ pub use classes::{
     ClassError, ClassGrid, Knowledge, MAX_CLEARANCE, MIN_WALL_RADIUS, MoveClass, TerrainCosts,
 };
 pub use cost::CostModel;
+pub use drive::{DriveQuery, DriveSearch, DriveStep, find_drive};
+pub use drive_plan::{DrivePlan, DriveSegment, DriveShape, Pose};
 pub use goal_tree::{GoalTree, TreeStep};
 pub(crate) use grid::BuiltJumpTable;
 pub use grid::{CornerRule, GridError, MoveRules, NavGrid, Topology};
@@ -75,3 +83,7 @@ pub(crate) use search::{check_nearest, resolve_ends};
 pub use slots::{Formation, assign_slots, formation_slots, group_center, spread_slots};
 pub use smooth::{Smoother, count_turns_f, polyline_length, smooth_path, smooth_path_in_steps};
 pub use turn::TurnPlan;
+pub use vehicle::{
+    HEADINGS, ReverseRules, VehicleError, VehicleModel, VehicleRules, heading_vector,
+    nearest_heading,
+};

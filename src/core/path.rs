@@ -46,6 +46,9 @@ pub enum PathError {
     NoGoals,
     /// [`AStar::step`](super::AStar::step) was called without a search in progress.
     NotStarted,
+    /// The search cannot run on this grid (a vehicle's search on hexagonal cells, or on a grid
+    /// too large for its states).
+    Unsupported(&'static str),
 }
 
 impl std::fmt::Display for PathError {
@@ -64,6 +67,7 @@ impl std::fmt::Display for PathError {
             }
             PathError::NoGoals => write!(f, "no goals were given"),
             PathError::NotStarted => write!(f, "no search in progress"),
+            PathError::Unsupported(why) => write!(f, "unsupported: {why}"),
         }
     }
 }

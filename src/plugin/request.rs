@@ -247,7 +247,9 @@ impl From<PathError> for PathFailure {
             PathError::StartBlocked(_) => PathFailure::StartBlocked,
             PathError::GoalBlocked(_) => PathFailure::GoalBlocked,
             PathError::Unreachable => PathFailure::Unreachable,
-            PathError::NoPath | PathError::NotStarted => PathFailure::NoPath,
+            PathError::NoPath | PathError::NotStarted | PathError::Unsupported(_) => {
+                PathFailure::NoPath
+            }
             PathError::LimitExceeded { .. } => PathFailure::SearchLimitExceeded,
             PathError::NoGoals => PathFailure::NoGoals,
         }
