@@ -3,6 +3,7 @@
 
 use bevy::math::Vec2;
 
+use super::cell::Cell;
 use super::fmath;
 
 /// The shape of one [`DriveSegment`], in grid space (a cell is 1 x 1, cell `(x, y)` spans
@@ -99,7 +100,7 @@ pub struct DrivePlan {
     pub segments: Vec<DriveSegment>,
     /// The cells of the search's states, from the start to the goal, with the heading (0-7,
     /// counter-clockwise from the x axis in 45-degree steps) the vehicle faces there.
-    pub states: Vec<(super::Cell, u8)>,
+    pub states: Vec<(Cell, u8)>,
     /// The fixed-point cost of the plan (see [`CostModel`](super::CostModel)).
     pub cost: u64,
     /// States expanded by the search.
