@@ -12,7 +12,9 @@ use bevy::math::{IVec2, Vec2};
 use super::cell::{BLOCKED, Cell, cell_center};
 use super::drive_plan::{DrivePlan, DriveSegment, DriveShape};
 use super::grid::NavGrid;
-use super::kernel::{self, Closed, Counts, End, Expand, Frontier, KeyPacking, Pages, Scratch};
+use super::kernel::{
+    self, Closed, Counts, End, Expand, Frontier, KeyPacking, Marks, Pages, Scratch,
+};
 use super::path::PathError;
 use super::vehicle::{HEADINGS, VehicleModel};
 
@@ -56,6 +58,9 @@ struct Driving {
     packing: KeyPacking,
     version: u64,
     min_terrain: u64,
+    /// The cells its states may stand on, if it keeps to a band (see
+    /// [`DriveSearch::begin_within`]).
+    band: Option<Vec<Cell>>,
 }
 
 /// A reusable, resumable search for vehicles (see the module docs).
@@ -122,6 +127,29 @@ impl DriveSearch {
         model: &VehicleModel,
         query: DriveQuery,
     ) -> Result<(), PathError> {
+        self.begin_with(grid, model, query, None)
+    }
+
+    /// As [`DriveSearch::begin`], with every state on a cell of `band` (the cells near a flat
+    /// path, say: a long search stays in a corridor instead of flooding the map). The body may
+    /// sweep cells outside it; the start and the goal are in it.
+    pub fn begin_within(
+        &mut self,
+        grid: &NavGrid,
+        model: &VehicleModel,
+        query: DriveQuery,
+        band: &[Cell],
+    ) -> Result<(), PathError> {
+        self.begin_with(grid, model, query, Some(band.to_vec()))
+    }
+
+    fn begin_with(
+        &mut self,
+        grid: &NavGrid,
+        model: &VehicleModel,
+        query: DriveQuery,
+        band: Option<Vec<Cell>>,
+    ) -> Result<(), PathError> {
         self.run = None;
         if grid.is_hex() {
             return Err(PathError::Unsupported("vehicle searches need square cells"));
@@ -149,6 +177,15 @@ impl DriveSearch {
                 "grid too large for a vehicle search",
             ))?;
         self.scratch.next_generation(len, Pages::Lazy);
+        if let Some(band) = &band {
+            self.scratch.use_marks();
+            let generation = self.scratch.generation;
+            for &c in band.iter().chain([&query.start, &query.goal]) {
+                if let Ok(i) = grid.index(c) {
+                    self.scratch.marks[i] = generation;
+                }
+            }
+        }
         let costs = model.costs();
         let rules = model.rules();
         let factor = rules.reverse.map_or(1.0, |r| r.cost_factor) as u128;
@@ -171,6 +208,7 @@ impl DriveSearch {
             packing,
             version: grid.version(),
             min_terrain,
+            band,
         };
         let h = run.h(grid, start_i);
         self.scratch.seed(start_node, packing.key(h, h));
@@ -185,15 +223,17 @@ impl DriveSearch {
         };
         if run.version != grid.version() {
             // The grid changed under it: start again from the same ends.
-            let (model, query) = (run.model.clone(), run.query);
-            if let Err(e) = self.begin(grid, &model, query) {
+            let (model, query, band) = (run.model.clone(), run.query, run.band.take());
+            if let Err(e) = self.begin_with(grid, &model, query, band) {
                 return DriveStep::Failed(e);
             }
             return DriveStep::Pending;
         }
         let closed_stamp = self.scratch.closed_stamp();
-        let (mut frontier, _) = self.scratch.split(run.packing);
+        let (mut frontier, marks) = self.scratch.split(run.packing);
         let mut expand = Drive {
+            banded: run.band.is_some(),
+            marks,
             grid,
             terrain: grid.terrain_raw(),
             penalty: grid.penalty_raw(),
@@ -287,6 +327,20 @@ pub fn find_drive(
     }
 }
 
+/// The cells of `grid` within `margin` cells (square rings) of `cells`: the band a vehicle's
+/// search keeps to around a flat path ([`DriveSearch::begin_within`]).
+pub fn band_around(grid: &NavGrid, cells: &[Cell], margin: u32) -> Vec<Cell> {
+    let m = margin as i32;
+    let mut band: Vec<Cell> = cells
+        .iter()
+        .flat_map(|&c| (-m..=m).flat_map(move |dy| (-m..=m).map(move |dx| c + Cell::new(dx, dy))))
+        .filter(|&c| grid.is_walkable(c))
+        .collect();
+    band.sort_unstable_by_key(|c| (c.y, c.x));
+    band.dedup();
+    band
+}
+
 /// The state index within a cell of heading `h` in a gear.
 #[inline(always)]
 fn node_of(h: u8, reverse: bool) -> usize {
@@ -336,6 +390,9 @@ impl Driving {
 
 /// The search's part in the kernel's loop.
 struct Drive<'a> {
+    /// States keep to the marked cells.
+    banded: bool,
+    marks: Marks<'a>,
     grid: &'a NavGrid,
     terrain: &'a [u8],
     penalty: &'a [u32],
@@ -391,6 +448,9 @@ impl Expand for Drive<'_> {
             let Some(end) = self.at(cell.x, cell.y, i, mv.offset) else {
                 continue;
             };
+            if self.banded && !self.marks.marked(end) {
+                continue;
+            }
             let mut cost: u64 = 0;
             for &(off, len) in &mv.lengths {
                 // Swept cells cover the center line: every one is on the grid and open.
@@ -604,6 +664,38 @@ mod tests {
             plan.length(),
             flat.length
         );
+    }
+
+    #[test]
+    fn a_search_kept_to_a_band_round_the_flat_path_stays_in_it() {
+        let mut grid = NavGrid::new(48, 48).unwrap();
+        for (k, x) in [12, 24, 36].into_iter().enumerate() {
+            for y in 0..48 {
+                let gap = if k % 2 == 0 { 40..=43 } else { 4..=7 };
+                if !gap.contains(&y) {
+                    grid.set_walkable(Cell::new(x, y), false).unwrap();
+                }
+            }
+        }
+        let m = model(1.5, true);
+        let q = query((2, 24), 0, (45, 24));
+        let flat = find_path(&grid, q.start, q.goal, &SearchConfig::default()).unwrap();
+        let band = band_around(&grid, &flat.cells, 3);
+        let mut search = DriveSearch::new();
+        search.begin_within(&grid, &m, q, &band).unwrap();
+        let DriveStep::Found(kept) = search.step(&grid, u32::MAX) else {
+            panic!("no plan in the band");
+        };
+        assert!(kept.states.iter().all(|(c, _)| band.contains(c)));
+        check_drivable(&grid, &kept, 1.5, 0);
+        let free = find_drive(&grid, &m, q).unwrap();
+        assert!(
+            kept.expansions < free.expansions,
+            "{} vs {}",
+            kept.expansions,
+            free.expansions
+        );
+        assert!(kept.cost as f64 <= free.cost as f64 * 1.1);
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub use classes::{
     ClassError, ClassGrid, Knowledge, MAX_CLEARANCE, MIN_WALL_RADIUS, MoveClass, TerrainCosts,
 };
 pub use cost::CostModel;
-pub use drive::{DriveQuery, DriveSearch, DriveStep, find_drive};
+pub use drive::{DriveQuery, DriveSearch, DriveStep, band_around, find_drive};
 pub use drive_plan::{DrivePlan, DriveSegment, DriveShape, Pose};
 pub use goal_tree::{GoalTree, TreeStep};
 pub(crate) use grid::BuiltJumpTable;
