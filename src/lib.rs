@@ -50,8 +50,8 @@ pub use plugin::map::NavMap;
 #[cfg(feature = "serialize")]
 pub use plugin::map::saved::NavMapData;
 pub use plugin::movement::{
-    Arrived, DesiredVelocity, Errand, FACE_TURN_RATE, MoveState, MovementFrameStats, Mover,
-    PathProgress,
+    Arrived, DesiredVelocity, DriveProgress, DriveSettings, DriveStatus, Errand, FACE_TURN_RATE,
+    MoveState, MovementFrameStats, Mover, PathProgress, Vehicle,
 };
 pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
@@ -72,6 +72,7 @@ pub mod prelude {
     pub use crate::{
         Arrived, Formation, GroupOrder, MoveState, Mover, NavAgent, NavMap, NavPath, OutcomeKind,
         PathFailure, PathGoal, PathOrigin, PathOutcome, PathRequest, PathStatus, Pursuit,
-        SearchKind, TilepathPlugins, TilepathSettings, TilepathSystems, WorkerMode, group_order,
+        SearchKind, TilepathPlugins, TilepathSettings, TilepathSystems, Vehicle, WorkerMode,
+        group_order,
     };
 }

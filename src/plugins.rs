@@ -25,6 +25,7 @@ use crate::plugin::movement::MovementFrameStats;
 use crate::plugin::movement::mover::{Arrived, Mover, MoverOrder};
 use crate::plugin::movement::output::DesiredVelocity;
 use crate::plugin::movement::state::{Errand, MoveState, PathProgress};
+use crate::plugin::movement::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
 use crate::plugin::orders::{self, HoldPosition, OrderQueue};
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::pursuit::{self, Anchors, Pursuit};
@@ -221,6 +222,11 @@ impl Plugin for MovementPlugin {
             .register_type::<Arrived>()
             .register_type::<DesiredVelocity>()
             .init_resource::<MoverOrder>()
+            .init_resource::<DriveSettings>()
+            .register_type::<Vehicle>()
+            .register_type::<DriveProgress>()
+            .register_type::<DriveStatus>()
+            .register_type::<DriveSettings>()
             .init_resource::<MovementFrameStats>()
             .register_type::<MovementFrameStats>()
             .add_systems(
@@ -229,6 +235,7 @@ impl Plugin for MovementPlugin {
                     movement::system::release_departed,
                     movement::mover::order_movers,
                     movement::system::move_units,
+                    movement::drive::drive_vehicles,
                     movement::push::push_apart,
                     movement::facing::face_on_arrival,
                 )

@@ -71,7 +71,9 @@ struct Driving {
 /// };
 ///
 /// let grid = NavGrid::new(16, 16).unwrap();
-/// let model = VehicleModel::new(VehicleRules::default(), CostModel::EXACT).unwrap();
+/// // A vehicle that never reverses.
+/// let rules = VehicleRules { reverse: None, ..VehicleRules::default() };
+/// let model = VehicleModel::new(rules, CostModel::EXACT).unwrap();
 /// let mut search = DriveSearch::new();
 /// // Facing east (0), to a cell behind it: it has to drive round.
 /// let query = DriveQuery {
@@ -89,7 +91,8 @@ struct Driving {
 ///         DriveStep::Failed(e) => panic!("{e}"),
 ///     }
 /// };
-/// assert!(plan.length() > 4.0);
+/// assert!(plan.length() > 4.0 + std::f32::consts::PI * 1.5 / 2.0);
+/// assert!(!plan.reverses());
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct DriveSearch {
@@ -283,6 +286,7 @@ impl DriveSearch {
             (grid.cell_of(i), h, gear)
         };
         let mut segments = Vec::new();
+        let mut distances = vec![0.0];
         for pair in nodes.windows(2) {
             let (from, h, _) = state(pair[0]);
             let (to, h1, reverse) = state(pair[1]);
@@ -294,6 +298,8 @@ impl DriveSearch {
                 .expect("every step of a plan is a move of its model");
             let at = cell_center(from);
             segments.extend(mv.segments.iter().map(|s| shifted(*s, at)));
+            let length: f32 = mv.segments.iter().map(DriveSegment::length).sum();
+            distances.push(distances[distances.len() - 1] + length);
         }
         DrivePlan {
             states: nodes
@@ -303,6 +309,7 @@ impl DriveSearch {
                     (c, h)
                 })
                 .collect(),
+            distances,
             segments,
             cost: self.scratch.nodes[goal_node].g,
             expansions: run.counts.expansions.min(u32::MAX as u64) as u32,

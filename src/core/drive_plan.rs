@@ -101,6 +101,9 @@ pub struct DrivePlan {
     /// The cells of the search's states, from the start to the goal, with the heading (0-7,
     /// counter-clockwise from the x axis in 45-degree steps) the vehicle faces there.
     pub states: Vec<(Cell, u8)>,
+    /// The distance along the plan, in tiles, of each of `states` (the first 0): the points a
+    /// vehicle can stop at and plan again from.
+    pub distances: Vec<f32>,
     /// The fixed-point cost of the plan (see [`CostModel`](super::CostModel)).
     pub cost: u64,
     /// States expanded by the search.

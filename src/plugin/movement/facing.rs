@@ -11,6 +11,7 @@ use super::mover::Mover;
 use super::output::DesiredVelocity;
 use super::state::{Errand, MoveState, PathProgress};
 use super::stats::{MovementFrameStats, Stopwatch};
+use super::vehicle::Vehicle;
 
 /// Radians a second an arrived unit turns toward its facing.
 pub const FACE_TURN_RATE: f32 = std::f32::consts::TAU;
@@ -28,7 +29,7 @@ pub(crate) fn face_on_arrival(
             &mut Transform,
             Option<&mut DesiredVelocity>,
         ),
-        With<Mover>,
+        (With<Mover>, Without<Vehicle>),
     >,
     mut stats: ResMut<MovementFrameStats>,
 ) {

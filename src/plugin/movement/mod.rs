@@ -19,12 +19,15 @@
 //! - `stats`: what movement cost in the last frame, by phase.
 //! - `push`: overlapping bodies pushed apart after the frame's moves.
 //! - `facing`: arrived units turned toward their request's facing (a formation's).
+//! - `vehicle`: units that cannot turn in place, their plans and the planning budget.
+//! - `drive`: vehicles' paths planned as legal turns, and driven.
 //! - `output`: what movement writes: the `Transform`, or a [`DesiredVelocity`] for the game's
 //!   controller.
 
 mod avoid;
 pub(crate) mod claiming;
 mod crowd;
+pub(crate) mod drive;
 mod errands;
 pub(crate) mod facing;
 mod follow;
@@ -37,6 +40,7 @@ pub(crate) mod state;
 mod stats;
 pub(crate) mod system;
 mod unit;
+pub(crate) mod vehicle;
 mod walk;
 mod walls;
 
@@ -45,3 +49,4 @@ pub use mover::{Arrived, Mover};
 pub use output::DesiredVelocity;
 pub use state::{Errand, MoveState, PathProgress};
 pub use stats::MovementFrameStats;
+pub use vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};

@@ -20,6 +20,7 @@ use super::neighbours::{Member, Neighbours};
 use super::output::DesiredVelocity;
 use super::state::{MoveState, PathProgress};
 use super::stats::{MovementFrameStats, Stopwatch};
+use super::vehicle::Vehicle;
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
@@ -141,7 +142,7 @@ pub(crate) fn push_apart(
             Option<&mut DesiredVelocity>,
             Has<HoldPosition>,
         ),
-        With<Mover>,
+        (With<Mover>, Without<Vehicle>),
     >,
     mut index: Local<PushIndex>,
     mut roles: Local<Vec<Role>>,

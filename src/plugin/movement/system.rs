@@ -23,6 +23,7 @@ use super::output::{DesiredVelocity, write_move};
 use super::state::{MoveState, PathProgress};
 use super::stats::{MovementFrameStats, Stopwatch};
 use super::unit::{Ctx, Unit};
+use super::vehicle::Vehicle;
 use super::walk::{start_path, step_unit};
 
 /// The units [`move_units`] moves.
@@ -41,6 +42,7 @@ type Units<'w, 's> = Query<
         Has<HoldPosition>,
         Option<&'static Pursuit>,
     ),
+    Without<Vehicle>,
 >;
 
 /// One of [`Units`].

@@ -1,0 +1,329 @@
+//! Vehicles driving: each [`Vehicle`]'s new path planned as legal turns (a [`DriveSearch`] kept
+//! to a band round the path first, then the whole map), a few thousand states a frame among all
+//! vehicles in turn, and the plan driven: its arcs slower, its reversing pieces backward.
+
+use std::collections::VecDeque;
+
+use bevy::prelude::*;
+
+use crate::core::{
+    Cell, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, VehicleModel, band_around, fmath,
+    nearest_heading,
+};
+
+use super::super::agent::NavAgent;
+use super::super::map::NavMap;
+use super::super::outcomes::NavPath;
+use super::super::settings::TilepathSettings;
+use super::mover::{Arrived, Mover, MoverOrder};
+use super::output::DesiredVelocity;
+use super::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
+
+/// The vehicles [`drive_vehicles`] moves.
+type Vehicles<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static Mover,
+        &'static Vehicle,
+        &'static NavAgent,
+        &'static mut Transform,
+        Option<&'static NavPath>,
+        &'static mut DriveProgress,
+        Option<&'static mut DesiredVelocity>,
+    ),
+>;
+
+/// The vehicles waiting for a plan, and the search of the first.
+#[derive(Default)]
+pub(crate) struct Planner {
+    search: DriveSearch,
+    waiting: VecDeque<Entity>,
+    /// The vehicle whose plan `search` is finding, its map and the model it uses.
+    active: Option<(Entity, Entity, VehicleModel)>,
+    /// Models built, by their rules' bits (a vehicle's lattice is built once).
+    models: Vec<VehicleModel>,
+}
+
+/// Plans and drives every [`Vehicle`] (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn drive_vehicles(
+    time: Res<Time>,
+    settings: Res<TilepathSettings>,
+    drive: Res<DriveSettings>,
+    maps: Query<&NavMap>,
+    mut vehicles: Vehicles,
+    order: Res<MoverOrder>,
+    mut planner: Local<Planner>,
+    mut arrived: MessageWriter<Arrived>,
+    mut commands: Commands,
+) {
+    let dt = time.delta_secs();
+    let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
+        let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired)) =
+            vehicles.get_mut(entity)
+        else {
+            return;
+        };
+        let Some(path) = path else { return };
+        let Ok(map) = maps.get(path.map) else { return };
+        if progress.ticket != Some(path.ticket) {
+            progress.ticket = Some(path.ticket);
+            progress.replan = true;
+            progress.tries = 0;
+            if progress.status != DriveStatus::Driving {
+                progress.status = DriveStatus::Planning;
+                planner.waiting.push_back(entity);
+            }
+        }
+        let grid = map.grid_of(path.class);
+        if progress.status == DriveStatus::Driving
+            && progress.version != grid.version()
+            && !progress.replan
+        {
+            // The map changed under the plan: plan again from its next stopping point.
+            progress.replan = true;
+            progress.tries = 0;
+        }
+        if progress.status != DriveStatus::Driving {
+            if let Some(mut d) = desired {
+                d.velocity = Vec2::ZERO;
+            }
+            return;
+        }
+        let done = drive_on(
+            map,
+            mover,
+            vehicle,
+            &mut progress,
+            &mut transform,
+            desired,
+            dt,
+        );
+        if !done {
+            return;
+        }
+        if progress.replan {
+            progress.status = DriveStatus::Planning;
+            planner.waiting.push_back(entity);
+        } else {
+            progress.status = DriveStatus::Arrived;
+            let cell = map
+                .grid()
+                .cell_at(map.world_to_grid(transform.translation.truncate()));
+            arrived.write(Arrived { entity, cell });
+            commands.trigger(Arrived { entity, cell });
+        }
+    };
+    // In lockstep mode vehicles go in their lockstep order, so they wait for plans in it.
+    let entities: Vec<Entity> = if settings.lockstep.is_some() {
+        order.0.clone()
+    } else {
+        vehicles.iter().map(|(entity, ..)| entity).collect()
+    };
+    for entity in entities {
+        visit(entity, &mut vehicles, &mut planner);
+    }
+    plan(&drive, &maps, &mut vehicles, &mut planner);
+}
+
+/// Drives `progress`'s plan for the frame; whether it reached its stopping point (the plan's
+/// end, or the next state to plan again from).
+fn drive_on(
+    map: &NavMap,
+    mover: &Mover,
+    vehicle: &Vehicle,
+    progress: &mut DriveProgress,
+    transform: &mut Transform,
+    desired: Option<Mut<DesiredVelocity>>,
+    dt: f32,
+) -> bool {
+    let Some(plan) = progress.plan.as_ref() else {
+        return true;
+    };
+    let end = plan.length();
+    let stop = if progress.replan {
+        progress.next_state().map_or(end, |(at, _)| at)
+    } else {
+        end
+    };
+    let before = plan
+        .pose_at(progress.along)
+        .expect("a plan has pieces or states");
+    let mut speed = mover.speed;
+    if before.reverse {
+        speed *= vehicle.reverse_speed;
+    }
+    if before.curvature > 0.0 {
+        speed *= vehicle.turn_speed;
+    }
+    progress.along = (progress.along + speed.max(0.0) * dt).min(stop);
+    let pose = plan.pose_at(progress.along).expect("as above");
+    match desired {
+        Some(mut d) => {
+            let from = map.world_to_grid(transform.translation.truncate());
+            d.velocity = if dt > 0.0 {
+                (map.grid_to_world(pose.position) - map.grid_to_world(from)) / dt
+            } else {
+                Vec2::ZERO
+            };
+            d.facing = map.grid_to_world_dir(pose.facing).normalize_or_zero();
+        }
+        None => {
+            let z = transform.translation.z;
+            transform.translation = map.grid_to_world(pose.position).extend(z);
+            transform.rotation = fmath::rotation_toward(map.grid_to_world_dir(pose.facing));
+        }
+    }
+    progress.along >= stop - 1e-5
+}
+
+/// Runs the planner's searches within the frame's states, vehicle after vehicle.
+fn plan(
+    drive: &DriveSettings,
+    maps: &Query<&NavMap>,
+    vehicles: &mut Vehicles,
+    planner: &mut Planner,
+) {
+    let mut budget = drive.expansions_per_frame.max(1) as u64;
+    while budget > 0 {
+        if planner.active.is_none() && !begin_next(drive, maps, vehicles, planner) {
+            return;
+        }
+        let Some((entity, map_entity, _)) = planner.active.clone() else {
+            return;
+        };
+        let (Ok(map), Ok(item)) = (maps.get(map_entity), vehicles.get_mut(entity)) else {
+            planner.active = None;
+            continue;
+        };
+        let (.., path, mut progress, _) = item;
+        let Some(path) = path else {
+            planner.active = None;
+            continue;
+        };
+        let grid = map.grid_of(path.class);
+        let before = planner.search.expansions();
+        let step = planner
+            .search
+            .step(grid, budget.min(u32::MAX as u64) as u32);
+        let spent = planner.search.expansions().saturating_sub(before).max(1);
+        budget = budget.saturating_sub(spent);
+        match step {
+            DriveStep::Pending => {}
+            DriveStep::Found(plan) => {
+                planner.active = None;
+                progress.plan = Some(plan);
+                progress.along = 0.0;
+                progress.status = DriveStatus::Driving;
+                progress.replan = false;
+                progress.version = grid.version();
+            }
+            DriveStep::Failed(_) => {
+                planner.active = None;
+                progress.tries += 1;
+                if progress.tries < 2 && drive.band > 0 {
+                    // Round the path was too tight: the whole map next.
+                    planner.waiting.push_front(entity);
+                } else {
+                    progress.status = DriveStatus::NoWay;
+                    progress.plan = None;
+                }
+            }
+        }
+    }
+}
+
+/// Begins the search of the first vehicle waiting that still wants a plan; whether one began.
+fn begin_next(
+    drive: &DriveSettings,
+    maps: &Query<&NavMap>,
+    vehicles: &mut Vehicles,
+    planner: &mut Planner,
+) -> bool {
+    while let Some(entity) = planner.waiting.pop_front() {
+        let Ok((_, _, vehicle, agent, transform, path, mut progress, _)) = vehicles.get_mut(entity)
+        else {
+            continue;
+        };
+        let Some(path) = path else { continue };
+        if progress.status != DriveStatus::Planning {
+            continue;
+        }
+        let Ok(map) = maps.get(path.map) else {
+            continue;
+        };
+        let grid = map.grid_of(path.class);
+        let body = match map.class_grid(path.class) {
+            Some(Ok(c)) => c.class().wall_radius(agent.radius),
+            _ => agent.radius,
+        };
+        let Some(model) = model_for(planner, vehicle, body) else {
+            progress.status = DriveStatus::NoWay;
+            continue;
+        };
+        let (start, heading) = start_state(map, grid, &progress, &transform);
+        let facing = path
+            .request
+            .facing
+            .map(|f| nearest_heading(world_to_grid_dir(map, f)));
+        let query = DriveQuery {
+            start,
+            heading,
+            goal: path.goal,
+            facing,
+            max_expansions: drive.max_expansions,
+        };
+        let begun = if progress.tries == 0 && drive.band > 0 {
+            let band = band_around(grid, &path.cells, drive.band);
+            planner.search.begin_within(grid, &model, query, &band)
+        } else {
+            planner.search.begin(grid, &model, query)
+        };
+        if begun.is_err() {
+            progress.status = DriveStatus::NoWay;
+            progress.plan = None;
+            continue;
+        }
+        planner.active = Some((entity, path.map, model));
+        return true;
+    }
+    false
+}
+
+/// Where a vehicle plans from: the next state of its plan reached (it stopped there), else its
+/// cell and the heading nearest its facing.
+fn start_state(
+    map: &NavMap,
+    grid: &NavGrid,
+    progress: &DriveProgress,
+    transform: &Transform,
+) -> (Cell, u8) {
+    if let (Some(plan), Some((_, k))) = (&progress.plan, progress.next_state()) {
+        return plan.states[k];
+    }
+    let at = map.world_to_grid(transform.translation.truncate());
+    let facing = transform.rotation * Vec3::X;
+    (
+        grid.cell_at(at),
+        nearest_heading(world_to_grid_dir(map, facing.truncate())),
+    )
+}
+
+/// A world direction in grid space.
+fn world_to_grid_dir(map: &NavMap, dir: Vec2) -> Vec2 {
+    map.world_to_grid(dir) - map.world_to_grid(Vec2::ZERO)
+}
+
+/// The model of `vehicle` with a body of `body` tiles, built once.
+fn model_for(planner: &mut Planner, vehicle: &Vehicle, body: f32) -> Option<VehicleModel> {
+    let rules = vehicle.rules(body);
+    let costs = CostModel::default();
+    if let Some(m) = planner.models.iter().find(|m| m.rules() == rules) {
+        return Some(m.clone());
+    }
+    let model = VehicleModel::new(rules, costs).ok()?;
+    planner.models.push(model.clone());
+    Some(model)
+}

@@ -1,0 +1,144 @@
+//! Vehicles: units that cannot turn in place ([`Vehicle`]), what one is doing on its plan
+//! ([`DriveProgress`]), and how much planning a frame may do ([`DriveSettings`]).
+
+use bevy::prelude::*;
+
+use crate::core::{DrivePlan, ReverseRules, VehicleRules};
+
+use super::mover::Mover;
+
+/// Makes a unit with a [`Mover`] a vehicle: it never turns in place. Its path is driven as a plan
+/// of arcs of at least `turning_radius` and straights (Pinter's legal turns, planned by a
+/// [`DriveSearch`](crate::core::DriveSearch) along the path its request found); where it
+/// cannot turn round forward (a dead end, an order behind it in a narrow place) it reverses,
+/// and a three-point turn comes out of the plan. It arrives facing its request's
+/// [`facing`](crate::PathRequest::facing) if it has one.
+///
+/// Vehicles stay out of the infantry's crowd rules: they are not pushed and do not push, and
+/// they do not claim cells.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_tilepath::prelude::*;
+/// use bevy_tilepath::{Vehicle, core::NavGrid};
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, TilepathPlugins::default()));
+/// app.world_mut()
+///     .spawn(NavMap::new(NavGrid::new(24, 24).unwrap(), Vec2::ZERO, Vec2::ONE));
+/// app.world_mut().spawn((
+///     Transform::from_xyz(12.5, 12.5, 0.0),
+///     Mover { speed: 3.0, ..default() },
+///     Vehicle::default(),
+///     PathRequest::to_cell(Cell::new(4, 12)),
+/// ));
+/// ```
+#[derive(Component, Clone, Debug, PartialEq, Reflect)]
+#[require(Mover, DriveProgress)]
+#[reflect(Component)]
+pub struct Vehicle {
+    /// The smallest radius it turns on, in tiles, at every speed (more than 0, at most 8).
+    pub turning_radius: f32,
+    /// Whether it may reverse, at what cost to its plans (`None`: never).
+    pub reverse: Option<ReverseRules>,
+    /// Its speed in reverse, as a share of its [`Mover::speed`].
+    pub reverse_speed: f32,
+    /// Its speed on arcs, as a share of its [`Mover::speed`] (it slows down in turns).
+    pub turn_speed: f32,
+}
+
+impl Default for Vehicle {
+    fn default() -> Self {
+        Vehicle {
+            turning_radius: 1.5,
+            reverse: Some(ReverseRules::default()),
+            reverse_speed: 0.5,
+            turn_speed: 0.7,
+        }
+    }
+}
+
+impl Vehicle {
+    /// The rules its searches use, for a body of `body_radius` tiles against the walls.
+    pub fn rules(&self, body_radius: f32) -> VehicleRules {
+        VehicleRules {
+            turning_radius: self.turning_radius,
+            body_radius,
+            reverse: self.reverse,
+        }
+    }
+}
+
+/// What a [`Vehicle`] is doing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+pub enum DriveStatus {
+    /// No path to drive.
+    #[default]
+    Idle,
+    /// Its path came; its plan is being searched (it stands, or drives on to the next point
+    /// of its old plan it can plan from).
+    Planning,
+    /// Driving its plan.
+    Driving,
+    /// At the end of its plan.
+    Arrived,
+    /// No plan it could drive reaches its path's goal (too tight to turn, even reversing): it
+    /// stands until its next path.
+    NoWay,
+}
+
+/// A [`Vehicle`]'s plan and where it is on it (added with the vehicle).
+#[derive(Component, Clone, Debug, Default, Reflect)]
+#[reflect(Component)]
+pub struct DriveProgress {
+    /// What it is doing.
+    pub status: DriveStatus,
+    /// The plan it drives (grid space), if it has one.
+    #[reflect(ignore)]
+    pub plan: Option<DrivePlan>,
+    /// Tiles driven along the plan.
+    pub along: f32,
+    /// The path (ticket) it drives or plans for.
+    pub(crate) ticket: Option<u64>,
+    /// A new path came: plan for it from the next state of the plan reached.
+    pub(crate) replan: bool,
+    /// The grid version its plan was made on.
+    pub(crate) version: u64,
+    /// Tries made for the current plan (a band round the path, then the whole map).
+    pub(crate) tries: u8,
+}
+
+impl DriveProgress {
+    /// The next point of the plan it can stop at and plan from (a state of its search): its
+    /// distance along the plan and the state's index.
+    pub(crate) fn next_state(&self) -> Option<(f32, usize)> {
+        let plan = self.plan.as_ref()?;
+        plan.distances
+            .iter()
+            .position(|&d| d >= self.along - 1e-4)
+            .map(|k| (plan.distances[k], k))
+    }
+}
+
+/// How much vehicle planning movement does a frame.
+#[derive(Resource, Clone, Debug, Reflect)]
+#[reflect(Resource)]
+pub struct DriveSettings {
+    /// States a frame's vehicle searches expand, all vehicles together (a count, not a time:
+    /// the same on every lockstep client). A state costs about 0.3-0.5 us.
+    pub expansions_per_frame: u32,
+    /// Cells either side of the path a vehicle's search keeps to first (0: the whole map at once).
+    pub band: u32,
+    /// No vehicle search expands more states than this.
+    pub max_expansions: u32,
+}
+
+impl Default for DriveSettings {
+    fn default() -> Self {
+        DriveSettings {
+            expansions_per_frame: 8_000,
+            band: 3,
+            max_expansions: 400_000,
+        }
+    }
+}

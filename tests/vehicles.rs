@@ -1,0 +1,187 @@
+//! Vehicles through the plugin, as a game uses them: a `Vehicle` ordered with a `PathRequest`
+//! drives legal turns only (its facing never turns faster than speed / radius), backs out of a
+//! dead end, keeps its body off the walls, arrives, and ends facing the way its request asks.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{DriveProgress, DriveStatus, Vehicle};
+
+const DT: f32 = 1.0 / 60.0;
+
+fn app(grid: NavGrid) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+            DT,
+        )))
+        .add_plugins(TilepathPlugins::default());
+    app.world_mut()
+        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::ONE));
+    app
+}
+
+/// A vehicle of radius 1.5 and speed 3 at `cell`'s center facing `facing` (world direction).
+fn vehicle(app: &mut App, cell: Cell, facing: Vec2, request: PathRequest) -> Entity {
+    let angle = facing.y.atan2(facing.x);
+    app.world_mut()
+        .spawn((
+            Transform::from_xyz(cell.x as f32 + 0.5, cell.y as f32 + 0.5, 0.0)
+                .with_rotation(Quat::from_rotation_z(angle)),
+            Mover {
+                speed: 3.0,
+                ..default()
+            },
+            NavAgent { radius: 0.3 },
+            Vehicle::default(),
+            request,
+        ))
+        .id()
+}
+
+/// What a drive looked like, frame by frame.
+#[derive(Default, Debug)]
+struct Drive {
+    frames: usize,
+    max_turn_rate_ratio: f32,
+    wall_touches: usize,
+    reversed_frames: usize,
+    arrived: bool,
+}
+
+/// Runs `app` until `unit` arrives (or `max` frames), watching its facing and body.
+fn watch(app: &mut App, unit: Entity, grid: &NavGrid, max: usize) -> Drive {
+    let mut drive = Drive::default();
+    let speed = 3.0;
+    let radius = Vehicle::default().turning_radius;
+    let facing = |app: &App| {
+        let t = app.world().get::<Transform>(unit).unwrap();
+        ((t.rotation * Vec3::X).truncate(), t.translation.truncate())
+    };
+    let (mut last_facing, mut last_at) = facing(app);
+    for _ in 0..max {
+        app.update();
+        drive.frames += 1;
+        let (f, at) = facing(app);
+        let turned = last_facing.angle_to(f).abs();
+        // Never faster than the fastest the vehicle drives over its radius.
+        drive.max_turn_rate_ratio = drive
+            .max_turn_rate_ratio
+            .max(turned / (speed * DT / radius));
+        let moved = at - last_at;
+        if moved.length() > 1e-4 && moved.dot(f) < 0.0 {
+            drive.reversed_frames += 1;
+        }
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let c = Cell::new(at.x.floor() as i32 + dx, at.y.floor() as i32 + dy);
+                let nearest = at.clamp(c.as_vec2(), c.as_vec2() + Vec2::ONE);
+                if !grid.is_walkable(c) && nearest.distance(at) < 0.3 - 1e-3 {
+                    drive.wall_touches += 1;
+                }
+            }
+        }
+        (last_facing, last_at) = (f, at);
+        let progress = app.world().get::<DriveProgress>(unit).unwrap();
+        if progress.status == DriveStatus::Arrived {
+            drive.arrived = true;
+            break;
+        }
+    }
+    drive
+}
+
+/// A corridor 3 cells wide along rows 9-11, closed at x = 15.
+fn dead_end() -> NavGrid {
+    let mut grid = NavGrid::new(24, 20).unwrap();
+    for x in 0..24 {
+        for y in 0..20 {
+            if !((9..=11).contains(&y) && x < 15) {
+                grid.set_walkable(Cell::new(x, y), false).unwrap();
+            }
+        }
+    }
+    grid
+}
+
+#[test]
+fn a_vehicle_facing_a_dead_end_backs_out_to_a_goal_behind_it() {
+    let grid = dead_end();
+    let mut app = app(grid.clone());
+    let unit = vehicle(
+        &mut app,
+        Cell::new(13, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(2, 10)),
+    );
+    let drive = watch(&mut app, unit, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.reversed_frames > 10, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    assert_eq!(drive.wall_touches, 0, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(2.5, 10.5)) < 0.01, "{at}");
+}
+
+#[test]
+fn a_vehicle_drives_round_to_a_goal_behind_it_and_ends_facing_the_way_asked() {
+    let grid = NavGrid::new(32, 32).unwrap();
+    let mut app = app(grid.clone());
+    let mut request = PathRequest::to_cell(Cell::new(10, 16));
+    request.facing = Some(Vec2::NEG_Y);
+    let unit = vehicle(&mut app, Cell::new(16, 16), Vec2::X, request);
+    let drive = watch(&mut app, unit, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    let t = app.world().get::<Transform>(unit).unwrap();
+    let facing = (t.rotation * Vec3::X).truncate();
+    assert!(facing.distance(Vec2::NEG_Y) < 1e-3, "{facing}");
+    // Three tiles further on, it would have turned in place.
+    assert!(drive.frames as f32 * DT * 3.0 > 6.0 + 1.0, "{drive:?}");
+}
+
+#[test]
+fn a_new_order_mid_drive_is_planned_from_where_the_plan_can_stop() {
+    let grid = NavGrid::new(40, 40).unwrap();
+    let mut app = app(grid.clone());
+    let unit = vehicle(
+        &mut app,
+        Cell::new(5, 20),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(35, 20)),
+    );
+    for _ in 0..60 {
+        app.update();
+    }
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(Cell::new(20, 35)));
+    let drive = watch(&mut app, unit, &grid, 1500);
+    assert!(drive.arrived, "{drive:?}");
+    // No jump and no pivot at the change of plan.
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(20.5, 35.5)) < 0.01, "{at}");
+}
+
+#[test]
+fn a_vehicle_with_no_room_to_turn_and_no_reverse_says_so_and_stands() {
+    let grid = dead_end();
+    let mut app = app(grid.clone());
+    let unit = vehicle(
+        &mut app,
+        Cell::new(13, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(2, 10)),
+    );
+    app.world_mut().get_mut::<Vehicle>(unit).unwrap().reverse = None;
+    for _ in 0..60 {
+        app.update();
+    }
+    let progress = app.world().get::<DriveProgress>(unit).unwrap();
+    assert_eq!(progress.status, DriveStatus::NoWay);
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(13.5, 10.5)) < 1e-4);
+}
