@@ -2,7 +2,7 @@
 //! player sees it.
 //!
 //! ```text
-//! cargo run --release --example army -- [--scene road|field|pursuit] [--units N] \
+//! cargo run --release --example army -- [--scene road|field|pursuit|vehicles] [--units N] \
 //!     [--formation F] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] \
 //!     [--range R] [--open] [--gap] [--min-in-range PCT] [--min-follower-in-range PCT]
 //! ```
@@ -51,6 +51,24 @@
 //!   ([`TilepathFrameStats::main_thread_cpu`](bevy_tilepath::TilepathFrameStats)),
 //!   `frame_cpu_ms_per_s`: the whole frame's (every system: movement, the pursuit checks).
 //!
+//! `vehicles` (`--frames` 9,000 by default): 100 vehicles (`--units`, at least 12) that cannot turn in place (a [`Vehicle`]
+//! of turning radius 1.5, reversing allowed, 3 tiles a second) on a 96 x 64 map of three bands
+//! joined by gates three tiles wide at alternate ends, with twelve dead-end pockets three wide;
+//! one vehicle deep in each pocket facing its closed end, the rest anywhere open facing any way,
+//! each ordered to an open cell of another band. Prints as its last line
+//! `summary scene=vehicles vehicles=<n> arrived=<n> no_way=<n> max_turn_rate_ratio=<f> in_place_turns=<n> wall_frames=<n> reversing=<n> pockets_reversed=<n>/12 trip_ratio_median=<f> trip_ratio_p90=<f> trip_ratio_max=<f> last_arrival_s=<f> frames=<n> cpu_ms_per_frame=<f>`
+//! - `max_turn_rate_ratio`: the fastest any vehicle's facing turned in a frame, over its
+//!   speed / turning radius (at most 1: never a tighter turn than its radius); `in_place_turns`:
+//!   vehicle-frames turning without moving;
+//! - `reversing`: vehicles that drove backward at some point; `pockets_reversed`: those of the
+//!   pockets;
+//! - `trip_ratio_*`: the distance each vehicle drove over the length of the flat path a unit that
+//!   turns in place would walk (median, 90th percentile, largest).
+//!
+//! Exits non-zero unless every vehicle arrives within `--frames`, the turn ratio stays at most
+//! 1.01, no vehicle turns in place or puts its body over a blocked cell, and every pocket's
+//! vehicle backs out.
+//!
 //! Before the summary, `gaps per_target=<n,...> under_90_targets=<n,...> under_90_off_gaps=<n>
 //! off_gaps_pct=<f>`: how many times each target walked into a gap one cell wide (after the
 //! warm-up), and the same count of the target of each follower under 90 % (the last of a
@@ -74,6 +92,8 @@
 mod common;
 #[path = "army/pursuit.rs"]
 mod pursuit;
+#[path = "army/vehicles.rs"]
+mod vehicles;
 
 use std::time::Duration;
 
@@ -84,7 +104,7 @@ use bevy_tilepath::prelude::*;
 use bevy_tilepath::{NavAgent, PathProgress};
 use common::{CrowdFrame, CrowdWatch, percentile};
 
-const USAGE: &str = "usage: army [--scene road|field|pursuit] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] [--range R] [--open] [--gap] [--min-in-range PCT] [--min-follower-in-range PCT]";
+const USAGE: &str = "usage: army [--scene road|field|pursuit|vehicles] [--units N] [--formation blob|keep|line|box] [--no-lanes] [--mixed-speeds] [--pace] [--seed X] [--frames N] [--range R] [--open] [--gap] [--min-in-range PCT] [--min-follower-in-range PCT]";
 
 /// The map's size, the road's rows and its ends.
 const WIDTH: i32 = 150;
@@ -99,6 +119,7 @@ enum Scene {
     Road,
     Field,
     Pursuit,
+    Vehicles,
 }
 
 struct Args {
@@ -146,6 +167,7 @@ impl Args {
         };
         let mut p = lexopt::Parser::from_env();
         let mut units = None;
+        let mut frames = None;
         while let Some(arg) = p.next().map_err(|e| e.to_string())? {
             match arg {
                 Long("scene") => {
@@ -153,7 +175,12 @@ impl Args {
                         "road" => Scene::Road,
                         "field" => Scene::Field,
                         "pursuit" => Scene::Pursuit,
-                        s => return Err(format!("unknown scene {s:?} (road, field, pursuit)")),
+                        "vehicles" => Scene::Vehicles,
+                        s => {
+                            return Err(format!(
+                                "unknown scene {s:?} (road, field, pursuit, vehicles)"
+                            ));
+                        }
                     };
                     a.road = a.scene == Scene::Road;
                 }
@@ -171,7 +198,7 @@ impl Args {
                 }
                 Long("no-lanes") => a.lanes = false,
                 Long("seed") => a.seed = common::value(&mut p, "seed")?,
-                Long("frames") => a.frames = common::value(&mut p, "frames")?,
+                Long("frames") => frames = Some(common::value(&mut p, "frames")?),
                 Long("range") => a.range = common::value(&mut p, "range")?,
                 Long("open") => a.open = true,
                 Long("gap") => a.gap = true,
@@ -195,6 +222,12 @@ impl Args {
         if a.min_follower_in_range.is_nan() {
             a.min_follower_in_range = each;
         }
+        // The vehicles' longest trips (two U-turns round the bands) take about 95 s.
+        a.frames = frames.unwrap_or(if a.scene == Scene::Vehicles {
+            9000
+        } else {
+            3600
+        });
         a.units = units.unwrap_or(match a.scene {
             Scene::Pursuit if a.gap => 10,
             Scene::Pursuit => 200,
@@ -238,6 +271,10 @@ fn main() {
     };
     if args.scene == Scene::Pursuit {
         pursuit::run(&args);
+        return;
+    }
+    if args.scene == Scene::Vehicles {
+        vehicles::run(&args);
         return;
     }
     let grid = map_grid(args.road);

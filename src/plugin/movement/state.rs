@@ -140,7 +140,8 @@ impl Errand {
 /// the next waypoint ([`TurnPlan`]). When the waypoint lies inside both turning circles or the arc
 /// would touch a blocked cell, it falls back, in order, to half then a quarter of its turning
 /// radius, then to turning in place; it slows to 70 %, 50 % and 35 % of its speed through those
-/// tighter turns (Pinter's speed restriction). No three-point turns: units here are infantry-like.
+/// tighter turns (Pinter's speed restriction). Units here are infantry-like: a unit that must never
+/// turn in place is a [`Vehicle`](crate::Vehicle), which drives legal turns and three-point turns.
 #[derive(Component, Clone, Debug, Default, Reflect)]
 #[reflect(Component)]
 // Laid out as written: what every unit's frame reads (to see whether it sleeps, to index it for
