@@ -1,14 +1,14 @@
 //! Lockstep mode: two apps given the same inputs at the same ticks hash to the same
 //! [`NavChecksum`] at every tick (inline and with workers, with their entities numbered
 //! differently, one of them sleeping at random between ticks); a desync injected into one is
-//! seen at the first tick it happens.
+//! seen at the first tick it happens. Vehicles among the units too.
 
 use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{LockstepKey, NavChecksum, TilepathFrameStats};
+use bevy_tilepath::{LockstepKey, NavChecksum, TilepathFrameStats, Vehicle};
 
 /// One tick of game time.
 const TICK: Duration = Duration::from_micros(16_667);
@@ -234,6 +234,28 @@ fn the_same_inputs_give_the_same_checksum_every_tick_with_workers_late_or_not() 
         None,
         "worker results come a fixed number of ticks later than inline ones"
     );
+}
+
+/// `app` with every third unit a vehicle.
+fn with_vehicles(app: (App, Entity, Vec<Entity>)) -> (App, Entity, Vec<Entity>) {
+    let (mut app, map, units) = app;
+    for (k, &e) in units.iter().enumerate() {
+        if k % 3 == 0 {
+            app.world_mut().entity_mut(e).insert(Vehicle::default());
+        }
+    }
+    (app, map, units)
+}
+
+#[test]
+fn vehicles_give_the_same_checksum_every_tick_whatever_their_entities() {
+    let recording = inputs(36, 600);
+    let a = run(with_vehicles(app(36, 0, false)), &recording, 600, |_, _| {});
+    let b = run(with_vehicles(app(36, 0, true)), &recording, 600, |_, _| {});
+    assert_eq!(first_difference(&a, &b), None);
+    // The vehicles drove: their runs differ from the same units on foot.
+    let on_foot = run(app(36, 0, false), &recording, 600, |_, _| {});
+    assert_ne!(first_difference(&a, &on_foot), None);
 }
 
 #[test]

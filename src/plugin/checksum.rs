@@ -6,6 +6,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use super::movement::state::{MoveState, PathProgress};
+use super::movement::vehicle::DriveProgress;
 use super::outcomes::NavPath;
 use super::queue::path_queue::PathQueue;
 use super::request::{PathStatus, PendingRequests};
@@ -122,6 +123,7 @@ type Hashed<'w, 's> = Query<
         &'static PathStatus,
         Option<&'static PathProgress>,
         Option<Ref<'static, NavPath>>,
+        Option<&'static DriveProgress>,
     ),
 >;
 
@@ -176,7 +178,7 @@ pub(crate) fn update_checksum(
         v ^ ((keyless as u64) << 63)
     };
     let mut sum = 0u64;
-    for (entity, key, transform, status, progress, path) in &units {
+    for (entity, key, transform, status, progress, path, drive) in &units {
         let (keyless, k) = sort_key(entity, key);
         let mut h = Fold::new(k ^ ((keyless as u64) << 63));
         h.vec2(transform.translation.truncate())
@@ -187,6 +189,11 @@ pub(crate) fn update_checksum(
                 .u64(p.cell_index as u64)
                 .f32(p.speed_factor);
             move_state(&mut h, p.state);
+        }
+        if let Some(d) = drive {
+            h.u64(d.status as u64)
+                .f32(d.along)
+                .u64(d.plan.as_ref().map_or(0, |p| p.cost));
         }
         if let Some(path) = path {
             let hash = match before.get(&entity) {
