@@ -56,10 +56,13 @@
 //! joined by gates three tiles wide at alternate ends, with twelve dead-end pockets three wide;
 //! one vehicle deep in each pocket facing its closed end, the rest anywhere open facing any way,
 //! each ordered to an open cell of another band. Prints as its last line
-//! `summary scene=vehicles vehicles=<n> arrived=<n> no_way=<n> max_turn_rate_ratio=<f> in_place_turns=<n> wall_frames=<n> reversing=<n> pockets_reversed=<n>/12 trip_ratio_median=<f> trip_ratio_p90=<f> trip_ratio_max=<f> last_arrival_s=<f> frames=<n> cpu_ms_per_frame=<f>`
+//! `summary scene=vehicles vehicles=<n> arrived=<n> no_way=<n> max_turn_rate_ratio=<f> in_place_turns=<n> wall_frames=<n> overlap_pct=<f> reversing=<n> pockets_reversed=<n>/12 trip_ratio_median=<f> trip_ratio_p90=<f> trip_ratio_max=<f> last_arrival_s=<f> frames=<n> cpu_ms_per_frame=<f>`
 //! - `max_turn_rate_ratio`: the fastest any vehicle's facing turned in a frame, over its
 //!   speed / turning radius (at most 1: never a tighter turn than its radius); `in_place_turns`:
 //!   vehicle-frames turning without moving;
+//! - `overlap_pct`: the share of vehicle-frames with its body over another's by more than a
+//!   tenth of a tile (a vehicle follows one going its way ahead of it, and drives through those
+//!   it meets or that stand);
 //! - `reversing`: vehicles that drove backward at some point; `pockets_reversed`: those of the
 //!   pockets;
 //! - `trip_ratio_*`: the distance each vehicle drove over the length of the flat path a unit that

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{DriveProgress, DriveStatus, Vehicle};
+use bevy_tilepath::{DriveProgress, DriveStatus, PathProgress, Vehicle};
 
 const DT: f32 = 1.0 / 60.0;
 
@@ -184,4 +184,32 @@ fn a_vehicle_with_no_room_to_turn_and_no_reverse_says_so_and_stands() {
     assert_eq!(progress.status, DriveStatus::NoWay);
     let at = app.world().get::<Transform>(unit).unwrap().translation;
     assert!(at.truncate().distance(Vec2::new(13.5, 10.5)) < 1e-4);
+}
+
+#[test]
+fn infantry_in_a_vehicles_way_is_shoved_aside_and_the_vehicle_keeps_its_curve() {
+    let grid = NavGrid::new(24, 20).unwrap();
+    let mut app = app(grid.clone());
+    let soldier = app
+        .world_mut()
+        .spawn((Transform::from_xyz(9.5, 10.5, 0.0), Mover::default()))
+        .id();
+    let unit = vehicle(
+        &mut app,
+        Cell::new(3, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(16, 10)),
+    );
+    let drive = watch(&mut app, unit, &grid, 600);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    // The vehicle drove the straight line, never pushed off it.
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(16.5, 10.5)) < 1e-3, "{at}");
+    // The soldier it met is off the line now.
+    let s = app.world().get::<Transform>(soldier).unwrap().translation;
+    assert!((s.y - 10.5).abs() > 0.4, "{s}");
+    // Other movers see the vehicle as moving, then arrived.
+    let state = app.world().get::<PathProgress>(unit).unwrap().state;
+    assert_eq!(state, MoveState::Arrived);
 }

@@ -131,6 +131,7 @@ pub fn run(args: &Args) {
         units.push((e, trip, flat.length as f32, goal, k < 12));
     }
     let (mut max_ratio, mut wall_frames, mut no_way) = (0.0f32, 0u32, 0usize);
+    let mut overlap_frames = 0u32;
     let cpu0 = thread_cpu();
     let mut frames = 0;
     for frame in 0..args.frames {
@@ -161,6 +162,15 @@ pub fn run(args: &Args) {
             let status = app.world().get::<DriveProgress>(*e).unwrap().status;
             if status == DriveStatus::Arrived && trip.arrived_at.is_none() {
                 trip.arrived_at = Some(frame);
+            }
+        }
+        // Vehicles overlapping another by more than a tenth of a tile.
+        for (i, a) in units.iter().enumerate() {
+            if units[i + 1..]
+                .iter()
+                .any(|b| a.1.at.distance(b.1.at) < 2.0 * BODY - 0.1)
+            {
+                overlap_frames += 1;
             }
         }
         if units.iter().all(|u| u.1.arrived_at.is_some()) {
@@ -199,13 +209,14 @@ pub fn run(args: &Args) {
         && wall_frames == 0
         && pockets_reversed == 12;
     println!(
-        "summary scene=vehicles vehicles={} arrived={} no_way={} max_turn_rate_ratio={:.3} in_place_turns={} wall_frames={} reversing={} pockets_reversed={}/12 trip_ratio_median={:.2} trip_ratio_p90={:.2} trip_ratio_max={:.2} last_arrival_s={:.1} frames={} cpu_ms_per_frame={:.3}",
+        "summary scene=vehicles vehicles={} arrived={} no_way={} max_turn_rate_ratio={:.3} in_place_turns={} wall_frames={} overlap_pct={:.2} reversing={} pockets_reversed={}/12 trip_ratio_median={:.2} trip_ratio_p90={:.2} trip_ratio_max={:.2} last_arrival_s={:.1} frames={} cpu_ms_per_frame={:.3}",
         units.len(),
         arrived.len(),
         no_way,
         max_ratio,
         in_place,
         wall_frames,
+        100.0 * overlap_frames as f64 / (units.len() * frames.max(1)) as f64,
         reversing,
         pockets_reversed,
         pick(0.5),

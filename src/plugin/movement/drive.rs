@@ -15,8 +15,10 @@ use super::super::agent::NavAgent;
 use super::super::map::NavMap;
 use super::super::outcomes::NavPath;
 use super::super::settings::TilepathSettings;
+use super::super::unit_order::{LockstepKey, sort_key};
 use super::mover::{Arrived, Mover, MoverOrder};
 use super::output::DesiredVelocity;
+use super::state::{MoveState, PathProgress};
 use super::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
 
 /// The vehicles [`drive_vehicles`] moves.
@@ -32,6 +34,8 @@ type Vehicles<'w, 's> = Query<
         Option<&'static NavPath>,
         &'static mut DriveProgress,
         Option<&'static mut DesiredVelocity>,
+        Option<&'static LockstepKey>,
+        &'static mut PathProgress,
     ),
 >;
 
@@ -60,31 +64,18 @@ pub(crate) fn drive_vehicles(
     mut commands: Commands,
 ) {
     let dt = time.delta_secs();
+    let lockstep = settings.lockstep.is_some();
+    let bodies = Bodies::of_vehicles(&maps, &vehicles, lockstep);
     let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
-        let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired)) =
+        let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired, ..)) =
             vehicles.get_mut(entity)
         else {
             return;
         };
         let Some(path) = path else { return };
         let Ok(map) = maps.get(path.map) else { return };
-        if progress.ticket != Some(path.ticket) {
-            progress.ticket = Some(path.ticket);
-            progress.replan = true;
-            progress.tries = 0;
-            if progress.status != DriveStatus::Driving {
-                progress.status = DriveStatus::Planning;
-                planner.waiting.push_back(entity);
-            }
-        }
-        let grid = map.grid_of(path.class);
-        if progress.status == DriveStatus::Driving
-            && progress.version != grid.version()
-            && !progress.replan
-        {
-            // The map changed under the plan: plan again from its next stopping point.
-            progress.replan = true;
-            progress.tries = 0;
+        if notice_changes(&mut progress, path, map.grid_of(path.class)) {
+            planner.waiting.push_back(entity);
         }
         if progress.status != DriveStatus::Driving {
             if let Some(mut d) = desired {
@@ -93,7 +84,7 @@ pub(crate) fn drive_vehicles(
             return;
         }
         let done = drive_on(
-            map,
+            (map, &bodies, bodies.of(entity)),
             mover,
             vehicle,
             &mut progress,
@@ -117,7 +108,7 @@ pub(crate) fn drive_vehicles(
         }
     };
     // In lockstep mode vehicles go in their lockstep order, so they wait for plans in it.
-    let entities: Vec<Entity> = if settings.lockstep.is_some() {
+    let entities: Vec<Entity> = if lockstep {
         order.0.clone()
     } else {
         vehicles.iter().map(|(entity, ..)| entity).collect()
@@ -126,12 +117,149 @@ pub(crate) fn drive_vehicles(
         visit(entity, &mut vehicles, &mut planner);
     }
     plan(&drive, &maps, &mut vehicles, &mut planner);
+    for (.., progress, _, _, mut walk) in &mut vehicles {
+        mirror(&progress, &mut walk);
+    }
 }
 
-/// Drives `progress`'s plan for the frame; whether it reached its stopping point (the plan's
-/// end, or the next state to plan again from).
+/// A new path (planned for at once if the vehicle stands, else from the next point of its plan it
+/// can stop at), or the map changed under its plan (planned again the same way); whether it
+/// waits for the planner now.
+fn notice_changes(progress: &mut DriveProgress, path: &NavPath, grid: &NavGrid) -> bool {
+    if progress.ticket != Some(path.ticket) {
+        progress.ticket = Some(path.ticket);
+        progress.replan = true;
+        progress.tries = 0;
+        if progress.status != DriveStatus::Driving {
+            progress.status = DriveStatus::Planning;
+            return true;
+        }
+    }
+    if progress.status == DriveStatus::Driving
+        && progress.version != grid.version()
+        && !progress.replan
+    {
+        progress.replan = true;
+        progress.tries = 0;
+    }
+    false
+}
+
+/// Writes what the rest of the plugin and the game read of any mover, its [`MoveState`] and
+/// facing, from a vehicle's drive.
+fn mirror(progress: &DriveProgress, walk: &mut Mut<PathProgress>) {
+    let state = match progress.status {
+        DriveStatus::Planning | DriveStatus::Driving => MoveState::Moving,
+        DriveStatus::Arrived => MoveState::Arrived,
+        DriveStatus::Idle | DriveStatus::NoWay => MoveState::Idle,
+    };
+    if walk.state != state {
+        walk.state = state;
+    }
+    if let Some(pose) = progress
+        .plan
+        .as_ref()
+        .and_then(|p| p.pose_at(progress.along))
+        && walk.heading != pose.facing
+    {
+        walk.heading = pose.facing;
+    }
+}
+
+/// The vehicles' bodies as they stood at the frame's start.
+struct Bodies(Vec<Body>);
+
+/// One vehicle's body.
+struct Body {
+    entity: Entity,
+    map: Entity,
+    /// Grid space.
+    at: Vec2,
+    radius: f32,
+    /// The vehicle it waited for last frame.
+    blocked_by: Option<Entity>,
+    /// Driving its plan, the way it travels (grid space); `None` when it stands.
+    travel: Option<Vec2>,
+    /// Its place in the order of who goes first where two wait for each other (the earlier
+    /// goes): its lockstep key in lockstep mode, else its entity.
+    rank: (bool, u64, Entity),
+}
+
+impl Bodies {
+    fn of_vehicles(maps: &Query<&NavMap>, vehicles: &Vehicles, lockstep: bool) -> Bodies {
+        Bodies(
+            vehicles
+                .iter()
+                .filter_map(
+                    |(entity, _, _, agent, transform, path, progress, _, key, _)| {
+                        let path = path?;
+                        let map = maps.get(path.map).ok()?;
+                        let rank = if lockstep {
+                            let (keyless, k) = sort_key(entity, key);
+                            (keyless, k, entity)
+                        } else {
+                            (false, 0, entity)
+                        };
+                        Some(Body {
+                            entity,
+                            map: path.map,
+                            at: map.world_to_grid(transform.translation.truncate()),
+                            radius: agent.radius,
+                            blocked_by: progress.blocked_by,
+                            travel: travel_of(progress),
+                            rank,
+                        })
+                    },
+                )
+                .collect(),
+        )
+    }
+
+    fn of(&self, entity: Entity) -> Option<&Body> {
+        self.0.iter().find(|b| b.entity == entity)
+    }
+
+    /// The vehicle `me`, moving to `to`, would come closer to and overlap (but `passing`, the
+    /// one it drives through); where two wait for each other, the earlier in rank goes.
+    fn blocking(&self, me: &Body, to: Vec2, passing: Option<Entity>) -> Option<Entity> {
+        let way = (to - me.at).normalize_or_zero();
+        self.0
+            .iter()
+            .filter(|b| b.entity != me.entity && b.map == me.map && Some(b.entity) != passing)
+            .filter(|b| {
+                let (d, d_to) = (me.at.distance(b.at), to.distance(b.at));
+                // Only one going its way ahead of it: it follows; others it meets or passes
+                // standing, it drives through.
+                let ahead = b.travel.is_some_and(|t| t.dot(way) > 0.5);
+                ahead && d_to < me.radius + b.radius && d_to < d - 1e-5
+            })
+            .find(|b| !(b.blocked_by == Some(me.entity) && me.rank < b.rank))
+            .map(|b| b.entity)
+    }
+}
+
+/// The way a vehicle driving its plan travels (grid space): against its facing in reverse.
+fn travel_of(progress: &DriveProgress) -> Option<Vec2> {
+    if progress.status != DriveStatus::Driving {
+        return None;
+    }
+    let pose = progress.plan.as_ref()?.pose_at(progress.along)?;
+    Some(if pose.reverse {
+        -pose.facing
+    } else {
+        pose.facing
+    })
+}
+
+/// Seconds a vehicle waits for another in its way, in [`Mover::wait_time`]s, before it drives
+/// on through it.
+const PATIENCE: f32 = 3.0;
+
+/// Drives `progress`'s plan for the frame (unless another vehicle is in the way: it waits, up
+/// to [`PATIENCE`]); whether it reached its stopping point (the plan's end, or the next state
+/// to plan again from).
 fn drive_on(
-    map: &NavMap,
+    (map, bodies, me): (&NavMap, &Bodies, Option<&Body>),
     mover: &Mover,
     vehicle: &Vehicle,
     progress: &mut DriveProgress,
@@ -158,8 +286,30 @@ fn drive_on(
     if before.curvature > 0.0 {
         speed *= vehicle.turn_speed;
     }
-    progress.along = (progress.along + speed.max(0.0) * dt).min(stop);
-    let pose = plan.pose_at(progress.along).expect("as above");
+    let along = (progress.along + speed.max(0.0) * dt).min(stop);
+    let pose = plan.pose_at(along).expect("as above");
+    let blocker = me.and_then(|me| bodies.blocking(me, pose.position, progress.passing));
+    if let Some(other) = blocker {
+        if progress.waited < mover.wait_time * PATIENCE {
+            progress.waited += dt;
+            progress.blocked_by = blocker;
+            if let Some(mut d) = desired {
+                d.velocity = Vec2::ZERO;
+            }
+            return false;
+        }
+        // Waited long enough: it drives through that one.
+        progress.passing = Some(other);
+    }
+    (progress.waited, progress.blocked_by) = (0.0, None);
+    if let (Some(me), Some(passing)) = (me, progress.passing)
+        && bodies
+            .of(passing)
+            .is_none_or(|b| b.at.distance(pose.position) >= me.radius + b.radius)
+    {
+        progress.passing = None;
+    }
+    progress.along = along;
     match desired {
         Some(mut d) => {
             let from = map.world_to_grid(transform.translation.truncate());
@@ -198,7 +348,7 @@ fn plan(
             planner.active = None;
             continue;
         };
-        let (.., path, mut progress, _) = item;
+        let (_, _, _, _, _, path, mut progress, ..) = item;
         let Some(path) = path else {
             planner.active = None;
             continue;
@@ -243,7 +393,8 @@ fn begin_next(
     planner: &mut Planner,
 ) -> bool {
     while let Some(entity) = planner.waiting.pop_front() {
-        let Ok((_, _, vehicle, agent, transform, path, mut progress, _)) = vehicles.get_mut(entity)
+        let Ok((_, _, vehicle, agent, transform, path, mut progress, ..)) =
+            vehicles.get_mut(entity)
         else {
             continue;
         };

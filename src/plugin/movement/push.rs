@@ -89,6 +89,9 @@ pub(crate) enum Role {
     WalkingThrough,
     /// Holding its position ([`HoldPosition`]): never moved; the other body takes the push.
     Anchored,
+    /// A [`Vehicle`]: never moved (it drives its plan); the bodies it meets are shoved aside,
+    /// out of its way, as by a unit walking through.
+    Driving,
 }
 
 impl Role {
@@ -107,8 +110,8 @@ impl Role {
 /// The share of a push that `me` takes against `other`.
 fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
     match (me, other) {
-        (Role::Anchored | Role::WalkingThrough, _) => 0.0,
-        (_, Role::Anchored | Role::WalkingThrough) => 1.0,
+        (Role::Anchored | Role::WalkingThrough | Role::Driving, _) => 0.0,
+        (_, Role::Anchored | Role::WalkingThrough | Role::Driving) => 1.0,
         (Role::Standing, Role::Underway) => crowd.push_strength,
         (Role::Underway, Role::Standing) => 1.0 - crowd.push_strength,
         _ => 0.5,
@@ -123,6 +126,7 @@ type PushedItem<'a> = (
     Mut<'a, Transform>,
     Mut<'a, PathProgress>,
     Option<Mut<'a, DesiredVelocity>>,
+    bool,
     bool,
 );
 
@@ -141,8 +145,9 @@ pub(crate) fn push_apart(
             &mut PathProgress,
             Option<&mut DesiredVelocity>,
             Has<HoldPosition>,
+            Has<Vehicle>,
         ),
-        (With<Mover>, Without<Vehicle>),
+        With<Mover>,
     >,
     mut index: Local<PushIndex>,
     mut roles: Local<Vec<Role>>,
@@ -233,7 +238,10 @@ struct Indexed<'a, 'w, 's> {
 
 impl Indexed<'_, '_, '_> {
     /// Adds one unit.
-    fn add(&mut self, (entity, agent, class, transform, progress, desired, holds): PushedItem) {
+    fn add(
+        &mut self,
+        (entity, agent, class, transform, progress, desired, holds, vehicle): PushedItem,
+    ) {
         let maps = self.maps;
         // A unit that never had a path stands on the map under it.
         let at = transform.translation.truncate();
@@ -259,6 +267,7 @@ impl Indexed<'_, '_, '_> {
             },
         });
         let role = match Role::of(progress.state, progress.patient) {
+            _ if vehicle => Role::Driving,
             Role::Standing if holds => Role::Anchored,
             role => role,
         };
@@ -288,7 +297,7 @@ impl Indexed<'_, '_, '_> {
 /// A unit its body pushed to `m`'s position: moved there (or, with a controller, the push added
 /// to the velocity it wants), and off the curve it walks by an offset that fades as it walks on.
 fn moved_by_push(m: Member, nav: &NavMap, unit: PushedItem, dt: f32) {
-    let (_, _, _, mut transform, mut progress, desired, _) = unit;
+    let (_, _, _, mut transform, mut progress, desired, ..) = unit;
     let at = nav.world_to_grid(transform.translation.truncate());
     let shift = match desired {
         // Its controller moves it: the push joins the velocity it wants.
@@ -421,6 +430,7 @@ impl Pushes {
                 }
                 let dir = if mine == Role::Standing && theirs == Role::Underway
                     || mine != Role::WalkingThrough && theirs == Role::WalkingThrough
+                    || mine != Role::Driving && theirs == Role::Driving
                 {
                     aside(sign * away, index.members()[pusher].body.velocity)
                 } else {

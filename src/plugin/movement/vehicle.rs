@@ -14,8 +14,10 @@ use super::mover::Mover;
 /// and a three-point turn comes out of the plan. It arrives facing its request's
 /// [`facing`](crate::PathRequest::facing) if it has one.
 ///
-/// Vehicles stay out of the infantry's crowd rules: they are not pushed and do not push, and
-/// they do not claim cells.
+/// A vehicle is never pushed: it shoves infantry aside as a unit holding its position does. It
+/// waits for another vehicle in its way (where two wait for each other, the one first in
+/// lockstep order, or the older entity, goes), and after three times its [`Mover::wait_time`]
+/// drives on through. Vehicles do not claim cells: infantry do not plan round them.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -106,6 +108,12 @@ pub struct DriveProgress {
     pub(crate) version: u64,
     /// Tries made for the current plan (a band round the path, then the whole map).
     pub(crate) tries: u8,
+    /// Seconds it has waited for another vehicle in its way.
+    pub(crate) waited: f32,
+    /// The vehicle it waits for.
+    pub(crate) blocked_by: Option<Entity>,
+    /// The vehicle it drives through, having waited for it long enough.
+    pub(crate) passing: Option<Entity>,
 }
 
 impl DriveProgress {
