@@ -1,7 +1,8 @@
 //! Debug overlay (feature `debug`): gizmos for blocked cells, the raw and smoothed paths of
-//! selected units, claimed cells, the cells the last inline searches expanded and the crowd
-//! (bodies, links between bodies in contact, pushes and avoidance velocities), plus a text line
-//! of queue statistics. `F1`-`F6` toggle the layers.
+//! selected units (a vehicle's plan of arcs: green forward, red in reverse), claimed cells, the
+//! cells the last inline searches expanded and the crowd (bodies, links between bodies in
+//! contact, pushes and avoidance velocities), plus a text line of queue statistics. `F1`-`F6`
+//! toggle the layers.
 
 use bevy::gizmos::config::GizmoConfigStore;
 use bevy::platform::collections::HashMap;
@@ -12,6 +13,7 @@ use super::plugin::claims::Claims;
 use super::plugin::diagnostics::TilepathFrameStats;
 use super::plugin::map::NavMap;
 use super::plugin::movement::state::PathProgress;
+use super::plugin::movement::vehicle::DriveProgress;
 use super::plugin::outcomes::{NavPath, SearchKind};
 use super::plugin::schedule::TilepathSystems;
 use super::plugin::settings::TilepathSettings;
@@ -177,7 +179,7 @@ fn draw_overlay(
     mut gizmos: Gizmos,
     layers: Res<DebugLayers>,
     maps: Query<(Entity, &NavMap, MapCells)>,
-    selected: Query<(&NavPath, Option<&PathProgress>), With<DebugSelected>>,
+    selected: Query<(&NavPath, Option<&PathProgress>, Option<&DriveProgress>), With<DebugSelected>>,
     claims: Res<Claims>,
     stats: Res<TilepathFrameStats>,
 ) {
@@ -208,10 +210,14 @@ fn draw_overlay(
         }
     }
     if layers.paths {
-        for (path, progress) in &selected {
+        for (path, progress, drive) in &selected {
             let Ok((_, map, _)) = maps.get(path.map) else {
                 continue;
             };
+            if let Some(drive) = drive {
+                draw_drive_plan(&mut gizmos, map, drive);
+                continue;
+            }
             let from = progress.map_or(0, |p| p.cell_index.saturating_sub(1));
             gizmos.linestrip_2d(
                 path.cells[from.min(path.cells.len())..]
@@ -232,6 +238,35 @@ fn draw_overlay(
                 color,
             );
         }
+    }
+}
+
+/// The rest of a vehicle's plan: forward pieces green, reversing ones red.
+fn draw_drive_plan(gizmos: &mut Gizmos, map: &NavMap, drive: &DriveProgress) {
+    let Some(plan) = &drive.plan else {
+        return;
+    };
+    let mut done = 0.0;
+    for seg in &plan.segments {
+        let len = seg.length();
+        let (from, to) = ((drive.along - done).max(0.0), len);
+        done += len;
+        if from >= to {
+            continue;
+        }
+        let color = if seg.reverse {
+            Color::srgb(1.0, 0.3, 0.3)
+        } else {
+            Color::srgb(0.3, 1.0, 0.4)
+        };
+        let steps = ((to - from) / 0.2).ceil().max(1.0) as usize;
+        gizmos.linestrip_2d(
+            (0..=steps).map(|k| {
+                let s = from + (to - from) * k as f32 / steps as f32;
+                map.grid_to_world(seg.pose_at(s).position)
+            }),
+            color,
+        );
     }
 }
 

@@ -213,3 +213,53 @@ fn infantry_in_a_vehicles_way_is_shoved_aside_and_the_vehicle_keeps_its_curve() 
     let state = app.world().get::<PathProgress>(unit).unwrap().state;
     assert_eq!(state, MoveState::Arrived);
 }
+
+#[test]
+fn a_vehicle_ordered_to_the_cell_it_stands_on_arrives_at_once() {
+    let grid = NavGrid::new(12, 12).unwrap();
+    let mut app = app(grid.clone());
+    let unit = vehicle(
+        &mut app,
+        Cell::new(5, 5),
+        Vec2::Y,
+        PathRequest::to_cell(Cell::new(5, 5)),
+    );
+    let drive = watch(&mut app, unit, &grid, 30);
+    assert!(drive.arrived, "{drive:?}");
+    let t = app.world().get::<Transform>(unit).unwrap();
+    assert!(t.translation.truncate().distance(Vec2::new(5.5, 5.5)) < 1e-4);
+    assert!((t.rotation * Vec3::X).truncate().distance(Vec2::Y) < 1e-4);
+}
+
+#[test]
+fn a_vehicle_sent_where_another_stands_stops_on_the_nearest_free_cell() {
+    let grid = NavGrid::new(24, 24).unwrap();
+    let mut app = app(grid.clone());
+    let first = vehicle(
+        &mut app,
+        Cell::new(12, 12),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(12, 12)),
+    );
+    for _ in 0..5 {
+        app.update();
+    }
+    let second = vehicle(
+        &mut app,
+        Cell::new(3, 12),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(12, 12)),
+    );
+    let drive = watch(&mut app, second, &grid, 900);
+    assert!(drive.arrived, "{drive:?}");
+    let at = |e: Entity| {
+        app.world()
+            .get::<Transform>(e)
+            .unwrap()
+            .translation
+            .truncate()
+    };
+    let (a, b) = (at(first), at(second));
+    assert_eq!(a, Vec2::new(12.5, 12.5));
+    assert!(a.distance(b) >= 0.99 && a.distance(b) < 1.5, "{a} {b}");
+}

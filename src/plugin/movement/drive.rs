@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use crate::core::{
@@ -12,6 +13,7 @@ use crate::core::{
 };
 
 use super::super::agent::NavAgent;
+use super::super::claims::Claims;
 use super::super::map::NavMap;
 use super::super::outcomes::NavPath;
 use super::super::settings::TilepathSettings;
@@ -62,10 +64,12 @@ pub(crate) fn drive_vehicles(
     mut planner: Local<Planner>,
     mut arrived: MessageWriter<Arrived>,
     mut commands: Commands,
+    mut claims: ResMut<Claims>,
 ) {
     let dt = time.delta_secs();
     let lockstep = settings.lockstep.is_some();
     let bodies = Bodies::of_vehicles(&maps, &vehicles, lockstep);
+    let fleet: EntityHashSet = bodies.0.iter().map(|b| b.entity).collect();
     let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
         let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired, ..)) =
             vehicles.get_mut(entity)
@@ -95,16 +99,15 @@ pub(crate) fn drive_vehicles(
         if !done {
             return;
         }
-        if progress.replan {
-            progress.status = DriveStatus::Planning;
-            planner.waiting.push_back(entity);
+        let spot = Spot::of(&claims, &fleet, (path, map), entity);
+        let here = spot
+            .grid
+            .cell_at(map.world_to_grid(transform.translation.truncate()));
+        if at_stop(&spot, &mut progress, here) {
+            arrived.write(Arrived { entity, cell: here });
+            commands.trigger(Arrived { entity, cell: here });
         } else {
-            progress.status = DriveStatus::Arrived;
-            let cell = map
-                .grid()
-                .cell_at(map.world_to_grid(transform.translation.truncate()));
-            arrived.write(Arrived { entity, cell });
-            commands.trigger(Arrived { entity, cell });
+            planner.waiting.push_back(entity);
         }
     };
     // In lockstep mode vehicles go in their lockstep order, so they wait for plans in it.
@@ -116,9 +119,72 @@ pub(crate) fn drive_vehicles(
     for entity in entities {
         visit(entity, &mut vehicles, &mut planner);
     }
-    plan(&drive, &maps, &mut vehicles, &mut planner);
-    for (.., progress, _, _, mut walk) in &mut vehicles {
+    plan(
+        (&drive, &claims, &fleet),
+        &maps,
+        &mut vehicles,
+        &mut planner,
+    );
+    for (entity, _, _, _, transform, path, progress, _, _, mut walk) in &mut vehicles {
         mirror(&progress, &mut walk);
+        if let Some(path) = path
+            && let Ok(map) = maps.get(path.map)
+        {
+            occupy(&mut claims, (entity, path, map), &transform, &mut walk);
+        }
+    }
+}
+
+/// A vehicle at its plan's stopping point: it plans again (a new path, a changed map, or its
+/// goal taken by another vehicle meanwhile: the nearest free cell then) or it has arrived;
+/// whether it arrived.
+fn at_stop(spot: &Spot, progress: &mut DriveProgress, here: Cell) -> bool {
+    if !progress.replan && spot.taken(here) {
+        progress.replan = true;
+        progress.tries = 0;
+    }
+    if progress.replan {
+        progress.status = DriveStatus::Planning;
+        false
+    } else {
+        progress.status = DriveStatus::Arrived;
+        true
+    }
+}
+
+/// Tells the claims where a vehicle stands (arrived: its cell and those its body covers, so
+/// others take other goals and plan round it) or drives (its cell, as a moving unit's).
+fn occupy(
+    claims: &mut Claims,
+    (entity, path, map): (Entity, &NavPath, &NavMap),
+    transform: &Transform,
+    walk: &mut Mut<PathProgress>,
+) {
+    let cell = map
+        .grid()
+        .cell_at(map.world_to_grid(transform.translation.truncate()));
+    let footprint = match map.class_grid(path.class) {
+        Some(Ok(c)) => c.class().footprint,
+        _ => 0,
+    };
+    let (stopped, moving) = match walk.state {
+        MoveState::Arrived | MoveState::Idle => (Some(cell), None),
+        _ => (None, Some(cell)),
+    };
+    if walk.map != Some(path.map) {
+        if let Some(old) = walk.map {
+            claims.set_stopped(old, entity, walk.stopped_cell.take(), None, 0);
+            claims.set_moving_at(old, entity, walk.moving_cell.take(), None);
+        }
+        walk.map = Some(path.map);
+    }
+    if walk.stopped_cell != stopped {
+        claims.set_stopped(path.map, entity, walk.stopped_cell, stopped, footprint);
+        walk.stopped_cell = stopped;
+    }
+    if walk.moving_cell != moving {
+        claims.set_moving_at(path.map, entity, walk.moving_cell, moving);
+        walk.moving_cell = moving;
     }
 }
 
@@ -267,7 +333,8 @@ fn drive_on(
     desired: Option<Mut<DesiredVelocity>>,
     dt: f32,
 ) -> bool {
-    let Some(plan) = progress.plan.as_ref() else {
+    let Some(plan) = progress.plan.as_ref().filter(|p| !p.segments.is_empty()) else {
+        // No plan, or one of no move (its goal is the cell it stands on): there already.
         return true;
     };
     let end = plan.length();
@@ -331,14 +398,15 @@ fn drive_on(
 
 /// Runs the planner's searches within the frame's states, vehicle after vehicle.
 fn plan(
-    drive: &DriveSettings,
+    (drive, claims, fleet): (&DriveSettings, &Claims, &EntityHashSet),
     maps: &Query<&NavMap>,
     vehicles: &mut Vehicles,
     planner: &mut Planner,
 ) {
     let mut budget = drive.expansions_per_frame.max(1) as u64;
     while budget > 0 {
-        if planner.active.is_none() && !begin_next(drive, maps, vehicles, planner) {
+        if planner.active.is_none() && !begin_next((drive, claims, fleet), maps, vehicles, planner)
+        {
             return;
         }
         let Some((entity, map_entity, _)) = planner.active.clone() else {
@@ -387,7 +455,7 @@ fn plan(
 
 /// Begins the search of the first vehicle waiting that still wants a plan; whether one began.
 fn begin_next(
-    drive: &DriveSettings,
+    (drive, claims, fleet): (&DriveSettings, &Claims, &EntityHashSet),
     maps: &Query<&NavMap>,
     vehicles: &mut Vehicles,
     planner: &mut Planner,
@@ -419,15 +487,20 @@ fn begin_next(
             .request
             .facing
             .map(|f| nearest_heading(world_to_grid_dir(map, f)));
+        // Where another vehicle stands already, the nearest free cell instead of stacking on it.
+        let spot = Spot::of(claims, fleet, (path, map), entity);
+        let goal = spot.free_near(path.goal, start);
         let query = DriveQuery {
             start,
             heading,
-            goal: path.goal,
+            goal,
             facing,
             max_expansions: drive.max_expansions,
         };
         let begun = if progress.tries == 0 && drive.band > 0 {
-            let band = band_around(grid, &path.cells, drive.band);
+            let mut cells = path.cells.clone();
+            cells.push(goal);
+            let band = band_around(grid, &cells, drive.band);
             planner.search.begin_within(grid, &model, query, &band)
         } else {
             planner.search.begin(grid, &model, query)
@@ -441,6 +514,74 @@ fn begin_next(
         return true;
     }
     false
+}
+
+/// Where a vehicle may stop: a cell of its grid no other vehicle stands on or near (infantry
+/// there are shoved aside).
+struct Spot<'a> {
+    claims: &'a Claims,
+    /// The vehicles.
+    vehicles: &'a EntityHashSet,
+    map: Entity,
+    grid: &'a NavGrid,
+    /// Rings round a cell another unit must not stand in (the vehicle's footprint).
+    ring: i32,
+    me: Entity,
+}
+
+impl<'a> Spot<'a> {
+    /// Where vehicle `me` on `path` may stop on `map`: rings as wide as its class's footprint.
+    fn of(
+        claims: &'a Claims,
+        vehicles: &'a EntityHashSet,
+        (path, map): (&NavPath, &'a NavMap),
+        me: Entity,
+    ) -> Self {
+        Spot {
+            claims,
+            vehicles,
+            map: path.map,
+            grid: map.grid_of(path.class),
+            ring: map
+                .class_grid(path.class)
+                .and_then(|c| c.ok())
+                .map_or(0, |c| c.class().footprint as i32),
+            me,
+        }
+    }
+
+    /// Whether another vehicle stands on `cell` or within the rings round it.
+    fn taken(&self, cell: Cell) -> bool {
+        (-self.ring..=self.ring).any(|dy| {
+            (-self.ring..=self.ring).any(|dx| {
+                self.claims
+                    .stopped_at(self.map, cell + Cell::new(dx, dy))
+                    .is_some_and(|e| e != self.me && self.vehicles.contains(&e))
+            })
+        })
+    }
+
+    /// `goal`, or if it is taken the nearest free open cell within 8 rings of it that `start`
+    /// reaches (row by row within a ring), else `goal` all the same.
+    fn free_near(&self, goal: Cell, start: Cell) -> Cell {
+        if !self.taken(goal) {
+            return goal;
+        }
+        for r in 1..=8 {
+            for dy in -r..=r {
+                for dx in -r..=r {
+                    let c = goal + Cell::new(dx, dy);
+                    if (dx.abs() == r || dy.abs() == r)
+                        && self.grid.connected(start, c)
+                        && !self.taken(c)
+                    {
+                        return c;
+                    }
+                }
+            }
+        }
+        goal
+    }
 }
 
 /// Where a vehicle plans from: the next state of its plan reached (it stopped there), else its
