@@ -7,10 +7,10 @@
 //! It is a user of the search kernel (its states are the kernel's nodes: padded cell x 16 +
 //! heading x 2 + gear), resumable in budgeted steps like [`AStar`](super::AStar).
 
-use bevy::math::{IVec2, Vec2};
+use bevy::math::IVec2;
 
 use super::cell::{BLOCKED, Cell, cell_center};
-use super::drive_plan::{DrivePlan, DriveSegment, DriveShape};
+use super::drive_plan::{DrivePlan, DriveSegment};
 use super::grid::NavGrid;
 use super::kernel::{
     self, Closed, Counts, End, Expand, Frontier, KeyPacking, Marks, Pages, Scratch,
@@ -297,7 +297,7 @@ impl DriveSearch {
                 .find(|m| m.to_heading == h1 && m.reverse == reverse && from + m.offset == to)
                 .expect("every step of a plan is a move of its model");
             let at = cell_center(from);
-            segments.extend(mv.segments.iter().map(|s| shifted(*s, at)));
+            segments.extend(mv.segments.iter().map(|s| s.shifted(at)));
             let length: f32 = mv.segments.iter().map(DriveSegment::length).sum();
             distances.push(distances[distances.len() - 1] + length);
         }
@@ -359,29 +359,6 @@ fn node_of(h: u8, reverse: bool) -> usize {
 fn decode(n: usize) -> (usize, u8, bool) {
     let s = n % STATES;
     (n / STATES, (s / 2) as u8, s % 2 == 1)
-}
-
-fn shifted(seg: DriveSegment, by: Vec2) -> DriveSegment {
-    DriveSegment {
-        shape: match seg.shape {
-            DriveShape::Line { from, to } => DriveShape::Line {
-                from: from + by,
-                to: to + by,
-            },
-            DriveShape::Arc {
-                center,
-                radius,
-                start_angle,
-                sweep,
-            } => DriveShape::Arc {
-                center: center + by,
-                radius,
-                start_angle,
-                sweep,
-            },
-        },
-        reverse: seg.reverse,
-    }
 }
 
 impl Driving {
@@ -483,6 +460,8 @@ impl Expand for Drive<'_> {
 
 #[cfg(test)]
 mod tests {
+    use bevy::math::Vec2;
+
     use super::super::cost::CostModel;
     use super::super::search::{SearchConfig, find_path};
     use super::super::vehicle::{ReverseRules, VehicleRules, heading_vector};

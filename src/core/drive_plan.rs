@@ -53,6 +53,51 @@ pub struct Pose {
 }
 
 impl DriveSegment {
+    /// The same piece moved by `by`.
+    pub fn shifted(self, by: Vec2) -> DriveSegment {
+        let shape = match self.shape {
+            DriveShape::Line { from, to } => DriveShape::Line {
+                from: from + by,
+                to: to + by,
+            },
+            DriveShape::Arc {
+                center,
+                radius,
+                start_angle,
+                sweep,
+            } => DriveShape::Arc {
+                center: center + by,
+                radius,
+                start_angle,
+                sweep,
+            },
+        };
+        DriveSegment { shape, ..self }
+    }
+
+    /// The same curve driven the other way round in the other gear: from its end to its start,
+    /// facing as this one faces (forward driven backward, or reverse driven forward).
+    pub fn reversed(self) -> DriveSegment {
+        let shape = match self.shape {
+            DriveShape::Line { from, to } => DriveShape::Line { from: to, to: from },
+            DriveShape::Arc {
+                center,
+                radius,
+                start_angle,
+                sweep,
+            } => DriveShape::Arc {
+                center,
+                radius,
+                start_angle: start_angle + sweep,
+                sweep: -sweep,
+            },
+        };
+        DriveSegment {
+            shape,
+            reverse: !self.reverse,
+        }
+    }
+
     /// Its length in tiles.
     pub fn length(&self) -> f32 {
         match self.shape {

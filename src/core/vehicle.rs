@@ -379,26 +379,7 @@ fn reversed(forward: &Move, from: u8) -> Move {
         .segments
         .iter()
         .rev()
-        .map(|seg| DriveSegment {
-            shape: match seg.shape {
-                DriveShape::Line { from, to } => DriveShape::Line {
-                    from: to + shift,
-                    to: from + shift,
-                },
-                DriveShape::Arc {
-                    center,
-                    radius,
-                    start_angle,
-                    sweep,
-                } => DriveShape::Arc {
-                    center: center + shift,
-                    radius,
-                    start_angle: start_angle + sweep,
-                    sweep: -sweep,
-                },
-            },
-            reverse: true,
-        })
+        .map(|seg| seg.reversed().shifted(shift))
         .collect();
     Move {
         to_heading: from,
