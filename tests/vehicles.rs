@@ -263,3 +263,49 @@ fn a_vehicle_sent_where_another_stands_stops_on_the_nearest_free_cell() {
     assert_eq!(a, Vec2::new(12.5, 12.5));
     assert!(a.distance(b) >= 0.99 && a.distance(b) < 1.5, "{a} {b}");
 }
+
+#[test]
+fn a_soldier_sent_under_a_standing_vehicle_stops_beside_it() {
+    let grid = NavGrid::new(24, 24).unwrap();
+    let mut app = app(grid.clone());
+    let tank = vehicle(
+        &mut app,
+        Cell::new(12, 12),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(12, 12)),
+    );
+    // Two tiles across: its body covers the cells round its own.
+    app.world_mut()
+        .entity_mut(tank)
+        .insert(NavAgent { radius: 0.9 });
+    for _ in 0..5 {
+        app.update();
+    }
+    let soldier = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(3.5, 12.5, 0.0),
+            Mover::default(),
+            PathRequest::to_cell(Cell::new(13, 12)),
+        ))
+        .id();
+    for _ in 0..600 {
+        app.update();
+    }
+    let at = |e: Entity| {
+        app.world()
+            .get::<Transform>(e)
+            .unwrap()
+            .translation
+            .truncate()
+    };
+    assert_eq!(at(tank), Vec2::new(12.5, 12.5));
+    let state = app.world().get::<PathProgress>(soldier).unwrap().state;
+    assert_eq!(state, MoveState::Arrived);
+    // Beside it, its body against the tank's at most.
+    assert!(
+        at(soldier).distance(at(tank)) >= 1.2 - 0.05,
+        "{}",
+        at(soldier)
+    );
+}
