@@ -478,7 +478,7 @@ fn begin_next(
             Some(Ok(c)) => c.class().wall_radius(agent.radius),
             _ => agent.radius,
         };
-        let Some(model) = model_for(planner, vehicle, body) else {
+        let Some(model) = model_for(planner, vehicle, body, grid.rules().costs) else {
             progress.status = DriveStatus::NoWay;
             continue;
         };
@@ -608,11 +608,20 @@ fn world_to_grid_dir(map: &NavMap, dir: Vec2) -> Vec2 {
     map.world_to_grid(dir) - map.world_to_grid(Vec2::ZERO)
 }
 
-/// The model of `vehicle` with a body of `body` tiles, built once.
-fn model_for(planner: &mut Planner, vehicle: &Vehicle, body: f32) -> Option<VehicleModel> {
+/// The model of `vehicle` with a body of `body` tiles, costed as its grid's steps (its
+/// penalties are in those units), built once.
+fn model_for(
+    planner: &mut Planner,
+    vehicle: &Vehicle,
+    body: f32,
+    costs: CostModel,
+) -> Option<VehicleModel> {
     let rules = vehicle.rules(body);
-    let costs = CostModel::default();
-    if let Some(m) = planner.models.iter().find(|m| m.rules() == rules) {
+    if let Some(m) = planner
+        .models
+        .iter()
+        .find(|m| m.rules() == rules && m.costs() == costs)
+    {
         return Some(m.clone());
     }
     let model = VehicleModel::new(rules, costs).ok()?;
