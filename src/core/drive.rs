@@ -58,6 +58,9 @@ struct Driving {
     packing: KeyPacking,
     version: u64,
     min_terrain: u64,
+    /// A reversing move's cost factor, in 1024ths, and the cost of a change of gear.
+    reverse_factor: u64,
+    switch_cost: u64,
     /// The cells its states may stand on, if it keeps to a band (see
     /// [`DriveSearch::begin_within`]).
     band: Option<Vec<Cell>>,
@@ -191,8 +194,11 @@ impl DriveSearch {
         }
         let costs = model.costs();
         let rules = model.rules();
-        let factor = rules.reverse.map_or(1.0, |r| r.cost_factor) as u128;
-        let switch = rules.reverse.map_or(0, |r| costs.from_tiles(r.switch_cost)) as u128;
+        let reverse_factor = rules
+            .reverse
+            .map_or(1024, |r| (r.cost_factor * 1024.0) as u64);
+        let switch_cost = rules.reverse.map_or(0, |r| costs.from_tiles(r.switch_cost)) as u64;
+        let (factor, switch) = (reverse_factor as u128 / 1024, switch_cost as u128);
         // A move costs at most 4 tiles of the dearest terrain, reversed, plus a switch.
         let step =
             (costs.straight as u128 * 4 * 255 + grid.max_penalty() as u128) * (factor + 1) + switch;
@@ -211,6 +217,8 @@ impl DriveSearch {
             packing,
             version: grid.version(),
             min_terrain,
+            reverse_factor,
+            switch_cost,
             band,
         };
         let h = run.h(grid, start_i);
@@ -241,9 +249,9 @@ impl DriveSearch {
             terrain: grid.terrain_raw(),
             penalty: grid.penalty_raw(),
             stride: grid.stride(),
-            run,
+            run: &*run,
         };
-        let mut counts = expand.run.counts;
+        let mut counts = run.counts;
         let end = kernel::run(
             &mut frontier,
             closed_stamp,
@@ -381,7 +389,7 @@ struct Drive<'a> {
     terrain: &'a [u8],
     penalty: &'a [u32],
     stride: usize,
-    run: &'a mut Driving,
+    run: &'a Driving,
 }
 
 impl Drive<'_> {
@@ -413,16 +421,8 @@ impl Expand for Drive<'_> {
         let (i, h, gear) = decode(n);
         let cell = self.grid.cell_of(i);
         let g0 = frontier.g(n);
-        let rules = self.run.model.rules();
-        let (factor, switch) = match rules.reverse {
-            Some(r) => (
-                (r.cost_factor * 1024.0) as u64,
-                self.run.model.costs().from_tiles(r.switch_cost) as u64,
-            ),
-            None => (1024, 0),
-        };
-        let model = self.run.model.clone();
-        'moves: for mv in model.moves(h) {
+        let run = self.run;
+        'moves: for mv in run.model.moves(h) {
             for &off in &mv.swept {
                 match self.at(cell.x, cell.y, i, off) {
                     Some(j) if self.terrain[j] != BLOCKED => {}
@@ -443,14 +443,13 @@ impl Expand for Drive<'_> {
                 cost += len * self.terrain[j] as u64;
             }
             if mv.reverse {
-                cost = cost * factor / 1024;
+                cost = cost * run.reverse_factor / 1024;
             }
             if mv.reverse != gear {
-                cost += switch;
+                cost += run.switch_cost;
             }
             cost += self.penalty[end] as u64;
             let to = end * STATES + node_of(mv.to_heading, mv.reverse);
-            let run = &*self.run;
             let grid = self.grid;
             frontier.relax(n, to, g0 + cost, || run.h(grid, end));
         }

@@ -186,18 +186,4 @@ impl DrivePlan {
         }
         self.segments.last().map(|seg| seg.pose_at(seg.length()))
     }
-
-    /// The cursor of the piece `s` tiles along the plan: its index and the distance into it.
-    pub fn locate(&self, s: f32) -> Option<(usize, f32)> {
-        let mut left = s.max(0.0);
-        for (i, seg) in self.segments.iter().enumerate() {
-            let len = seg.length();
-            if left <= len {
-                return Some((i, left));
-            }
-            left -= len;
-        }
-        let last = self.segments.len().checked_sub(1)?;
-        Some((last, self.segments[last].length()))
-    }
 }

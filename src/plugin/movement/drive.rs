@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::core::{
@@ -18,7 +18,7 @@ use super::super::map::NavMap;
 use super::super::outcomes::NavPath;
 use super::super::settings::TilepathSettings;
 use super::super::unit_order::{LockstepKey, sort_key};
-use super::mover::{Arrived, Mover, MoverOrder};
+use super::mover::{Arrived, Mover};
 use super::output::DesiredVelocity;
 use super::state::{MoveState, PathProgress};
 use super::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
@@ -46,8 +46,8 @@ type Vehicles<'w, 's> = Query<
 pub(crate) struct Planner {
     search: DriveSearch,
     waiting: VecDeque<Entity>,
-    /// The vehicle whose plan `search` is finding, its map and the model it uses.
-    active: Option<(Entity, Entity, VehicleModel)>,
+    /// The vehicle whose plan `search` is finding, and its map.
+    active: Option<(Entity, Entity)>,
     /// Models built, by their rules' bits (a vehicle's lattice is built once).
     models: Vec<VehicleModel>,
 }
@@ -60,16 +60,16 @@ pub(crate) fn drive_vehicles(
     drive: Res<DriveSettings>,
     maps: Query<&NavMap>,
     mut vehicles: Vehicles,
-    order: Res<MoverOrder>,
     mut planner: Local<Planner>,
     mut arrived: MessageWriter<Arrived>,
     mut commands: Commands,
     mut claims: ResMut<Claims>,
 ) {
+    if vehicles.is_empty() {
+        return;
+    }
     let dt = time.delta_secs();
-    let lockstep = settings.lockstep.is_some();
-    let bodies = Bodies::of_vehicles(&maps, &vehicles, lockstep);
-    let fleet: EntityHashSet = bodies.0.iter().map(|b| b.entity).collect();
+    let bodies = Bodies::of_vehicles(&maps, &vehicles, settings.lockstep.is_some());
     let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
         let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired, ..)) =
             vehicles.get_mut(entity)
@@ -99,7 +99,7 @@ pub(crate) fn drive_vehicles(
         if !done {
             return;
         }
-        let spot = Spot::of(&claims, &fleet, (path, map), entity);
+        let spot = Spot::of(&claims, &bodies, (path, map), entity);
         let here = spot
             .grid
             .cell_at(map.world_to_grid(transform.translation.truncate()));
@@ -111,16 +111,11 @@ pub(crate) fn drive_vehicles(
         }
     };
     // In lockstep mode vehicles go in their lockstep order, so they wait for plans in it.
-    let entities: Vec<Entity> = if lockstep {
-        order.0.clone()
-    } else {
-        vehicles.iter().map(|(entity, ..)| entity).collect()
-    };
-    for entity in entities {
-        visit(entity, &mut vehicles, &mut planner);
+    for body in &bodies.list {
+        visit(body.entity, &mut vehicles, &mut planner);
     }
     plan(
-        (&drive, &claims, &fleet),
+        (&drive, &claims, &bodies),
         &maps,
         &mut vehicles,
         &mut planner,
@@ -233,7 +228,13 @@ fn mirror(progress: &DriveProgress, walk: &mut Mut<PathProgress>) {
 }
 
 /// The vehicles' bodies as they stood at the frame's start.
-struct Bodies(Vec<Body>);
+struct Bodies {
+    /// In lockstep order in lockstep mode (the order vehicles are driven and wait for plans
+    /// in), else in the query's.
+    list: Vec<Body>,
+    /// Where each vehicle is in `list`.
+    index: EntityHashMap<usize>,
+}
 
 /// One vehicle's body.
 struct Body {
@@ -253,43 +254,54 @@ struct Body {
 
 impl Bodies {
     fn of_vehicles(maps: &Query<&NavMap>, vehicles: &Vehicles, lockstep: bool) -> Bodies {
-        Bodies(
-            vehicles
-                .iter()
-                .filter_map(
-                    |(entity, _, _, agent, transform, path, progress, _, key, _)| {
-                        let path = path?;
-                        let map = maps.get(path.map).ok()?;
-                        let rank = if lockstep {
-                            let (keyless, k) = sort_key(entity, key);
-                            (keyless, k, entity)
-                        } else {
-                            (false, 0, entity)
-                        };
-                        Some(Body {
-                            entity,
-                            map: path.map,
-                            at: map.world_to_grid(transform.translation.truncate()),
-                            radius: agent.radius,
-                            blocked_by: progress.blocked_by,
-                            travel: travel_of(progress),
-                            rank,
-                        })
-                    },
-                )
-                .collect(),
-        )
+        let mut list: Vec<Body> = vehicles
+            .iter()
+            .filter_map(
+                |(entity, _, _, agent, transform, path, progress, _, key, _)| {
+                    let path = path?;
+                    let map = maps.get(path.map).ok()?;
+                    let rank = if lockstep {
+                        let (keyless, k) = sort_key(entity, key);
+                        (keyless, k, entity)
+                    } else {
+                        (false, 0, entity)
+                    };
+                    Some(Body {
+                        entity,
+                        map: path.map,
+                        at: map.world_to_grid(transform.translation.truncate()),
+                        radius: agent.radius,
+                        blocked_by: progress.blocked_by,
+                        travel: travel_of(progress),
+                        rank,
+                    })
+                },
+            )
+            .collect();
+        if lockstep {
+            list.sort_unstable_by_key(|b| b.rank);
+        }
+        let index = list
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.entity, i))
+            .collect();
+        Bodies { list, index }
     }
 
     fn of(&self, entity: Entity) -> Option<&Body> {
-        self.0.iter().find(|b| b.entity == entity)
+        self.index.get(&entity).map(|&i| &self.list[i])
+    }
+
+    fn contains(&self, entity: Entity) -> bool {
+        self.index.contains_key(&entity)
     }
 
     /// The vehicle `me`, moving to `to`, would come closer to and overlap (but `passing`, the
     /// one it drives through); where two wait for each other, the earlier in rank goes.
     fn blocking(&self, me: &Body, to: Vec2, passing: Option<Entity>) -> Option<Entity> {
         let way = (to - me.at).normalize_or_zero();
-        self.0
+        self.list
             .iter()
             .filter(|b| b.entity != me.entity && b.map == me.map && Some(b.entity) != passing)
             .filter(|b| {
@@ -398,7 +410,7 @@ fn drive_on(
 
 /// Runs the planner's searches within the frame's states, vehicle after vehicle.
 fn plan(
-    (drive, claims, fleet): (&DriveSettings, &Claims, &EntityHashSet),
+    (drive, claims, fleet): (&DriveSettings, &Claims, &Bodies),
     maps: &Query<&NavMap>,
     vehicles: &mut Vehicles,
     planner: &mut Planner,
@@ -409,7 +421,7 @@ fn plan(
         {
             return;
         }
-        let Some((entity, map_entity, _)) = planner.active.clone() else {
+        let Some((entity, map_entity)) = planner.active else {
             return;
         };
         let (Ok(map), Ok(item)) = (maps.get(map_entity), vehicles.get_mut(entity)) else {
@@ -455,7 +467,7 @@ fn plan(
 
 /// Begins the search of the first vehicle waiting that still wants a plan; whether one began.
 fn begin_next(
-    (drive, claims, fleet): (&DriveSettings, &Claims, &EntityHashSet),
+    (drive, claims, fleet): (&DriveSettings, &Claims, &Bodies),
     maps: &Query<&NavMap>,
     vehicles: &mut Vehicles,
     planner: &mut Planner,
@@ -510,7 +522,7 @@ fn begin_next(
             progress.plan = None;
             continue;
         }
-        planner.active = Some((entity, path.map, model));
+        planner.active = Some((entity, path.map));
         return true;
     }
     false
@@ -521,7 +533,7 @@ fn begin_next(
 struct Spot<'a> {
     claims: &'a Claims,
     /// The vehicles.
-    vehicles: &'a EntityHashSet,
+    vehicles: &'a Bodies,
     map: Entity,
     grid: &'a NavGrid,
     /// Rings round a cell another unit must not stand in (the vehicle's footprint).
@@ -533,7 +545,7 @@ impl<'a> Spot<'a> {
     /// Where vehicle `me` on `path` may stop on `map`: rings as wide as its class's footprint.
     fn of(
         claims: &'a Claims,
-        vehicles: &'a EntityHashSet,
+        vehicles: &'a Bodies,
         (path, map): (&NavPath, &'a NavMap),
         me: Entity,
     ) -> Self {
@@ -556,7 +568,7 @@ impl<'a> Spot<'a> {
             (-self.ring..=self.ring).any(|dx| {
                 self.claims
                     .stopped_at(self.map, cell + Cell::new(dx, dy))
-                    .is_some_and(|e| e != self.me && self.vehicles.contains(&e))
+                    .is_some_and(|e| e != self.me && self.vehicles.contains(e))
             })
         })
     }
