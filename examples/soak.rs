@@ -18,7 +18,7 @@
 //! frame's 16.7 ms of wall time, as a game would, so the workers get the rest of the frame.
 //!
 //! It prints, as its last line,
-//! `summary units=<n> workers=<w> frames=<n> requests=<n> outcomes=<n> duplicates=<n> missing=<n> pending_after_drain=<n> latency_p50=<f> latency_p99=<f> latency_max=<f> rests_max=<n> rest_age_p99=<f> rest_age_max=<n> rests_smoothed_30=<f> walking_raw=<n> blocked_overlaps=<n> rss_growth_mb_per_10k=<f> checksum=<hex>`:
+//! `summary units=<n> workers=<w> frames=<n> requests=<n> outcomes=<n> duplicates=<n> missing=<n> pending_after_drain=<n> latency_p50=<f> latency_p99=<f> latency_max=<f> rests_max=<n> rest_age_p99=<f> rest_age_max=<n> rests_smoothed_30=<f> walking_raw=<n> seen_raw=<n> blocked_overlaps=<n> rss_growth_mb_per_10k=<f> checksum=<hex>`:
 //! - `requests`: the game's requests (each `PathRequest` inserted); `outcomes`: the outcomes of
 //!   those requests; `duplicates`: requests with more than one outcome, and outcomes sent
 //!   after their unit was despawned; `missing`: requests with none (a despawned unit's requests
@@ -36,6 +36,11 @@
 //!   within those 30 frames, 100 if no path had a rest (paths found on workers come smoothed
 //!   whole); the `rests` line gives the rests smoothed and their waits, and the rests that left
 //!   unsmoothed;
+//! - `seen_raw`: unit-frames in which the runner saw a unit walk to a waypoint a smoothed path
+//!   would not have: one cell step from the waypoint before it and from the one after, with a
+//!   clear line for its body from the one before to the one after (the raw cell centers of a
+//!   rest). `walking_raw` is the plugin's own count of the same, `seen_raw` checks it from
+//!   outside;
 //! - `blocked_overlaps`: unit-frames in which a unit's body overlaps a blocked cell (by more than
 //!   a thousandth of a tile: smoothed lines may touch walls, and a body sampled on one, float
 //!   rounding aside, touches them);
@@ -82,8 +87,8 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    Lockstep, LockstepKey, MovementFrameStats, NavChecksum, PendingRequests, TilepathFrameStats,
-    TilepathSchedule,
+    Lockstep, LockstepKey, MoveState, MovementFrameStats, NavChecksum, PendingRequests,
+    TilepathFrameStats, TilepathSchedule,
 };
 use common::Rng;
 
@@ -842,6 +847,7 @@ fn main() {
     let mut heap: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut blocked_overlaps = 0u64;
     let mut walking_raw = 0u64;
+    let mut seen_raw = 0u64;
     let mut queue_max = 0usize;
     // The load through the run, by quarter of the input frames: expansions and searches, and
     // frames with a request waiting more than 60 frames (the queue behind).
@@ -905,6 +911,12 @@ fn main() {
                 &PathStatus,
             )>();
             for (e, tf, agent, progress, path, status) in q.iter(world) {
+                if let (Some(p), Some(path)) = (progress, path)
+                    && p.state == MoveState::Moving
+                    && raw_waypoint(&map, path, p.waypoint, agent.radius)
+                {
+                    seen_raw += 1;
+                }
                 let pos = map.world_to_grid(tf.translation.truncate());
                 let over = common::in_wall(map.grid(), pos, agent.radius);
                 blocked_overlaps += u64::from(over);
@@ -1028,7 +1040,7 @@ fn main() {
         rest_waits.percentile(1.0),
     );
     println!(
-        "summary units={} workers={} frames={} requests={} outcomes={outcomes} duplicates={duplicates} missing={missing} pending_after_drain={pending} latency_p50={} latency_p99={} latency_max={} rests_max={} rest_age_p99={} rest_age_max={} rests_smoothed_30={smoothed_30:.2} walking_raw={walking_raw} blocked_overlaps={blocked_overlaps} rss_growth_mb_per_10k={growth:.2} checksum={checksum:016x}",
+        "summary units={} workers={} frames={} requests={} outcomes={outcomes} duplicates={duplicates} missing={missing} pending_after_drain={pending} latency_p50={} latency_p99={} latency_max={} rests_max={} rest_age_p99={} rest_age_max={} rests_smoothed_30={smoothed_30:.2} walking_raw={walking_raw} seen_raw={seen_raw} blocked_overlaps={blocked_overlaps} rss_growth_mb_per_10k={growth:.2} checksum={checksum:016x}",
         args.units,
         args.workers,
         total,
@@ -1044,4 +1056,19 @@ fn main() {
         eprintln!("error: requests with more than one outcome, none, or still pending");
         std::process::exit(1);
     }
+}
+
+/// Whether waypoint `i` of `path` is one smoothing would have dropped: a cell step from the
+/// waypoints before and after it, with the body's line from the one before to the one after
+/// clear of walls (checked with the body's whole radius, so a line only a class's shrunk body
+/// clears does not count).
+fn raw_waypoint(map: &NavMap, path: &NavPath, i: usize, radius: f32) -> bool {
+    let at = |k: usize| path.waypoints.get(k).map(|&w| map.world_to_grid(w));
+    let (Some(a), Some(b), Some(c)) = (i.checked_sub(1).and_then(at), at(i), at(i + 1)) else {
+        return false;
+    };
+    let step = std::f32::consts::SQRT_2 + 1e-3;
+    a.distance(b) <= step
+        && b.distance(c) <= step
+        && bevy_tilepath::core::walkable(map.grid_of(path.class), a, c, radius)
 }

@@ -11,7 +11,7 @@ use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::Cell;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::{NavLayerApart, NavLayerOf, NavTile, TileCells};
-use bevy_tilepath::{MoveState, PathProgress};
+use bevy_tilepath::{MoveState, OutcomeKind, PathFailure, PathProgress};
 
 /// A 24 x 8 square tilemap of normal ground, data only (no rendering); returns the map and its
 /// tiles by position.
@@ -656,4 +656,136 @@ fn a_layer_kept_apart_gets_its_own_map_and_a_late_layer_joins() {
         "the late layer's wall counts"
     );
     assert!(grid.is_walkable(Cell::new(4, 3)));
+}
+
+#[derive(Resource, Default)]
+struct Outcomes(Vec<PathOutcome>);
+
+/// A unit sent from one side of a wall of hexagons to the other through a gap one tile wide,
+/// on every hexagonal coordinate system, plain and scaled by 3: whether it arrived, and the
+/// outcomes it got.
+fn through_a_hexagon_gap(radius: f32) -> Vec<(String, bool, Vec<(PathOrigin, OutcomeKind)>)> {
+    let systems = [
+        HexCoordSystem::Row,
+        HexCoordSystem::RowEven,
+        HexCoordSystem::RowOdd,
+        HexCoordSystem::Column,
+        HexCoordSystem::ColumnEven,
+        HexCoordSystem::ColumnOdd,
+    ];
+    let size = TilemapSize { x: 15, y: 11 };
+    let tile_size = TilemapTileSize { x: 16.0, y: 16.0 };
+    let grid_size = TilemapGridSize { x: 16.0, y: 16.0 };
+    let anchor = TilemapAnchor::None;
+    let mut runs = Vec::new();
+    for system in systems {
+        for transform in [
+            Transform::default(),
+            Transform::from_scale(Vec3::splat(3.0)),
+        ] {
+            let map_type = TilemapType::Hexagon(system);
+            let mut app = App::new();
+            app.add_plugins(MinimalPlugins)
+                .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+                    1.0 / 60.0,
+                )))
+                .add_plugins(TilepathPlugins::default())
+                .init_resource::<Outcomes>()
+                .add_systems(
+                    Update,
+                    |mut r: MessageReader<PathOutcome>, mut log: ResMut<Outcomes>| {
+                        log.0.extend(r.read().copied())
+                    },
+                );
+            let map = spawn_typed_map(
+                app.world_mut(),
+                map_type,
+                size,
+                grid_size,
+                anchor,
+                transform,
+            );
+            // A wall along tile column 7 with a gap at tile (7, 5).
+            for y in (0..size.y).filter(|&y| y != 5) {
+                let storage = app.world().get::<TileStorage>(map).unwrap();
+                let tile = storage.get(&TilePos { x: 7, y }).unwrap();
+                app.world_mut().entity_mut(tile).insert(NavTile::BLOCKED);
+            }
+            let affine = transform.compute_affine();
+            let world_of = |x: u32| {
+                let pos = TilePos { x, y: 5 };
+                let local = pos.center_in_world(&size, &grid_size, &tile_size, &map_type, &anchor);
+                affine.transform_point3(local.extend(0.0))
+            };
+            app.update();
+            let unit = app
+                .world_mut()
+                .spawn((
+                    Transform::from_translation(world_of(2)),
+                    Mover::default(),
+                    NavAgent { radius },
+                    PathRequest::to_world(world_of(12).truncate()),
+                ))
+                .id();
+            let mut arrived = false;
+            for _ in 0..1200 {
+                app.update();
+                let state = app.world().get::<PathProgress>(unit).map(|p| p.state);
+                if state == Some(MoveState::Arrived) {
+                    arrived = true;
+                    break;
+                }
+            }
+            let outcomes = app.world().resource::<Outcomes>().0.iter();
+            let outcomes = outcomes.map(|o| (o.origin, o.kind)).collect();
+            runs.push((
+                format!("{system:?} x{}", transform.scale.x),
+                arrived,
+                outcomes,
+            ));
+        }
+    }
+    runs
+}
+
+/// A unit of the default size (radius 0.3, wider than the gap's 0.289) grazes the two corners of
+/// a one-tile gap in a wall of hexagons and arrives, on every coordinate system, plain and
+/// scaled, answered once.
+#[test]
+fn a_default_unit_walks_through_a_one_tile_gap_in_a_wall_of_hexagons() {
+    for (case, arrived, outcomes) in through_a_hexagon_gap(NavAgent::default().radius) {
+        assert!(arrived, "{case}: {outcomes:?}");
+        assert_eq!(outcomes.len(), 1, "{case}: {outcomes:?}");
+    }
+}
+
+/// A unit too wide for a one-tile gap between hexagons (radius 0.45): it arrives where the
+/// wall's zigzag leaves room, else its way is found blocked, planned again a few times and
+/// ends in one failure, `UnitTooWide`; it never plans the same path without end.
+#[test]
+fn a_unit_too_wide_for_a_gap_between_hexagons_fails_once_instead_of_planning_again_and_again() {
+    let mut failed = 0;
+    for (case, arrived, outcomes) in through_a_hexagon_gap(0.45) {
+        let (last, before) = outcomes.split_last().expect("answered");
+        assert!(outcomes.len() <= 5, "{case}: {outcomes:?}");
+        assert!(
+            before
+                .iter()
+                .all(|(_, k)| matches!(k, OutcomeKind::Found { .. })),
+            "{case}: {outcomes:?}"
+        );
+        if !arrived {
+            assert_eq!(
+                *last,
+                (
+                    PathOrigin::Blocked,
+                    OutcomeKind::Failed(PathFailure::UnitTooWide)
+                ),
+                "{case}"
+            );
+            failed += 1;
+        }
+    }
+    // The straight and the offset rows, and the axial columns.
+    assert_eq!(failed, 8);
 }

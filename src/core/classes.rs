@@ -155,7 +155,7 @@ impl MoveClass {
     /// point on the edge between two blocked cells touches both without entering either, while
     /// the real body would reach into the walls beyond.
     pub fn wall_radius(&self, radius: f32) -> f32 {
-        wall_radius(radius, self.footprint)
+        shrunk(radius, self.footprint)
     }
 }
 
@@ -163,14 +163,41 @@ impl MoveClass {
 /// [`MoveClass::wall_radius`]).
 pub const MIN_WALL_RADIUS: f32 = 0.05;
 
-/// [`MoveClass::wall_radius`] for a footprint.
-pub(crate) fn wall_radius(radius: f32, footprint: u8) -> f32 {
+/// The radius a body of `radius` tiles is checked with against the walls of `grid`, its class's
+/// grid with `footprint` rings ([`MoveClass::wall_radius`]).
+///
+/// On hexagons a gap one cell wide is narrower than a tile: its two wall corners are
+/// [`HEX_GAP_CLEARANCE`] from the line through it. A body up to [`HEX_CORNER_GRAZE`] wider than
+/// that is checked as that clearance, so it walks through such a gap grazing the two corners
+/// (a default unit, radius 0.3, by 0.011 tiles) instead of finding its way blocked there.
+pub(crate) fn wall_radius(grid: &NavGrid, radius: f32, footprint: u8) -> f32 {
+    let grazes = radius > HEX_GAP_CLEARANCE && radius <= HEX_GAP_CLEARANCE + HEX_CORNER_GRAZE;
+    if footprint == 0 && grid.is_hex() && grazes {
+        HEX_GAP_CLEARANCE
+    } else {
+        shrunk(radius, footprint)
+    }
+}
+
+/// A body of `radius` shrunk by `footprint` rings, never below [`MIN_WALL_RADIUS`].
+fn shrunk(radius: f32, footprint: u8) -> f32 {
     if footprint == 0 {
         radius
     } else {
         (radius - footprint as f32).max(MIN_WALL_RADIUS)
     }
 }
+
+/// Half the width of a gap one hexagon wide between two blocked hexagons (just under half a hexagon's
+/// edge, in tiles: neighbouring centres are one apart): the largest body that passes it
+/// without touching a wall.
+pub const HEX_GAP_CLEARANCE: f32 = 0.288;
+
+/// How much wider than [`HEX_GAP_CLEARANCE`] a body may be and still be let through a gap one
+/// hexagon wide, grazing its corners: movement and smoothing check such a body against the walls
+/// of a hexagonal grid with [`HEX_GAP_CLEARANCE`]. Wider bodies are checked with their own
+/// radius.
+pub const HEX_CORNER_GRAZE: f32 = 0.035;
 
 /// Why a class grid could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

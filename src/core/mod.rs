@@ -59,7 +59,8 @@ pub(crate) use cell::cells_around;
 pub use cell::{BLOCKED, Cell, NORMAL, cell_at, cell_center, cells_length};
 pub(crate) use classes::wall_radius;
 pub use classes::{
-    ClassError, ClassGrid, Knowledge, MAX_CLEARANCE, MIN_WALL_RADIUS, MoveClass, TerrainCosts,
+    ClassError, ClassGrid, HEX_CORNER_GRAZE, HEX_GAP_CLEARANCE, Knowledge, MAX_CLEARANCE,
+    MIN_WALL_RADIUS, MoveClass, TerrainCosts,
 };
 pub use cost::CostModel;
 pub use drive::{DriveQuery, DriveSearch, DriveStep, band_around, find_drive};

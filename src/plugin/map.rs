@@ -164,7 +164,7 @@ impl NavMap {
     /// The radius a body of `radius` tiles of `class` is checked with against
     /// [`NavMap::grid_of`] `class` (see [`MoveClass::wall_radius`](crate::core::MoveClass::wall_radius)).
     pub(crate) fn wall_radius_of(&self, class: ClassId, radius: f32) -> f32 {
-        crate::core::wall_radius(radius, self.footprint_of(class))
+        crate::core::wall_radius(self.grid_of(class), radius, self.footprint_of(class))
     }
 
     /// A shared snapshot of the grid of `class` (for worker searches).

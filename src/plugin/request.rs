@@ -231,7 +231,9 @@ pub enum PathFailure {
     NoGoals,
     /// The unit's class cannot plan on this map: its body needs a footprint wider than the
     /// map supports ([`ClassError`](crate::core::ClassError): at most `MAX_CLEARANCE - 1`
-    /// rings, and on hexagons none).
+    /// rings, and on hexagons none); or its path leads where its body cannot go (a gap
+    /// between hexagons narrower than it): its way found blocked by a wall, it planned the same
+    /// path again a few times without getting closer, and stopped.
     UnitTooWide,
     /// The unit to follow ([`PathGoal::Entity`]) is despawned or has no `Transform`.
     TargetGone,

@@ -486,10 +486,7 @@ fn begin_next(
             continue;
         };
         let grid = map.grid_of(path.class);
-        let body = match map.class_grid(path.class) {
-            Some(Ok(c)) => c.class().wall_radius(agent.radius),
-            _ => agent.radius,
-        };
+        let body = map.wall_radius_of(path.class, agent.radius);
         let Some(model) = model_for(planner, vehicle, body, grid.rules().costs) else {
             progress.status = DriveStatus::NoWay;
             continue;

@@ -472,7 +472,7 @@ impl Pushes {
             let s = s.clamp_length_max(budget);
             let p = m.body.position;
             // Against its class's grid, whose walls are grown by its footprint.
-            let radius = wall_radius(m.body.radius, footprint);
+            let radius = wall_radius(grid, m.body.radius, footprint);
             let clear = |q: Vec2| !overlaps_blocked(grid, q, radius);
             // The whole push, else sliding along the wall on one axis (never back along a
             // unit's own way: pressed between a wall and a unit crossing its way, it would be

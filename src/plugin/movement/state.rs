@@ -202,6 +202,11 @@ pub struct PathProgress {
     /// Repaths since the unit last got a tile closer to its goal (capped: in a crowd, repeated
     /// repaths flip between routes instead of getting anywhere).
     pub(crate) stuck_repaths: u32,
+    /// Searches it asked for since it last got a tile closer to its goal because a wall
+    /// blocked its way. A plan its body cannot follow (through a gap narrower than it) comes
+    /// back the same each time: the one after [`MAX_WALL_REPLANS`] fails with
+    /// [`PathFailure::UnitTooWide`](crate::PathFailure::UnitTooWide) instead of looping.
+    pub(crate) wall_replans: u8,
     /// Seconds spent waiting since the unit last got a tile closer to its goal.
     pub(crate) blocked: f32,
     /// The goal of the path it follows and the closest it has been to it.
@@ -215,6 +220,10 @@ pub struct PathProgress {
     /// Where it stood when `stalled` last started counting.
     pub(crate) stall_anchor: Vec2,
 }
+
+/// Searches a unit may ask for, its way blocked by a wall, without getting a tile closer to its
+/// goal (see [`PathProgress`]'s `wall_replans`).
+pub(crate) const MAX_WALL_REPLANS: u8 = 3;
 
 /// One curve of a unit's walk: the plan, the distance along it, how much of it is walked slowly
 /// (a tight turn), and whether it is a detour to the unit's cell center.

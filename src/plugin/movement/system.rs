@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::Body;
+use crate::core::{Body, wall_radius};
 
 use super::super::agent::NavAgent;
 use super::super::claims::Claims;
@@ -173,15 +173,12 @@ fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) -> Kind {
     if desired.is_none() && asleep(ctx, map, entity, &transform, &path, &progress) {
         return Kind::Asleep;
     }
-    let (wall_radius, footprint, fog) = match map.class_grid(path.class) {
-        Some(Ok(c)) => (
-            c.class().wall_radius(agent.radius),
-            c.class().footprint,
-            c.knowledge().is_some(),
-        ),
-        _ => (agent.radius, 0, false),
+    let (footprint, fog) = match map.class_grid(path.class) {
+        Some(Ok(c)) => (c.class().footprint, c.knowledge().is_some()),
+        _ => (0, false),
     };
     let grid = map.grid_of(path.class);
+    let wall_radius = wall_radius(grid, agent.radius, footprint);
     // A group's pace slows its faster units to it, a walking target's its followers close to it.
     let paced;
     let speed = walking_speed(mover, &path.request, pursuit);

@@ -73,6 +73,7 @@ pub(super) fn start_path(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress
     if progress.goal != Some(goal) {
         progress.goal = Some(goal);
         progress.closest = pos.distance(unit.grid.cell_center(goal));
+        progress.wall_replans = 0;
     }
 }
 
@@ -231,6 +232,7 @@ fn keep_track(
     let closer = to_goal < progress.closest - 1.0;
     if closer {
         progress.closest = to_goal;
+        progress.wall_replans = 0;
     }
     let next_taken = || {
         next.is_some_and(|c| {
@@ -443,6 +445,7 @@ fn after_step(
     };
     if walked.blocked && (!pending || repath_waiting()) {
         ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
+        progress.wall_replans = progress.wall_replans.saturating_add(1);
         progress.state = progress.state.wait(0.0);
     }
     progress.heading = walked.heading;

@@ -7,6 +7,7 @@ use crate::core::{Cell, check_nearest, resolve_ends};
 use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer};
 use crate::plugin::map::NavMap;
+use crate::plugin::movement::state::{MAX_WALL_REPLANS, PathProgress};
 use crate::plugin::pursuit::stop_within;
 use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
@@ -125,6 +126,7 @@ pub(crate) fn collect_requests(
     tally: ResMut<FrameTally>,
     settings: Res<TilepathSettings>,
     transforms: Query<(&Transform, Option<&ClassId>)>,
+    progress: Query<&PathProgress>,
     maps: Query<(Entity, &NavMap)>,
 ) {
     let mut timer = PhaseTimer::start(tally, Phase::Collect, settings.lockstep.is_some());
@@ -150,6 +152,13 @@ pub(crate) fn collect_requests(
             continue;
         };
         let origin = book.origin(s.entity).unwrap_or_default();
+        // Its way blocked by a wall again and again, its plans coming back the same: its body
+        // cannot follow them.
+        let replans = progress.get(s.entity).map_or(0, |p| p.wall_replans);
+        if origin == PathOrigin::Blocked && replans > MAX_WALL_REPLANS {
+            queue.fail(&mut book, s.entity, s.ticket, PathFailure::UnitTooWide);
+            continue;
+        }
         let class = ClassId::of(class);
         match validate(
             s.entity,
@@ -161,40 +170,35 @@ pub(crate) fn collect_requests(
             &transforms,
             frame,
         ) {
-            Ok(mut job) => {
-                // The game's orders, the short trips of units making way for them, and
-                // followers stopping in range (a path to where they stand), before the
-                // plugin's repaths.
-                if matches!(
-                    origin,
-                    PathOrigin::User
-                        | PathOrigin::MakeWay
-                        | PathOrigin::StepAside
-                        | PathOrigin::InRange
-                ) {
-                    job.priority = job.priority.saturating_add(settings.user_priority);
-                }
-                // A unit stopped short of a wall across its way stands still until its new
-                // path comes: ahead of orders.
-                if origin == PathOrigin::Blocked {
-                    job.priority = job
-                        .priority
-                        .saturating_add(settings.user_priority.saturating_mul(2));
-                }
-                // Searches around units in the way need the claims as they are now, not as a
-                // shared (or cached) tree saw them: they search alone. Followers of one target
-                // share theirs.
-                job.alone = !matches!(
-                    origin,
-                    PathOrigin::User
-                        | PathOrigin::GridEdit
-                        | PathOrigin::Revealed
-                        | PathOrigin::Pursuit
-                );
-                queue.waiting.push(job);
-            }
+            Ok(job) => queue.waiting.push(ranked(job, origin, &settings)),
             Err(failure) => queue.fail(&mut book, s.entity, s.ticket, failure),
         }
     }
     book.submitted.extend(submitted);
+}
+
+/// `job` as it waits, by who asked for it: how urgent it is, and whether it searches alone.
+fn ranked(mut job: Job, origin: PathOrigin, settings: &TilepathSettings) -> Job {
+    // The game's orders, the short trips of units making way for them, and followers stopping
+    // in range (a path to where they stand), before the plugin's repaths.
+    if matches!(
+        origin,
+        PathOrigin::User | PathOrigin::MakeWay | PathOrigin::StepAside | PathOrigin::InRange
+    ) {
+        job.priority = job.priority.saturating_add(settings.user_priority);
+    }
+    // A unit stopped short of a wall across its way stands still until its new path comes:
+    // ahead of orders.
+    if origin == PathOrigin::Blocked {
+        job.priority = job
+            .priority
+            .saturating_add(settings.user_priority.saturating_mul(2));
+    }
+    // Searches around units in the way need the claims as they are now, not as a shared (or
+    // cached) tree saw them: they search alone. Followers of one target share theirs.
+    job.alone = !matches!(
+        origin,
+        PathOrigin::User | PathOrigin::GridEdit | PathOrigin::Revealed | PathOrigin::Pursuit
+    );
+    job
 }
