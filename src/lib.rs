@@ -1,5 +1,10 @@
 #![doc = include_str!("../README.md")]
 //!
+//! ## The guide
+//!
+//! The [`guide`] module is the user guide: concepts, then a chapter per capability, then how
+//! it works inside.
+//!
 //! ## Layers
 //!
 //! Each layer names only the layers under it (a test reads `src/` and fails on an import circle or
@@ -33,6 +38,7 @@ pub mod avian;
 pub mod core;
 #[cfg(feature = "debug")]
 pub mod debug;
+pub mod guide;
 pub mod plugin;
 mod plugins;
 #[cfg(feature = "tilemap")]
