@@ -309,3 +309,62 @@ fn a_soldier_sent_under_a_standing_vehicle_stops_beside_it() {
         at(soldier)
     );
 }
+
+/// A vehicle whose straight way runs through another standing in the open plans round it: its
+/// body never comes within touch of the standing one's.
+#[test]
+fn a_vehicle_drives_round_another_standing_in_its_way() {
+    let grid = NavGrid::new(30, 20).unwrap();
+    let mut app = app(grid.clone());
+    let standing = vehicle(
+        &mut app,
+        Cell::new(14, 10),
+        Vec2::Y,
+        PathRequest::to_cell(Cell::new(14, 10)),
+    );
+    for _ in 0..5 {
+        app.update();
+    }
+    let there = app
+        .world()
+        .get::<Transform>(standing)
+        .unwrap()
+        .translation
+        .truncate();
+    let unit = vehicle(
+        &mut app,
+        Cell::new(4, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(25, 10)),
+    );
+    let mut closest = f32::MAX;
+    let mut arrived = false;
+    for _ in 0..1200 {
+        app.update();
+        let at = app
+            .world()
+            .get::<Transform>(unit)
+            .unwrap()
+            .translation
+            .truncate();
+        closest = closest.min(at.distance(there));
+        if app.world().get::<DriveProgress>(unit).unwrap().status == DriveStatus::Arrived {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(arrived);
+    // Two bodies of radius 0.3.
+    assert!(
+        closest >= 0.6,
+        "came within {closest} of the standing vehicle"
+    );
+    assert_eq!(
+        app.world()
+            .get::<Transform>(standing)
+            .unwrap()
+            .translation
+            .truncate(),
+        there
+    );
+}

@@ -42,7 +42,7 @@ use crate::common::{CrowdFrame, CrowdWatch, Rng, percentile};
 use crate::inputs::{Input, Inputs, Shape, apply_inputs, checksums};
 use crate::map::{DemoMap, MAP_H, MAP_W, Terrain, generate_map, spawn_tilemap};
 use crate::orders::{PLAYER_PRIORITY, retry_failed};
-use crate::units::{Kind, Team, muster};
+use crate::units::{Kind, Team, muster, tanks_as_vehicles};
 
 /// Frames between the scripted group orders, and units per group.
 const ORDER_EVERY: usize = 90;
@@ -263,6 +263,7 @@ fn build_app(config: DemoConfig, inputs: Inputs) -> App {
     };
     let sim = config.sim_schedule();
     let mut app = App::new();
+    tanks_as_vehicles(&mut app, &config);
     app.add_plugins(MinimalPlugins)
         .insert_resource(TimeUpdateStrategy::ManualDuration(frame))
         // In lockstep mode the tick is the frame: one tick every update.

@@ -13,7 +13,10 @@
 //!
 //! `--mixed` puts tanks among the infantry: two tiles across, they never plan through a gap
 //! narrower than themselves, forest is closed to them and roads are their fast way (see
-//! `units.rs`; not on hexagons). The roads and bridges are three tiles wide.
+//! `units.rs`; not on hexagons). The roads and bridges are three tiles wide. With `--vehicles`
+//! too, the tanks are vehicles: they drive legal turns of radius 1.5 tiles and reverse, never
+//! turning in place (their crowds on the roads still overlap more than the infantry-like
+//! tanks').
 //!
 //! `--fog` starts with fog of war on (`F` toggles it in the window): each army plans on what its
 //! units have seen (unseen ground is assumed open), reveals the map around its units as they
@@ -94,6 +97,9 @@ pub struct DemoConfig {
     pub map: map::MapKind,
     /// `--mixed`: tanks among the infantry (two tiles across, forest closed to them).
     pub mixed: bool,
+    /// `--vehicles` (with `--mixed`): tanks are vehicles that cannot turn in place (turning
+    /// radius 1.5 tiles, reversing allowed).
+    pub vehicles: bool,
     /// `--fog`: fog of war on from the start (each army plans on what it has seen).
     pub fog: bool,
     /// `--workers N`: searches on N worker runners (0: inline on the main thread); by default
@@ -151,6 +157,7 @@ impl DemoConfig {
         ];
         for (on, flag) in [
             (self.mixed, "--mixed"),
+            (self.vehicles, "--vehicles"),
             (self.fog, "--fog"),
             (self.avoidance, "--avoidance"),
             (!self.pushing, "--no-pushing"),
@@ -196,6 +203,7 @@ impl Default for DemoConfig {
             pushing: true,
             map: map::MapKind::Square,
             mixed: false,
+            vehicles: false,
             fog: false,
             workers: None,
             lockstep: false,
@@ -208,7 +216,7 @@ impl Default for DemoConfig {
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed] [--fog] [--workers N] [--lockstep] [--record FILE] [--replay FILE] [--checksums N] [--jitter] [--no-lanes] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed [--vehicles]] [--fog] [--workers N] [--lockstep] [--record FILE] [--replay FILE] [--checksums N] [--jitter] [--no-lanes] [--screenshot FILE.png]";
 
 /// The command line; a replay's own options (its first line) replace the simulation's.
 fn parse_args() -> Result<(DemoConfig, Option<inputs::Replay>), String> {
@@ -258,6 +266,7 @@ fn parse_into(config: &mut DemoConfig, mut parser: lexopt::Parser) -> Result<(),
                 config.map = map::MapKind::parse(&kind)?;
             }
             Long("mixed") => config.mixed = true,
+            Long("vehicles") => config.vehicles = true,
             Long("fog") => config.fog = true,
             Long("workers") => config.workers = Some(common::value(&mut parser, "--workers")?),
             Long("lockstep") => config.lockstep = true,
@@ -269,6 +278,9 @@ fn parse_into(config: &mut DemoConfig, mut parser: lexopt::Parser) -> Result<(),
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }
+    }
+    if config.vehicles && (!config.mixed || config.map != map::MapKind::Square) {
+        return Err("--vehicles: needs --mixed (the tanks) on square tiles".into());
     }
     if config.mixed && config.map == map::MapKind::Hex {
         return Err("--mixed: tanks wider than a tile need square or diamond tiles".into());

@@ -16,7 +16,7 @@ use crate::common::Rng;
 use crate::inputs::{Input, Inputs, Shape, apply_inputs, checksums, formation_name};
 use crate::map::{DemoMap, MAP_H, MAP_W, TILE, generate_map, spawn_tilemap};
 use crate::orders::{PLAYER_PRIORITY, retry_failed};
-use crate::units::{Kind, Team, muster};
+use crate::units::{Kind, Team, muster, tanks_as_vehicles};
 
 /// The player's input state and the red script's.
 #[derive(Resource)]
@@ -76,6 +76,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) {
         ..Default::default()
     };
     let mut app = App::new();
+    tanks_as_vehicles(&mut app, &config);
     app.add_plugins(
         DefaultPlugins
             .set(WindowPlugin {

@@ -5,9 +5,10 @@
 use std::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
+use bevy_tilepath::core::ReverseRules;
 use bevy_tilepath::core::{Cell, ClassGrid, MoveClass, NavGrid, TerrainCosts};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{LockstepKey, NavAgent, PlayerId, UnitClass};
+use bevy_tilepath::{LockstepKey, NavAgent, PlayerId, UnitClass, Vehicle};
 
 use crate::DemoConfig;
 use crate::common::Rng;
@@ -99,6 +100,24 @@ impl Kind {
             },
             UnitClass::new(self.costs()),
         )
+    }
+}
+
+/// Under `--vehicles`, each tank becomes a [`Vehicle`] as it is spawned: it drives legal turns of
+/// radius 1.5 tiles and may reverse.
+pub fn tanks_as_vehicles(app: &mut App, config: &DemoConfig) {
+    if config.vehicles {
+        app.add_observer(
+            |add: On<Add, Kind>, kinds: Query<&Kind>, mut commands: Commands| {
+                if kinds.get(add.entity) == Ok(&Kind::Tank) {
+                    commands.entity(add.entity).insert(Vehicle {
+                        turning_radius: 1.5,
+                        reverse: Some(ReverseRules::default()),
+                        ..default()
+                    });
+                }
+            },
+        );
     }
 }
 

@@ -13,7 +13,8 @@ use super::cell::{BLOCKED, Cell, cell_center};
 use super::drive_plan::{DrivePlan, DriveSegment};
 use super::grid::NavGrid;
 use super::kernel::{
-    self, Closed, Counts, End, Expand, Frontier, KeyPacking, Marks, Pages, Scratch,
+    self, CellOverlay, Closed, Counts, End, Expand, Frontier, KeyPacking, Marks, OVERLAY_BLOCKED,
+    Pages, Scratch,
 };
 use super::path::PathError;
 use super::vehicle::{HEADINGS, VehicleModel};
@@ -64,6 +65,8 @@ struct Driving {
     /// The cells its states may stand on, if it keeps to a band (see
     /// [`DriveSearch::begin_within`]).
     band: Option<Vec<Cell>>,
+    /// Other units' cells, dearer or closed to its body (see [`DriveSearch::begin_among`]).
+    overlay: Vec<(Cell, CellOverlay)>,
 }
 
 /// A reusable, resumable search for vehicles (see the module docs).
@@ -133,7 +136,7 @@ impl DriveSearch {
         model: &VehicleModel,
         query: DriveQuery,
     ) -> Result<(), PathError> {
-        self.begin_with(grid, model, query, None)
+        self.begin_with(grid, model, query, None, Vec::new())
     }
 
     /// As [`DriveSearch::begin`], with every state on a cell of `band` (the cells near a flat
@@ -146,7 +149,30 @@ impl DriveSearch {
         query: DriveQuery,
         band: &[Cell],
     ) -> Result<(), PathError> {
-        self.begin_with(grid, model, query, Some(band.to_vec()))
+        self.begin_with(grid, model, query, Some(band.to_vec()), Vec::new())
+    }
+
+    /// As [`DriveSearch::begin`] (or [`DriveSearch::begin_within`] with a `band`), with an
+    /// overlay of other units' cells: a move whose body sweeps a
+    /// [`CellOverlay::Blocked`] cell is not taken, and one that sweeps
+    /// [`CellOverlay::Penalty`] cells costs the dearest of their penalties more (a vehicle
+    /// plans round another standing in its way, or through it if going round costs more). The
+    /// start and the goal cells are spared.
+    pub fn begin_among(
+        &mut self,
+        grid: &NavGrid,
+        model: &VehicleModel,
+        query: DriveQuery,
+        band: Option<&[Cell]>,
+        overlay: &[(Cell, CellOverlay)],
+    ) -> Result<(), PathError> {
+        self.begin_with(
+            grid,
+            model,
+            query,
+            band.map(<[Cell]>::to_vec),
+            overlay.to_vec(),
+        )
     }
 
     fn begin_with(
@@ -155,26 +181,10 @@ impl DriveSearch {
         model: &VehicleModel,
         query: DriveQuery,
         band: Option<Vec<Cell>>,
+        overlay: Vec<(Cell, CellOverlay)>,
     ) -> Result<(), PathError> {
         self.run = None;
-        if grid.is_hex() {
-            return Err(PathError::Unsupported("vehicle searches need square cells"));
-        }
-        let start_i = grid
-            .index(query.start)
-            .map_err(|_| PathError::StartOutOfBounds(query.start))?;
-        let goal_i = grid
-            .index(query.goal)
-            .map_err(|_| PathError::GoalOutOfBounds(query.goal))?;
-        if !grid.is_walkable(query.start) {
-            return Err(PathError::StartBlocked(query.start));
-        }
-        if !grid.is_walkable(query.goal) {
-            return Err(PathError::GoalBlocked(query.goal));
-        }
-        if !grid.connected(query.start, query.goal) {
-            return Err(PathError::Unreachable);
-        }
+        let (start_i, goal_i) = ends(grid, &query)?;
         let padded = grid.terrain_raw().len();
         let len = padded
             .checked_mul(STATES)
@@ -192,6 +202,9 @@ impl DriveSearch {
                 }
             }
         }
+        let overlay_max = self
+            .scratch
+            .apply_overlay(grid, &overlay, [start_i, goal_i]);
         let costs = model.costs();
         let rules = model.rules();
         let reverse_factor = rules
@@ -200,8 +213,9 @@ impl DriveSearch {
         let switch_cost = rules.reverse.map_or(0, |r| costs.from_tiles(r.switch_cost)) as u64;
         let (factor, switch) = (reverse_factor as u128 / 1024, switch_cost as u128);
         // A move costs at most 4 tiles of the dearest terrain, reversed, plus a switch.
-        let step =
-            (costs.straight as u128 * 4 * 255 + grid.max_penalty() as u128) * (factor + 1) + switch;
+        let step = (costs.straight as u128 * 4 * 255 + grid.max_penalty() as u128) * (factor + 1)
+            + switch
+            + overlay_max as u128;
         let packing = KeyPacking::with_bound(len as u128 * step * 2, costs.straight);
         let min_terrain = grid.min_terrain().max(1) as u64;
         let start_node = start_i * STATES + node_of(query.heading, false);
@@ -220,6 +234,7 @@ impl DriveSearch {
             reverse_factor,
             switch_cost,
             band,
+            overlay,
         };
         let h = run.h(grid, start_i);
         self.scratch.seed(start_node, packing.key(h, h));
@@ -235,7 +250,8 @@ impl DriveSearch {
         if run.version != grid.version() {
             // The grid changed under it: start again from the same ends.
             let (model, query, band) = (run.model.clone(), run.query, run.band.take());
-            if let Err(e) = self.begin_with(grid, &model, query, band) {
+            let overlay = std::mem::take(&mut run.overlay);
+            if let Err(e) = self.begin_with(grid, &model, query, band, overlay) {
                 return DriveStep::Failed(e);
             }
             return DriveStep::Pending;
@@ -244,6 +260,7 @@ impl DriveSearch {
         let (mut frontier, marks) = self.scratch.split(run.packing);
         let mut expand = Drive {
             banded: run.band.is_some(),
+            overlaid: !run.overlay.is_empty(),
             marks,
             grid,
             terrain: grid.terrain_raw(),
@@ -325,6 +342,30 @@ impl DriveSearch {
     }
 }
 
+/// The padded indices of `query`'s start and goal on `grid`, or why it cannot be searched: a
+/// hexagonal grid, an end outside the grid or blocked, ends on different islands.
+fn ends(grid: &NavGrid, query: &DriveQuery) -> Result<(usize, usize), PathError> {
+    if grid.is_hex() {
+        return Err(PathError::Unsupported("vehicle searches need square cells"));
+    }
+    let start_i = grid
+        .index(query.start)
+        .map_err(|_| PathError::StartOutOfBounds(query.start))?;
+    let goal_i = grid
+        .index(query.goal)
+        .map_err(|_| PathError::GoalOutOfBounds(query.goal))?;
+    if !grid.is_walkable(query.start) {
+        return Err(PathError::StartBlocked(query.start));
+    }
+    if !grid.is_walkable(query.goal) {
+        return Err(PathError::GoalBlocked(query.goal));
+    }
+    if !grid.connected(query.start, query.goal) {
+        return Err(PathError::Unreachable);
+    }
+    Ok((start_i, goal_i))
+}
+
 /// A whole search for `query` at once (see [`DriveSearch`]).
 pub fn find_drive(
     grid: &NavGrid,
@@ -384,6 +425,8 @@ impl Driving {
 struct Drive<'a> {
     /// States keep to the marked cells.
     banded: bool,
+    /// Cells of the overlay are dearer or closed.
+    overlaid: bool,
     marks: Marks<'a>,
     grid: &'a NavGrid,
     terrain: &'a [u8],
@@ -423,11 +466,20 @@ impl Expand for Drive<'_> {
         let g0 = frontier.g(n);
         let run = self.run;
         'moves: for mv in run.model.moves(h) {
+            // The dearest overlay the body sweeps.
+            let mut extra = 0;
             for &off in &mv.swept {
                 match self.at(cell.x, cell.y, i, off) {
-                    Some(j) if self.terrain[j] != BLOCKED => {}
+                    Some(j) if self.terrain[j] != BLOCKED => {
+                        if self.overlaid {
+                            extra = extra.max(self.marks.extra(j));
+                        }
+                    }
                     _ => continue 'moves,
                 }
+            }
+            if extra == OVERLAY_BLOCKED {
+                continue;
             }
             let Some(end) = self.at(cell.x, cell.y, i, mv.offset) else {
                 continue;
@@ -448,7 +500,7 @@ impl Expand for Drive<'_> {
             if mv.reverse != gear {
                 cost += run.switch_cost;
             }
-            cost += self.penalty[end] as u64;
+            cost += self.penalty[end] as u64 + extra as u64;
             let to = end * STATES + node_of(mv.to_heading, mv.reverse);
             let grid = self.grid;
             frontier.relax(n, to, g0 + cost, || run.h(grid, end));
@@ -534,6 +586,56 @@ mod tests {
         assert!((plan.length() - 10.0).abs() < 1e-3, "{}", plan.length());
         assert!(!plan.reverses());
         check_drivable(&grid, &plan, 1.5, 0);
+    }
+
+    #[test]
+    fn another_unit_standing_in_the_way_is_driven_round_or_through_as_its_overlay_says() {
+        let grid = NavGrid::new(20, 20).unwrap();
+        let m = model(1.5, true);
+        let q = query((2, 5), 0, (16, 5));
+        // A body standing on cells (9..=10, 4..=6), right across the straight line.
+        let standing = |o: CellOverlay| -> Vec<(Cell, CellOverlay)> {
+            (9..=10)
+                .flat_map(|x| (4..=6).map(move |y| (Cell::new(x, y), o)))
+                .collect()
+        };
+        let drive = |overlay: &[(Cell, CellOverlay)]| {
+            let mut search = DriveSearch::new();
+            search.begin_among(&grid, &m, q, None, overlay).unwrap();
+            loop {
+                match search.step(&grid, 1024) {
+                    DriveStep::Pending => continue,
+                    DriveStep::Found(plan) => break plan,
+                    DriveStep::Failed(e) => panic!("{e}"),
+                }
+            }
+        };
+        let covers = |plan: &DrivePlan| {
+            let blocked = standing(CellOverlay::Blocked);
+            (0..=(plan.length() * 20.0) as usize).any(|k| {
+                let p = plan.pose_at(k as f32 / 20.0).unwrap().position;
+                blocked.iter().any(|(c, _)| {
+                    let near = p.clamp(c.as_vec2(), c.as_vec2() + Vec2::ONE);
+                    near.distance(p) < 0.3
+                })
+            })
+        };
+        let straight = drive(&[]);
+        assert!(covers(&straight));
+        for o in [
+            CellOverlay::Blocked,
+            CellOverlay::Penalty(40 * CostModel::EXACT.straight),
+        ] {
+            let round = drive(&standing(o));
+            assert!(!covers(&round), "{o:?}");
+            assert!(round.length() > straight.length());
+            check_drivable(&grid, &round, 1.5, 0);
+        }
+        // Going round costs more than a small penalty: it drives through.
+        let cheap = drive(&standing(CellOverlay::Penalty(
+            CostModel::EXACT.straight / 4,
+        )));
+        assert!((cheap.length() - straight.length()).abs() < 1e-3);
     }
 
     #[test]

@@ -8,8 +8,8 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use crate::core::{
-    Cell, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, VehicleModel, band_around, fmath,
-    nearest_heading,
+    Cell, CellOverlay, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, VehicleModel,
+    band_around, fmath, nearest_heading,
 };
 
 use super::super::agent::NavAgent;
@@ -22,6 +22,11 @@ use super::mover::{Arrived, Mover};
 use super::output::DesiredVelocity;
 use super::state::{MoveState, PathProgress};
 use super::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
+
+/// Tiles a vehicle would rather drive round another vehicle standing in its way than through
+/// it: its plan goes round where that is at most this much longer (round a tank in the open),
+/// and through where it is not (a road one vehicle wide: it waits, then drives through).
+const STANDING_DETOUR: f32 = 6.0;
 
 /// The vehicles [`drive_vehicles`] moves.
 type Vehicles<'w, 's> = Query<
@@ -289,6 +294,35 @@ impl Bodies {
         Bodies { list, index }
     }
 
+    /// The cells the bodies of the vehicles standing on `map` cover (but `me`'s), each with
+    /// `overlay`: what a vehicle planning its drive makes of them.
+    fn standing_cells(
+        &self,
+        map: Entity,
+        me: Entity,
+        overlay: CellOverlay,
+    ) -> Vec<(Cell, CellOverlay)> {
+        let mut cells = Vec::new();
+        for b in self
+            .list
+            .iter()
+            .filter(|b| b.map == map && b.entity != me && b.travel.is_none())
+        {
+            let reach = b.radius.ceil() as i32;
+            let here = Cell::new(b.at.x.floor() as i32, b.at.y.floor() as i32);
+            for dy in -reach..=reach {
+                for dx in -reach..=reach {
+                    let c = here + Cell::new(dx, dy);
+                    let near = b.at.clamp(c.as_vec2(), c.as_vec2() + Vec2::ONE);
+                    if near.distance(b.at) < b.radius {
+                        cells.push((c, overlay));
+                    }
+                }
+            }
+        }
+        cells
+    }
+
     fn of(&self, entity: Entity) -> Option<&Body> {
         self.index.get(&entity).map(|&i| &self.list[i])
     }
@@ -506,14 +540,16 @@ fn begin_next(
             facing,
             max_expansions: drive.max_expansions,
         };
-        let begun = if progress.tries == 0 && drive.band > 0 {
+        let band = (progress.tries == 0 && drive.band > 0).then(|| {
             let mut cells = path.cells.clone();
             cells.push(goal);
-            let band = band_around(grid, &cells, drive.band);
-            planner.search.begin_within(grid, &model, query, &band)
-        } else {
-            planner.search.begin(grid, &model, query)
-        };
+            band_around(grid, &cells, drive.band)
+        });
+        let penalty = CellOverlay::Penalty(grid.rules().costs.from_tiles(STANDING_DETOUR));
+        let overlay = fleet.standing_cells(path.map, entity, penalty);
+        let begun = planner
+            .search
+            .begin_among(grid, &model, query, band.as_deref(), &overlay);
         if begun.is_err() {
             progress.status = DriveStatus::NoWay;
             progress.plan = None;
