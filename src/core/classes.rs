@@ -188,9 +188,9 @@ fn shrunk(radius: f32, footprint: u8) -> f32 {
     }
 }
 
-/// Half the width of a gap one hexagon wide between two blocked hexagons (just under half a hexagon's
-/// edge, in tiles: neighbouring centres are one apart): the largest body that passes it
-/// without touching a wall.
+/// Half the width of a gap one hexagon wide between two blocked hexagons (just under half a
+/// hexagon's edge, in tiles: neighbouring centres are one apart): the largest body that passes
+/// it without touching a wall.
 pub const HEX_GAP_CLEARANCE: f32 = 0.288;
 
 /// How much wider than [`HEX_GAP_CLEARANCE`] a body may be and still be let through a gap one

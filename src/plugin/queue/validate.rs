@@ -154,8 +154,11 @@ pub(crate) fn collect_requests(
         let origin = book.origin(s.entity).unwrap_or_default();
         // Its way blocked by a wall again and again, its plans coming back the same: its body
         // cannot follow them.
-        let replans = progress.get(s.entity).map_or(0, |p| p.wall_replans);
-        if origin == PathOrigin::Blocked && replans > MAX_WALL_REPLANS {
+        if origin == PathOrigin::Blocked
+            && progress
+                .get(s.entity)
+                .is_ok_and(|p| p.wall_replans > MAX_WALL_REPLANS)
+        {
             queue.fail(&mut book, s.entity, s.ticket, PathFailure::UnitTooWide);
             continue;
         }
