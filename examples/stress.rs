@@ -239,10 +239,13 @@ fn move_end(mut t: ResMut<MoveTimer>, stats: Res<MovementFrameStats>) {
     }
 }
 
-/// Mean microseconds per standing unit of one phase over `frames`.
+/// Microseconds per standing unit a frame of one phase over `frames`: the phase's time over
+/// the standing unit-frames (a mean of each frame's ratio would let a frame with a handful of
+/// units standing outweigh thousands of frames with the whole army).
 fn per_standing(frames: &[&MovementFrameStats], phase: fn(&MovementFrameStats) -> Duration) -> f64 {
-    let us = |p: &MovementFrameStats| phase(p).as_secs_f64() * 1e6 / p.standing.max(1) as f64;
-    frames.iter().map(|p| us(p)).fold(0.0, |a, b| a + b) / frames.len().max(1) as f64
+    let us: f64 = frames.iter().map(|p| phase(p).as_secs_f64() * 1e6).sum();
+    let unit_frames: f64 = frames.iter().map(|p| p.standing as f64).sum();
+    us / unit_frames.max(1.0)
 }
 
 /// The `move_phases` line: the mean of each phase over the frames with units on their way, the

@@ -118,6 +118,27 @@ fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
     }
 }
 
+/// The units [`push_apart`] pushes.
+type Pushed<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static NavAgent,
+        Option<&'static ClassId>,
+        &'static mut Transform,
+        &'static mut PathProgress,
+        Option<&'static mut DesiredVelocity>,
+        Has<HoldPosition>,
+        Has<Vehicle>,
+    ),
+    With<Mover>,
+>;
+
+/// A unit moved since the last frame's pushes: walked, moved by the game, or given a new
+/// velocity by its controller.
+type Moved = Or<(Changed<Transform>, Changed<DesiredVelocity>)>;
+
 /// One unit [`push_apart`] indexes.
 type PushedItem<'a> = (
     Entity,
@@ -136,19 +157,7 @@ pub(crate) fn push_apart(
     time: Res<Time>,
     settings: Res<TilepathSettings>,
     maps: Query<(Entity, &'static NavMap)>,
-    mut units: Query<
-        (
-            Entity,
-            &NavAgent,
-            Option<&ClassId>,
-            &mut Transform,
-            &mut PathProgress,
-            Option<&mut DesiredVelocity>,
-            Has<HoldPosition>,
-            Has<Vehicle>,
-        ),
-        With<Mover>,
-    >,
+    mut bodies: ParamSet<(Pushed, Query<(), (With<Mover>, Moved)>)>,
     mut index: Local<PushIndex>,
     mut roles: Local<Vec<Role>>,
     mut entering: Local<Vec<Option<Entering>>>,
@@ -158,10 +167,18 @@ pub(crate) fn push_apart(
 ) {
     let mut watch = Stopwatch::start();
     let crowd = &settings.crowd;
-    if !crowd.pushing {
-        stats.push = Duration::ZERO;
+    // No body moved since the last frame's pushes and none was pushed then: no pair can have
+    // come to overlap, and the passes would find nothing. An army standing still costs a look
+    // at its change ticks, not an index of every body.
+    if !crowd.pushing || pushed_before.is_empty() && bodies.p1().is_empty() {
+        stats.push = if crowd.pushing {
+            watch.lap()
+        } else {
+            Duration::ZERO
+        };
         return;
     }
+    let mut units = bodies.p0();
     let index = &mut index.0;
     index.clear();
     roles.clear();
