@@ -87,10 +87,13 @@ impl Neighbours {
     /// does not know are left out.
     pub(super) fn build(&mut self, size: impl Fn(Entity) -> Option<UVec2>) {
         self.maps.retain(|&map, _| size(map).is_some());
+        // Units come in runs on one map (most games have one): a look-up only where it changes.
+        let mut last = None;
         for m in &self.members {
-            if !self.maps.contains_key(&m.map) && size(m.map).is_some() {
+            if last != Some(m.map) && !self.maps.contains_key(&m.map) && size(m.map).is_some() {
                 self.maps.insert(m.map, Buckets::default());
             }
+            last = Some(m.map);
         }
         let (side, members) = (self.square, &self.members);
         let bucket = |p: Vec2| (p / side).floor().as_ivec2();
