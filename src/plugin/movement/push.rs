@@ -35,11 +35,6 @@ const PASSES: usize = 32;
 const FULL_PASSES: usize = 8;
 const DEEP: f32 = 0.1;
 
-/// Bodies overlapping by at most this many tiles touch, and are left alone: parted exactly,
-/// two bodies are left a rounding error apart or into each other, and pushing that again every
-/// frame kept a settled crowd awake.
-const TOUCHING: f32 = 1e-3;
-
 /// A body is pushed at most this many passes' steps in one frame, all passes together: pushes
 /// chained through a dense crowd never make it leap.
 const MAX_FRAME_STEPS: f32 = 3.0;
@@ -428,7 +423,7 @@ impl Pushes {
             let other = index.members()[j].body;
             let gap = other.position - me.body.position;
             let overlap = me.body.radius + other.radius - gap.length();
-            if overlap <= (slack * (me.body.radius + other.radius)).max(TOUCHING) {
+            if overlap <= slack * (me.body.radius + other.radius) {
                 continue;
             }
             // Bodies on the same spot part along a direction of their own.
