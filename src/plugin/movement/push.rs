@@ -167,15 +167,15 @@ pub(crate) fn push_apart(
 ) {
     let mut watch = Stopwatch::start();
     let crowd = &settings.crowd;
+    if !crowd.pushing {
+        stats.push = Duration::ZERO;
+        return;
+    }
     // No body moved since the last frame's pushes and none was pushed then: no pair can have
     // come to overlap, and the passes would find nothing. An army standing still costs a look
     // at its change ticks, not an index of every body.
-    if !crowd.pushing || pushed_before.is_empty() && bodies.p1().is_empty() {
-        stats.push = if crowd.pushing {
-            watch.lap()
-        } else {
-            Duration::ZERO
-        };
+    if pushed_before.is_empty() && bodies.p1().is_empty() {
+        stats.push = watch.lap();
         return;
     }
     let mut units = bodies.p0();
