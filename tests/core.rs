@@ -4,93 +4,12 @@
 //! path lengths equal a breadth-first search's over the six axial neighbours; islands agree with search; the nearest-goal
 //! Dijkstra picks the true nearest; bad input is an error, never a panic.
 
-use std::collections::BinaryHeap;
-
 use bevy::math::Vec2;
 use bevy_tilepath::core::*;
 use proptest::prelude::*;
 
-/// The cost of one step, written from the move rules alone (not the library's `step_cost` or
-/// `can_step`): `None` for a move the rules do not allow. Squares: four-way moves one cell along
-/// a row or column; eight-way ones also diagonally, past walls only as the corner rule says.
-/// Hexagons: the six axial neighbours. A step costs the move's length (straight or diagonal) in
-/// the grid's cost model times the terrain of the cell it enters, plus that cell's penalty.
-fn rule_step(grid: &NavGrid, from: Cell, to: Cell) -> Option<u64> {
-    let open = |c: Cell| grid.terrain(c).is_ok_and(|t| t != BLOCKED);
-    let (dx, dy) = (to.x - from.x, to.y - from.y);
-    let rules = grid.rules();
-    let diagonal = match rules.topology {
-        Topology::Four => {
-            if dx.abs() + dy.abs() != 1 {
-                return None;
-            }
-            false
-        }
-        Topology::Eight => {
-            if dx.abs().max(dy.abs()) != 1 {
-                return None;
-            }
-            let diagonal = dx != 0 && dy != 0;
-            if diagonal {
-                let (a, b) = (open(from + Cell::new(dx, 0)), open(from + Cell::new(0, dy)));
-                let allowed = match rules.corner_rule {
-                    CornerRule::NoCutting => a && b,
-                    CornerRule::AllowCutting => a || b,
-                };
-                if !allowed {
-                    return None;
-                }
-            }
-            diagonal
-        }
-        Topology::Hex => {
-            let six = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)];
-            if !six.contains(&(dx, dy)) {
-                return None;
-            }
-            false
-        }
-    };
-    if !open(from) || !open(to) {
-        return None;
-    }
-    let length = if diagonal {
-        rules.costs.diagonal
-    } else {
-        rules.costs.straight
-    };
-    let terrain = grid.terrain(to).ok()? as u64;
-    Some(length as u64 * terrain + grid.penalty(to).ok()? as u64)
-}
-
-/// Reference: textbook Dijkstra over [`rule_step`]; returns the cost to every cell.
-fn reference_costs(grid: &NavGrid, start: Cell) -> Vec<Option<u64>> {
-    let w = grid.width() as i32;
-    let idx = |c: Cell| (c.y * w + c.x) as usize;
-    let mut dist = vec![None; (grid.width() * grid.height()) as usize];
-    let mut heap = BinaryHeap::new();
-    dist[idx(start)] = Some(0u64);
-    heap.push(std::cmp::Reverse((0u64, start.x, start.y)));
-    while let Some(std::cmp::Reverse((d, x, y))) = heap.pop() {
-        let c = Cell::new(x, y);
-        if dist[idx(c)] != Some(d) {
-            continue;
-        }
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                let n = c + Cell::new(dx, dy);
-                if let Some(step) = rule_step(grid, c, n) {
-                    let nd = d + step;
-                    if dist[idx(n)].is_none_or(|old| nd < old) {
-                        dist[idx(n)] = Some(nd);
-                        heap.push(std::cmp::Reverse((nd, n.x, n.y)));
-                    }
-                }
-            }
-        }
-    }
-    dist
-}
+mod reference;
+use reference::{admissible, grid_strategy, reference_costs, rule_step, rules_strategy};
 
 /// Samples the segment every 1/100 tile and checks 16 points of the body's outline (shrunk by
 /// 1e-3 so touching does not count) and its center against blocked cells.
@@ -112,61 +31,6 @@ fn body_stays_clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
             cells.iter().any(|&c| grid.is_walkable(c))
         })
     })
-}
-
-fn rules_strategy() -> impl Strategy<Value = MoveRules> {
-    (0..4u8, any::<bool>()).prop_map(|(k, lester)| MoveRules {
-        topology: match k {
-            0 => Topology::Four,
-            3 => Topology::Hex,
-            _ => Topology::Eight,
-        },
-        corner_rule: if k == 2 {
-            CornerRule::AllowCutting
-        } else {
-            CornerRule::NoCutting
-        },
-        costs: if lester {
-            CostModel::LESTER
-        } else {
-            CostModel::EXACT
-        },
-    })
-}
-
-fn grid_strategy() -> impl Strategy<Value = (NavGrid, Vec<u32>)> {
-    (2u32..14, 2u32..14, rules_strategy()).prop_flat_map(|(w, h, rules)| {
-        let n = (w * h) as usize;
-        (
-            proptest::collection::vec(
-                prop_oneof![3 => Just(0u8), 6 => Just(1u8), 2 => 2u8..6, 1 => Just(20u8)],
-                n,
-            ),
-            proptest::collection::vec(prop_oneof![8 => Just(0u32), 1 => 0u32..50_000], n),
-        )
-            .prop_map(move |(terrain, penalties)| {
-                let mut g = NavGrid::from_terrain(w, h, rules, &terrain).unwrap();
-                for (i, &p) in penalties.iter().enumerate() {
-                    let c = Cell::new(i as i32 % w as i32, i as i32 / w as i32);
-                    g.set_penalty(c, p).unwrap();
-                }
-                (g, penalties)
-            })
-    })
-}
-
-fn admissible(rules: MoveRules) -> Vec<Heuristic> {
-    let mut hs = vec![
-        Heuristic::Octile,
-        Heuristic::Euclidean,
-        Heuristic::Chebyshev,
-        Heuristic::Zero,
-    ];
-    if rules.topology != Topology::Eight {
-        hs.push(Heuristic::Manhattan);
-    }
-    // Octile with Lester's 14 > 10 * sqrt 2 diagonals is still a lower bound of 10/14 costs.
-    hs
 }
 
 proptest! {

@@ -360,7 +360,7 @@ fn ends(grid: &NavGrid, query: &DriveQuery) -> Result<(usize, usize), PathError>
     if !grid.is_walkable(query.goal) {
         return Err(PathError::GoalBlocked(query.goal));
     }
-    if !grid.connected(query.start, query.goal) {
+    if !grid.same_island(query.start, query.goal) {
         return Err(PathError::Unreachable);
     }
     Ok((start_i, goal_i))

@@ -16,8 +16,9 @@ use super::grid::{MoveRules, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::kernel::{
     self, CellOverlay, Closed, Counts, End, Expand, Frontier, KeyPacking, Marks, Monomorphised,
-    OVERLAY_BLOCKED, Pages, Scratch, for_each_move,
+    OVERLAY_BLOCKED, Pages, Scratch, for_each_move, link_exit_bound_back,
 };
+use super::links::LinkIndex;
 use super::path::{Path, PathError};
 
 /// How far a [`GoalTree`] has come.
@@ -43,6 +44,9 @@ struct Estimate {
     min_terrain: u64,
     /// `(x0, y0, x1, y1)`, inclusive; `None` before any start is added.
     rect: Option<(u32, u32, u32, u32)>,
+    /// With links: the least a path from the box can cost to any link's end over a crossing
+    /// (the crossing's cost plus the estimate from its entry to the box); `u64::MAX` without.
+    link_exit: u64,
 }
 
 impl Estimate {
@@ -56,6 +60,29 @@ impl Estimate {
         let (dx, dy) = if self.hex { (dx.max(dy), 0) } else { (dx, dy) };
         self.heuristic
             .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE)
+    }
+
+    /// [`Estimate::h`] lowered to what a path through a link could cost (as the forward
+    /// search's estimate is, backward: a crossing is walked from its exit to its entry here).
+    #[inline(always)]
+    fn h_links(&self, x: u32, y: u32, links: &LinkIndex, i: usize) -> u64 {
+        let h = self.h(x, y);
+        if self.link_exit == u64::MAX {
+            return h;
+        }
+        h.min(links.entry_bound(i) * self.min_terrain + self.link_exit)
+    }
+
+    /// Recomputes [`Estimate::link_exit`] for the box as it is.
+    fn bound_links(&mut self, grid: &NavGrid) {
+        self.link_exit = if self.heuristic == Heuristic::Zero {
+            u64::MAX
+        } else {
+            link_exit_bound_back(grid.links_raw(), |i| {
+                let c = grid.cell_of(i);
+                self.h(c.x as u32, c.y as u32)
+            })
+        };
     }
 
     /// Grows the box to hold `c`; whether it changed.
@@ -163,6 +190,7 @@ impl GoalTree {
                 costs,
                 min_terrain: grid.min_terrain() as u64,
                 rect: None,
+                link_exit: u64::MAX,
             },
             packing,
             unsettled: 0,
@@ -263,14 +291,19 @@ impl GoalTree {
         let Some(g) = self.growing.as_mut() else {
             return;
         };
-        let goal_island = grid.island_raw(g.goal_i);
+        // The islands from which the goal can be reached.
+        let islands = grid
+            .island_raw(g.goal_i)
+            .map_or_else(Vec::new, |l| grid.island_reach(l, true));
         let mut grown = false;
         for &s in starts {
             let Ok(i) = grid.index(s) else {
                 continue;
             };
             if grid.terrain_raw()[i] == BLOCKED
-                || grid.island_raw(i) != goal_island
+                || grid
+                    .island_raw(i)
+                    .is_none_or(|l| islands.binary_search(&l).is_err())
                 || self.scratch.nodes[i].stamp == closed
                 || self.scratch.marks[i] == generation
             {
@@ -281,12 +314,15 @@ impl GoalTree {
             grown |= g.estimate.include(s);
         }
         if grown && !g.exhausted {
+            g.estimate.bound_links(grid);
             let stride = grid.stride();
             let (estimate, packing) = (g.estimate, g.packing);
             let scratch = &mut self.scratch;
+            let links = grid.links_raw();
             for e in &mut scratch.open.items {
                 let i = e.node as usize;
-                let h = estimate.h((i % stride) as u32 - 1, (i / stride) as u32 - 1);
+                let (x, y) = ((i % stride) as u32 - 1, (i / stride) as u32 - 1);
+                let h = estimate.h_links(x, y, links, i);
                 e.key = packing.key(scratch.nodes[i].g + h, h);
             }
             // A sorted array is a valid heap.
@@ -329,6 +365,7 @@ impl Monomorphised for GoalTree {
             max_expansions: u64::MAX,
         };
         let mut backward = Backward::<MOVES, CUT, PENALTY> {
+            links: grid.links_raw(),
             terrain: grid.terrain_raw(),
             penalty: grid.penalty_raw(),
             stride: grid.stride(),
@@ -339,6 +376,7 @@ impl Monomorphised for GoalTree {
             diagonal: g.estimate.costs.diagonal as u64,
             unsettled: g.unsettled,
             entered: (0, 0),
+            extra: 0,
         };
         let end = kernel::run(&mut frontier, closed, budget, &mut counts, &mut backward);
         g.expansions = counts.expansions;
@@ -424,6 +462,7 @@ impl GoalTree {
 /// The tree in the kernel's loop: over reversed moves, every step onto a cell charged to the
 /// cell it leaves toward the goal (the cell being expanded), until every start is settled.
 struct Backward<'a, const MOVES: u8, const CUT: bool, const PENALTY: bool> {
+    links: &'a LinkIndex,
     terrain: &'a [u8],
     penalty: &'a [u32],
     stride: usize,
@@ -437,6 +476,9 @@ struct Backward<'a, const MOVES: u8, const CUT: bool, const PENALTY: bool> {
     unsettled: usize,
     /// The cost of entering the cell just closed, by a straight and by a diagonal step.
     entered: (u64, u64),
+    /// The extra (penalty, overlay) of entering the cell just closed, which a crossing onto it
+    /// pays beside the link's cost.
+    extra: u64,
 }
 
 impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
@@ -472,12 +514,14 @@ impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
             }
         }
         self.entered = (self.straight * enter + extra, self.diagonal * enter + extra);
+        self.extra = extra;
         Closed::Expand
     }
 
     #[inline(always)]
     fn expand(&mut self, i: usize, frontier: &mut Frontier) -> u32 {
-        let (terrain, stride, estimate) = (self.terrain, self.stride, self.estimate);
+        let (terrain, stride, estimate, links) =
+            (self.terrain, self.stride, self.estimate, self.links);
         let base = frontier.g(i);
         let (to_straight, to_diagonal) = (base + self.entered.0, base + self.entered.1);
         let x = (i % stride) as u32 - 1;
@@ -485,11 +529,22 @@ impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
         macro_rules! relax {
             ($j:expr, $diagonal:expr, $nx:expr, $ny:expr) => {{
                 let ng = if $diagonal { to_diagonal } else { to_straight };
-                let (nx, ny) = ($nx, $ny);
-                frontier.relax(i, $j, ng, || estimate.h(nx, ny));
+                let (j, nx, ny) = ($j, $nx, $ny);
+                frontier.relax(i, j, ng, || estimate.h_links(nx, ny, links, j));
             }};
         }
         for_each_move!(MOVES, CUT, terrain, stride, i, x, y, relax);
+        if links.any() {
+            // Crossings onto `i`, walked back to their entries.
+            for e in links.ending_at(i) {
+                let j = e.from as usize;
+                if terrain[j] != BLOCKED {
+                    let (nx, ny) = ((j % stride) as u32 - 1, (j / stride) as u32 - 1);
+                    let ng = base + e.cost + self.extra;
+                    frontier.relax(i, j, ng, || estimate.h_links(nx, ny, links, j));
+                }
+            }
+        }
         0
     }
 }

@@ -10,6 +10,7 @@ use super::cell::{BLOCKED, Cell, NORMAL};
 use super::cost::CostModel;
 use super::islands::Islands;
 use super::jump_table::JumpTable;
+use super::links::{Link, LinkError, LinkId, LinkIndex, Shape};
 
 /// A jump table built apart from its grid ([`NavGrid::build_jump_table_apart`]), with the
 /// terrain it was built from.
@@ -168,6 +169,8 @@ pub struct NavGrid {
     /// Precomputed jump distances, once [`NavGrid::build_jump_table`] made them; shared
     /// copy-on-write between clones.
     jumps: Option<Arc<JumpTable>>,
+    /// Links between cells that are not neighbours ([`NavGrid::add_link`]).
+    links: LinkIndex,
     version: u64,
 }
 
@@ -212,6 +215,7 @@ impl NavGrid {
             terrain_histogram,
             islands: Islands::default(),
             jumps: None,
+            links: LinkIndex::default(),
             version: 0,
         };
         grid.islands.rebuild(
@@ -284,6 +288,8 @@ impl NavGrid {
         if !self.jump_table_fits() {
             self.jumps = None;
         }
+        let shape = self.link_shape();
+        self.links.rebuild(shape, true);
         self.version += 1;
     }
 
@@ -364,8 +370,23 @@ impl NavGrid {
     }
 
     /// The length in grid space of a path of single steps between neighbouring cells: straight
-    /// steps 1 and diagonal ones sqrt 2 on square grids, every step 1 on hexagonal ones.
+    /// steps 1 and diagonal ones sqrt 2 on square grids, every step 1 on hexagonal ones; a
+    /// crossing of a link counts its cost in tiles.
     pub fn cells_length(&self, cells: &[Cell]) -> f64 {
+        if self.links.any() {
+            let costs = self.rules.costs;
+            return cells
+                .windows(2)
+                .map(|w| {
+                    let d = (w[1] - w[0]).abs();
+                    match self.crossing_cost(w[0], w[1]) {
+                        Some(c) if !self.is_move(w[0], w[1]) => costs.to_tiles(c),
+                        _ if d.x == 1 && d.y == 1 && !self.is_hex() => std::f64::consts::SQRT_2,
+                        _ => 1.0,
+                    }
+                })
+                .sum();
+        }
         if self.is_hex() {
             cells.len().saturating_sub(1) as f64
         } else {
@@ -551,6 +572,7 @@ impl NavGrid {
             && self.rules.corner_rule == CornerRule::NoCutting
             && self.has_uniform_terrain()
             && !self.has_penalties()
+            && !self.links.any()
     }
 
     /// Precomputes jump distances for jump point search (JPS+), so a search reads where each
@@ -627,6 +649,83 @@ impl NavGrid {
         self.jumps.as_deref()
     }
 
+    /// Adds a link between two cells ([`Link`]): searches may cross it from the next search
+    /// on (the version is bumped). Its ends may be blocked now; it is crossed once they are
+    /// walkable. Each change to links rebuilds the grid's link index (a sweep of the grid:
+    /// about a millisecond on 512 x 512), so add a map's links when it is built, not every frame;
+    /// [`NavGrid::set_link_open`] is cheaper.
+    pub fn add_link(&mut self, link: Link) -> Result<LinkId, LinkError> {
+        LinkIndex::check(&link, self.width, self.height)?;
+        let shape = self.link_shape();
+        let id = self.links.add(link, shape);
+        self.version += 1;
+        Ok(id)
+    }
+
+    /// Removes a link; the link it was.
+    pub fn remove_link(&mut self, id: LinkId) -> Result<Link, LinkError> {
+        let shape = self.link_shape();
+        let link = self.links.remove(id, shape)?;
+        self.version += 1;
+        Ok(link)
+    }
+
+    /// Opens or closes a link (a door); the version is bumped only if that changed it.
+    pub fn set_link_open(&mut self, id: LinkId, open: bool) -> Result<(), LinkError> {
+        let shape = self.link_shape();
+        if self.links.set_open(id, open, shape)? {
+            self.version += 1;
+        }
+        Ok(())
+    }
+
+    /// The link with this handle, if it is on the grid.
+    pub fn link(&self, id: LinkId) -> Option<&Link> {
+        self.links.get(id)
+    }
+
+    /// Every link on the grid with its handle, in the order they were added.
+    pub fn links(&self) -> impl Iterator<Item = (LinkId, &Link)> + '_ {
+        self.links.iter()
+    }
+
+    /// Whether the grid has links (open or closed).
+    pub fn has_links(&self) -> bool {
+        self.links.any()
+    }
+
+    /// The cost of the cheapest open link crossing from `from` to `to` (both walkable), if any.
+    pub fn crossing_cost(&self, from: Cell, to: Cell) -> Option<u64> {
+        if !self.links.any() || !self.is_walkable(from) || !self.is_walkable(to) {
+            return None;
+        }
+        let (a, b) = (
+            self.pad(from.x as u32, from.y as u32),
+            self.pad(to.x as u32, to.y as u32),
+        );
+        self.links.crossing_cost(a, b)
+    }
+
+    /// The link index (internal, for searches).
+    #[inline]
+    pub(crate) fn links_raw(&self) -> &LinkIndex {
+        &self.links
+    }
+
+    fn link_shape(&self) -> Shape {
+        Shape {
+            stride: self.stride as usize,
+            len: self.terrain.len(),
+            back_moves: match self.rules.topology {
+                Topology::Four => &[(1, 0, false), (0, 1, false)],
+                Topology::Eight => &[(1, 0, false), (0, 1, false), (1, 1, true), (-1, 1, true)],
+                // Axial (-1, 0), (0, -1) and (1, -1).
+                Topology::Hex => &[(1, 0, false), (0, 1, false), (-1, 1, false)],
+            },
+            costs: self.rules.costs,
+        }
+    }
+
     /// The island (connected component) of `cell`, or `None` if it is blocked or outside.
     ///
     /// Every square move rule connects the same cells as four-way moves do (a diagonal step
@@ -637,9 +736,32 @@ impl NavGrid {
         self.islands.label(i)
     }
 
-    /// Whether a path from `a` to `b` exists (both walkable and on the same island).
+    /// Whether paths lead from `a` to `b` and from `b` to `a` (both walkable, on the same island
+    /// or on islands that open links join both ways). See [`NavGrid::reaches`] for one way.
     pub fn connected(&self, a: Cell, b: Cell) -> bool {
+        self.reaches(a, b) && self.reaches(b, a)
+    }
+
+    /// Whether a path leads from `from` to `to`: both walkable, and on the same island or on
+    /// islands that open links lead between (a one-way link makes this hold one way only).
+    /// Known without searching, though overlays and classes may still block the way.
+    pub fn reaches(&self, from: Cell, to: Cell) -> bool {
+        match (self.island(from), self.island(to)) {
+            (Some(a), Some(b)) => a == b || self.island_reach(a, false).contains(&b),
+            _ => false,
+        }
+    }
+
+    /// Whether cells on island `a` are on the same island as those of `b`, without links.
+    pub(crate) fn same_island(&self, a: Cell, b: Cell) -> bool {
         matches!((self.island(a), self.island(b)), (Some(x), Some(y)) if x == y)
+    }
+
+    /// The islands reachable from `island` over open links (itself included), sorted;
+    /// `backward`: those it is reachable from.
+    pub(crate) fn island_reach(&self, island: u32, backward: bool) -> Vec<u32> {
+        self.links
+            .reach(island, backward, |i| self.islands.label(i))
     }
 
     /// The number of distinct islands.
@@ -705,8 +827,15 @@ impl NavGrid {
         cells.windows(2).all(|w| self.can_step(w[0], w[1]))
     }
 
-    /// Whether a single step from `from` to the neighbouring cell `to` is allowed by the move rules.
+    /// Whether a single step from `from` to the neighbouring cell `to` is allowed by the move
+    /// rules, or `from` to `to` is a crossing of an open link between walkable cells.
     pub fn can_step(&self, from: Cell, to: Cell) -> bool {
+        self.is_move(from, to) || self.crossing_cost(from, to).is_some()
+    }
+
+    /// Whether the move rules allow a single step from `from` to the neighbouring cell `to`
+    /// (links aside).
+    pub(crate) fn is_move(&self, from: Cell, to: Cell) -> bool {
         let d = to - from;
         if d.x.abs() > 1 || d.y.abs() > 1 || d == Cell::ZERO {
             return false;
@@ -732,18 +861,26 @@ impl NavGrid {
     }
 
     /// The fixed-point cost of stepping from `from` onto its neighbour `to` (terrain times step
-    /// cost plus the penalty of `to`), or `None` if the move rules forbid the step.
+    /// cost plus the penalty of `to`), or crossing a link from `from` to `to` (the link's cost
+    /// plus the penalty of `to`), whichever is cheaper; `None` if neither is allowed.
     pub fn step_cost(&self, from: Cell, to: Cell) -> Option<u64> {
         if !self.can_step(from, to) {
             return None;
         }
         let i = self.pad(to.x as u32, to.y as u32);
+        let crossing = self
+            .crossing_cost(from, to)
+            .map(|c| c + self.penalty[i] as u64);
+        if !self.is_move(from, to) {
+            return crossing;
+        }
         let diagonal = from.x != to.x && from.y != to.y && !self.is_hex();
         let base = if diagonal {
             self.rules.costs.diagonal
         } else {
             self.rules.costs.straight
         };
-        Some(base as u64 * self.terrain[i] as u64 + self.penalty[i] as u64)
+        let step = base as u64 * self.terrain[i] as u64 + self.penalty[i] as u64;
+        Some(crossing.map_or(step, |c| c.min(step)))
     }
 }

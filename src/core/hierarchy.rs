@@ -621,8 +621,10 @@ impl HierarchicalSearch {
         }
         let (_, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
         let apart = (goal - start).abs().max_element();
-        // Region maps know square moves only: a hexagonal grid is searched flat.
+        // Region maps know square moves and steps between neighbours only: a hexagonal grid,
+        // and one with links, is searched flat.
         if grid.is_hex()
+            || grid.has_links()
             || apart <= 2 * regions.cluster
             || regions.cluster_of(start) == regions.cluster_of(goal)
         {

@@ -13,7 +13,8 @@
 use super::cell::Cell;
 use super::cost::CostModel;
 use super::grid::{CornerRule, NavGrid, Topology};
-use super::heuristic::Heuristic;
+use super::heuristic::{Heuristic, WEIGHT_ONE};
+use super::links::LinkIndex;
 use super::zeroed::{Zeroed, grow_zeroed, zeroed_vec};
 
 /// Extra cost on a cell for one search only, e.g. cells claimed or occupied by other units.
@@ -70,7 +71,8 @@ impl KeyPacking {
         let step = costs.diagonal.max(costs.straight) as u128 * 255
             + grid.max_penalty() as u128
             + overlay_max as u128;
-        Self::with_bound(cells * step * 2, costs.straight)
+        let crossings = grid.links_raw().total_cost() as u128 * 4;
+        Self::with_bound(cells * step * 2 + crossings, costs.straight)
     }
 
     /// The packing for a search whose F never exceeds `bound`, with straight steps of
@@ -634,6 +636,9 @@ pub(super) struct Query {
     pub(super) counts: Counts,
     pub(super) grid_version: u64,
     pub(super) packing: KeyPacking,
+    /// With links: the least a path can cost from any link's end to the goal, the crossing
+    /// included (see [`Query::through_links`]); `u64::MAX` without links.
+    pub(super) link_exit: u64,
 }
 
 impl Query {
@@ -648,4 +653,44 @@ impl Query {
             self.weight,
         )
     }
+
+    /// The estimate `h` lowered to what a path through a link could cost: `entry_bound` (the
+    /// open-grid cost to the nearest link end, on terrain of cost 1) at the cheapest terrain,
+    /// then `link_exit`. The smaller of two admissible, consistent estimates is both: across a
+    /// crossing it drops by no more than the crossing costs, as `link_exit` is a minimum over
+    /// the crossings of their cost plus the estimate from their exit.
+    #[inline(always)]
+    pub(super) fn through_links(&self, h: u64, entry_bound: u64) -> u64 {
+        if self.link_exit == u64::MAX {
+            return h;
+        }
+        let via = entry_bound * self.min_terrain + self.link_exit;
+        h.min(if self.weight == WEIGHT_ONE {
+            via
+        } else {
+            via * self.weight / WEIGHT_ONE
+        })
+    }
+}
+
+/// The least cost from any open crossing's entry to the goal: the crossing's cost plus `h` from
+/// its exit (`h` of a padded index, unweighted); `u64::MAX` without crossings.
+pub(super) fn link_exit_bound(links: &LinkIndex, h: impl Fn(usize) -> u64) -> u64 {
+    links
+        .crossings()
+        .iter()
+        .map(|e| e.cost + h(e.to as usize))
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// [`link_exit_bound`] for a backward search, which walks crossings from exit to entry: the
+/// crossing's cost plus `h` from its entry.
+pub(super) fn link_exit_bound_back(links: &LinkIndex, h: impl Fn(usize) -> u64) -> u64 {
+    links
+        .crossings()
+        .iter()
+        .map(|e| e.cost + h(e.from as usize))
+        .min()
+        .unwrap_or(u64::MAX)
 }

@@ -7,6 +7,8 @@
 //!
 //! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands; square or
 //!   hexagonal cells ([`Topology`]).
+//! - [`Link`]: links between cells that are not neighbours (doors, one-way drops,
+//!   teleporters), kept on the grid; every search crosses them.
 //! - [`ClassGrid`]: a unit class's own grid (its [`TerrainCosts`] per terrain kind, and the
 //!   clearance its footprint needs), derived from the shared one and kept up to date.
 //! - The search kernel (`kernel`): the one best-first loop, node records, the open list and
@@ -42,6 +44,7 @@ mod jump_table;
 mod kernel;
 mod lanes;
 mod line;
+mod links;
 pub mod movingai;
 mod passages;
 mod path;
@@ -73,6 +76,7 @@ pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};
 pub use kernel::CellOverlay;
 pub use lanes::{Lane, LaneWalk, Lanes};
 pub use line::{overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled};
+pub use links::{Link, LinkError, LinkId};
 #[cfg(test)]
 pub(crate) use passages::gate_in_a_wall;
 pub use passages::{Crossing, passage_crossings};

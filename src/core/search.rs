@@ -7,13 +7,14 @@ use std::cell::RefCell;
 
 use super::cell::{BLOCKED, Cell};
 use super::grid::NavGrid;
-use super::heuristic::{Heuristic, weight_fixed};
+use super::heuristic::{Heuristic, WEIGHT_ONE, weight_fixed};
 use super::hex;
 use super::jps;
 use super::kernel::{
     self, CellOverlay, Closed, Counts, End, Expand, Frontier, HEX, KeyPacking, Marks,
-    Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move,
+    Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move, link_exit_bound,
 };
+use super::links::LinkIndex;
 use super::path::{Path, PathError};
 
 /// What to do when the goal is blocked or on another island than the start.
@@ -257,7 +258,7 @@ impl AStar {
             return Err(PathError::NoGoals);
         }
         let start_i = check_start(grid, start)?;
-        let island = grid.island_raw(start_i);
+        let reach = reachable_islands(grid, start_i);
         self.goals.clear();
         self.goals.extend_from_slice(goals);
         self.overlay_list.clear();
@@ -269,7 +270,7 @@ impl AStar {
         let mut any = None;
         for &g in goals {
             if let Ok(i) = grid.index(g)
-                && grid.island_raw(i) == island
+                && on_islands(grid, i, &reach)
             {
                 self.scratch.marks[i] = mark;
                 any = Some((i, g));
@@ -326,10 +327,25 @@ impl AStar {
             grid.min_terrain() as u64,
             weight_fixed(config.weight),
         );
+        let link_exit = if config.heuristic == Heuristic::Zero || multi_goal {
+            u64::MAX
+        } else {
+            link_exit_bound(grid.links_raw(), |i| {
+                let c = grid.cell_of(i);
+                let (dx, dy) = if grid.is_hex() {
+                    (hex::distance(c, goal_cell), 0)
+                } else {
+                    (c.x.abs_diff(goal_cell.x), c.y.abs_diff(goal_cell.y))
+                };
+                let min_terrain = grid.min_terrain() as u64;
+                config
+                    .heuristic
+                    .estimate(dx, dy, rules.costs, min_terrain, WEIGHT_ONE)
+            })
+        };
         let packing = KeyPacking::new(grid, rules.costs, overlay_max);
-        self.scratch.seed(start, packing.key(h, h));
         self.config = *config;
-        self.active = Some(Query {
+        let query = Query {
             start,
             goal,
             goal_x: goal_cell.x as u32,
@@ -348,7 +364,11 @@ impl AStar {
             },
             grid_version: grid.version(),
             packing,
-        });
+            link_exit,
+        };
+        let h = query.through_links(h, grid.links_raw().entry_bound(start));
+        self.scratch.seed(start, packing.key(h, h));
+        self.active = Some(query);
     }
 
     /// Advances the search by at most `max_expansions` node expansions, and at most that many
@@ -476,6 +496,7 @@ impl Monomorphised for AStar {
         let (mut frontier, marks) = self.scratch.split(query.packing);
         let mut forward = Forward::<MOVES, CUT, PENALTY> {
             query: &*query,
+            links: grid.links_raw(),
             terrain: grid.terrain_raw(),
             penalty: grid.penalty_raw(),
             stride: grid.stride(),
@@ -489,9 +510,11 @@ impl Monomorphised for AStar {
 
 /// A* in the kernel's loop: the goal (or a marked goal) ends it; every move onto a walkable cell
 /// costs the step's length times the cell's terrain, plus (`PENALTY`) the cell's penalty, the
-/// overlay's extra and a turn penalty.
+/// overlay's extra and a turn penalty; a link's crossing costs the link's cost instead of the
+/// step's.
 struct Forward<'a, const MOVES: u8, const CUT: bool, const PENALTY: bool> {
     query: &'a Query,
+    links: &'a LinkIndex,
     terrain: &'a [u8],
     penalty: &'a [u32],
     stride: usize,
@@ -520,20 +543,26 @@ impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
         let x = (i % stride) as u32 - 1;
         let y = (i / stride) as u32 - 1;
         let (straight, diagonal) = (q.costs.straight as u64, q.costs.diagonal as u64);
-        let h_of = |x: u32, y: u32| {
-            if MOVES == HEX {
+        let links = self.links;
+        let h_of = |j: usize, x: u32, y: u32| {
+            let h = if MOVES == HEX {
                 let dx = hex::distance(Cell::new(x as i32, y as i32), q.requested_goal);
                 q.heuristic
                     .estimate(dx, 0, q.costs, q.min_terrain, q.weight)
             } else {
                 q.h_square(x, y)
-            }
+            };
+            q.through_links(h, links.entry_bound(j))
         };
         macro_rules! relax {
             ($j:expr, $diagonal:expr, $nx:expr, $ny:expr) => {{
                 let j: usize = $j;
                 let base = if $diagonal { diagonal } else { straight };
-                let mut step = base * terrain[j] as u64;
+                relax!(@cost j, base * terrain[j] as u64, $nx, $ny)
+            }};
+            (@cost $j:expr, $cost:expr, $nx:expr, $ny:expr) => {{
+                let j: usize = $j;
+                let mut step: u64 = $cost;
                 let mut open_it = true;
                 if PENALTY {
                     step += penalty[j] as u64;
@@ -553,11 +582,19 @@ impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
                 }
                 if open_it {
                     let (nx, ny) = ($nx, $ny);
-                    frontier.relax(i, j, g + step, || h_of(nx, ny));
+                    frontier.relax(i, j, g + step, || h_of(j, nx, ny));
                 }
             }};
         }
         for_each_move!(MOVES, CUT, terrain, stride, i, x, y, relax);
+        if links.any() {
+            for e in links.starting_at(i) {
+                let j = e.to as usize;
+                if terrain[j] != BLOCKED {
+                    relax!(@cost j, e.cost, (j % stride) as u32 - 1, (j / stride) as u32 - 1);
+                }
+            }
+        }
         0
     }
 }
@@ -573,16 +610,16 @@ fn check_start(grid: &NavGrid, start: Cell) -> Result<usize, PathError> {
 }
 
 /// Checks a nearest-of-several-goals query without searching: the start must be valid and at
-/// least one goal on its island.
+/// least one goal reachable from it (on its island, or over links).
 pub(crate) fn check_nearest(grid: &NavGrid, start: Cell, goals: &[Cell]) -> Result<(), PathError> {
     if goals.is_empty() {
         return Err(PathError::NoGoals);
     }
     let start_i = check_start(grid, start)?;
-    let island = grid.island_raw(start_i);
+    let reach = reachable_islands(grid, start_i);
     if goals
         .iter()
-        .any(|&g| grid.index(g).is_ok_and(|i| grid.island_raw(i) == island))
+        .any(|&g| grid.index(g).is_ok_and(|i| on_islands(grid, i, &reach)))
     {
         Ok(())
     } else {
@@ -602,19 +639,19 @@ pub(crate) fn resolve_ends(
     let goal_i = grid
         .index(goal)
         .map_err(|_| PathError::GoalOutOfBounds(goal))?;
-    let island = grid.island_raw(start_i);
+    let reach = reachable_islands(grid, start_i);
     if grid.terrain_raw()[goal_i] == BLOCKED {
         return match policy {
             GoalPolicy::Fail => Err(PathError::GoalBlocked(goal)),
-            GoalPolicy::NearestReachable => nearest_on_island(grid, goal, island)
+            GoalPolicy::NearestReachable => nearest_on_islands(grid, goal, &reach)
                 .map(|g| (start_i, g))
                 .ok_or(PathError::Unreachable),
         };
     }
-    if grid.island_raw(goal_i) != island {
+    if !on_islands(grid, goal_i, &reach) {
         return match policy {
             GoalPolicy::Fail => Err(PathError::Unreachable),
-            GoalPolicy::NearestReachable => nearest_on_island(grid, goal, island)
+            GoalPolicy::NearestReachable => nearest_on_islands(grid, goal, &reach)
                 .map(|g| (start_i, g))
                 .ok_or(PathError::Unreachable),
         };
@@ -622,10 +659,30 @@ pub(crate) fn resolve_ends(
     Ok((start_i, goal))
 }
 
+/// The islands a path from padded cell `start_i` can reach, its own among them (over open
+/// links), sorted; none if the cell is blocked.
+fn reachable_islands(grid: &NavGrid, start_i: usize) -> Vec<u32> {
+    grid.island_raw(start_i)
+        .map_or_else(Vec::new, |l| grid.island_reach(l, false))
+}
+
+/// Whether padded cell `i` is on one of the sorted `islands`.
+fn on_islands(grid: &NavGrid, i: usize, islands: &[u32]) -> bool {
+    grid.island_raw(i)
+        .is_some_and(|l| islands.binary_search(&l).is_ok())
+}
+
 /// The cell of `island` nearest (straight-line, in grid space) to `target`, searched in growing
 /// rings of cells.
 pub fn nearest_on_island(grid: &NavGrid, target: Cell, island: Option<u32>) -> Option<Cell> {
-    let island = island?;
+    nearest_on_islands(grid, target, &[island?])
+}
+
+/// The cell of any of the sorted `islands` nearest (straight-line, in grid space) to `target`.
+fn nearest_on_islands(grid: &NavGrid, target: Cell, islands: &[u32]) -> Option<Cell> {
+    if islands.is_empty() {
+        return None;
+    }
     let max_r = grid.width().max(grid.height()) as i32;
     // A cell on ring r is at least r (squares) or r sqrt(3) / 2 (hexagons) from the target.
     let ring_gap = if grid.is_hex() { 0.75 } else { 1.0 };
@@ -638,7 +695,10 @@ pub fn nearest_on_island(grid: &NavGrid, target: Cell, island: Option<u32>) -> O
             break;
         }
         let mut visit = |c: Cell| {
-            if grid.island(c) == Some(island) {
+            if grid
+                .island(c)
+                .is_some_and(|l| islands.binary_search(&l).is_ok())
+            {
                 let d2 = grid.cell_center(c).distance_squared(at);
                 if best.is_none_or(|(b, bc)| d2 < b || (d2 == b && (c.y, c.x) < (bc.y, bc.x))) {
                     best = Some((d2, c));

@@ -81,11 +81,25 @@ pub struct Smoother {
     /// Cells looked at so far: along the lines checked (with the cells round them a body's
     /// check looks at), and in the scans of the path.
     work: u64,
+    /// The centers of the cells at either end of a link's crossing in the path: waypoints that
+    /// stay where they are (empty on paths without crossings).
+    crossing_ends: Vec<Vec2>,
+}
+
+/// Whether the path's step from `a` to `b` is a link's crossing rather than a move to a
+/// neighbour.
+fn is_crossing(grid: &NavGrid, a: Cell, b: Cell) -> bool {
+    grid.has_links() && !grid.is_move(a, b)
 }
 
 impl Smoother {
     /// Starts smoothing `cells` of `grid` for a unit of `radius` tiles.
     pub fn new(grid: &NavGrid, cells: &[Cell], radius: f32) -> Self {
+        let crossing_ends = cells
+            .windows(2)
+            .filter(|w| is_crossing(grid, w[0], w[1]))
+            .flat_map(|w| [grid.cell_center(w[0]), grid.cell_center(w[1])])
+            .collect();
         Smoother {
             cells: cells.to_vec(),
             topology: grid.rules().topology,
@@ -105,6 +119,7 @@ impl Smoother {
             low: 0,
             high: 0,
             work: 0,
+            crossing_ends,
         }
     }
 
@@ -170,6 +185,12 @@ impl Smoother {
     }
 
     fn visible(&mut self, grid: &NavGrid, from: usize, to: usize) -> bool {
+        // A link's crossing is never cut: both its ends stay waypoints.
+        if !self.crossing_ends.is_empty()
+            && (from..to).any(|k| is_crossing(grid, self.cell(k), self.cell(k + 1)))
+        {
+            return false;
+        }
         let terrain = |c: Cell| grid.terrain(c).unwrap_or(0);
         let limit = (from..=to)
             .map(|k| terrain(self.cell(k)))
@@ -314,6 +335,11 @@ impl Smoother {
 
     /// One unit of the merge phase: one candidate point for the bend at `at`.
     fn merge(&mut self, grid: &NavGrid) {
+        let ends = &self.crossing_ends;
+        if ends.contains(&self.out[self.at]) || ends.contains(&self.out[self.at + 1]) {
+            self.at += 1;
+            return;
+        }
         let (candidates, tried) = self
             .candidates
             .get_or_insert_with(|| (bend_candidates(&self.out, self.at, self.radius), 0));

@@ -617,7 +617,7 @@ impl<'a> Spot<'a> {
                 for dx in -r..=r {
                     let c = goal + Cell::new(dx, dy);
                     if (dx.abs() == r || dy.abs() == r)
-                        && self.grid.connected(start, c)
+                        && self.grid.same_island(start, c)
                         && !self.taken(c)
                     {
                         return c;

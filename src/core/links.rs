@@ -1,0 +1,464 @@
+//! Links: moves between cells that are not neighbours (doors, one-way drops, ladders,
+//! teleporters, ferries), kept on a [`NavGrid`](super::NavGrid) beside its cells.
+//!
+//! A link joins two cells any distance apart at a cost of its own, one way or both ways, and may
+//! be closed (a shut door) without being removed. Searches relax a link like a step: from its
+//! entry cell onto its exit cell at the link's cost (plus the exit cell's penalty), so a path may
+//! have two consecutive cells that are not neighbours: that stretch is a crossing.
+//!
+//! The index here keeps what searches read on their hot path: the open links' directed edges
+//! sorted by entry (and by exit, for backward searches), a bit per cell that has any, and a
+//! lower bound of the cost from every cell to the nearest link end, so the A* estimate stays
+//! admissible with links that are shortcuts (see [`LinkIndex::entry_bound`]).
+
+use super::cell::Cell;
+use super::cost::CostModel;
+
+/// A link between two cells of a grid: a move from `from` to `to` (and back, if
+/// `two_way`) that costs `cost` tiles, whatever the distance between them.
+///
+/// ```
+/// use bevy_tilepath::core::{find_path, Cell, NavGrid, Link, SearchConfig};
+///
+/// // A wall down the middle of the map, and a teleporter across it.
+/// let mut grid = NavGrid::new(20, 10).unwrap();
+/// for y in 0..10 {
+///     grid.set_walkable(Cell::new(10, y), false).unwrap();
+/// }
+/// let link = grid.add_link(Link::two_way(Cell::new(8, 5), Cell::new(12, 5), 1.0)).unwrap();
+/// let path = find_path(&grid, Cell::new(2, 5), Cell::new(18, 5), &SearchConfig::default()).unwrap();
+/// assert!(path.cells.windows(2).any(|w| w == [Cell::new(8, 5), Cell::new(12, 5)]));
+/// // 6 steps to the entry, the crossing (1 tile), 6 steps from the exit.
+/// assert_eq!(path.length, 13.0);
+///
+/// // A closed link is not crossed: the goal is unreachable again.
+/// grid.set_link_open(link, false).unwrap();
+/// assert!(find_path(&grid, Cell::new(2, 5), Cell::new(18, 5), &SearchConfig::default()).is_err());
+/// ```
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, bevy::reflect::Reflect)]
+pub struct Link {
+    /// The cell the link is entered from.
+    pub from: Cell,
+    /// The cell the link leads to.
+    pub to: Cell,
+    /// The cost of crossing, in tiles (straight steps on [`NORMAL`](super::NORMAL) terrain):
+    /// a ladder of 3 tiles' effort, a teleporter of 0.5. Not below 0.
+    pub cost: f32,
+    /// Whether the link can also be crossed from `to` to `from`.
+    pub two_way: bool,
+    /// Whether the link can be crossed now (a door open); a closed link stays on the grid.
+    pub open: bool,
+}
+
+impl Link {
+    /// An open link crossed both ways at `cost` tiles.
+    pub fn two_way(a: Cell, b: Cell, cost: f32) -> Self {
+        Link {
+            from: a,
+            to: b,
+            cost,
+            two_way: true,
+            open: true,
+        }
+    }
+
+    /// An open link crossed only from `from` to `to` (a drop down a cliff) at `cost` tiles.
+    pub fn one_way(from: Cell, to: Cell, cost: f32) -> Self {
+        Link {
+            from,
+            to,
+            cost,
+            two_way: false,
+            open: true,
+        }
+    }
+
+    /// The same link, closed.
+    pub fn closed(self) -> Self {
+        Link {
+            open: false,
+            ..self
+        }
+    }
+}
+
+/// A link's handle on its grid ([`NavGrid::add_link`](super::NavGrid::add_link)). Handles are
+/// never reused on one grid: a removed link's handle stays invalid.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, bevy::reflect::Reflect)]
+pub struct LinkId(pub u32);
+
+/// A directed crossing of an open link, between padded cell indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Edge {
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    /// Fixed-point cost.
+    pub(crate) cost: u64,
+}
+
+/// The links of a grid and what searches read of them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LinkIndex {
+    /// Every link by handle; removed ones are `None`.
+    slots: Vec<Option<Link>>,
+    /// Open links' crossings, sorted by entry then exit then cost.
+    out: Vec<Edge>,
+    /// The same crossings sorted by exit then entry then cost.
+    into: Vec<Edge>,
+    /// One bit per padded cell: some crossing starts there.
+    has_out: Vec<u64>,
+    /// One bit per padded cell: some crossing ends there.
+    has_into: Vec<u64>,
+    /// Per padded cell, the cost of the cheapest way to the nearest end of any link (open or
+    /// not) on an open grid of the topology with every terrain [`NORMAL`](super::NORMAL): a
+    /// lower bound of the cost to reach any link. Empty without links.
+    bound: Vec<u32>,
+    /// The sum of the open links' costs (a bound on what crossings add to any path).
+    total_cost: u64,
+}
+
+/// Why a link could not be added or changed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LinkError {
+    /// An end of the link is outside the grid.
+    OutOfBounds(Cell),
+    /// Both ends are the same cell.
+    SameCell(Cell),
+    /// The cost is negative or not a number.
+    BadCost(f32),
+    /// No link has this handle (never added, or removed).
+    UnknownLink(LinkId),
+}
+
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkError::OutOfBounds(c) => write!(f, "link end ({}, {}) is off the grid", c.x, c.y),
+            LinkError::SameCell(c) => write!(f, "link joins ({}, {}) to itself", c.x, c.y),
+            LinkError::BadCost(c) => write!(f, "link cost {c} is not a cost (negative or NaN)"),
+            LinkError::UnknownLink(id) => write!(f, "no link {}", id.0),
+        }
+    }
+}
+
+impl std::error::Error for LinkError {}
+
+/// The grid's shape, as the index needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    pub(crate) stride: usize,
+    pub(crate) len: usize,
+    /// The moves that arrive at a cell from one earlier in row-major order, as `(dx, dy)`
+    /// back to that cell, and whether the move is a diagonal.
+    pub(crate) back_moves: &'static [(i32, i32, bool)],
+    pub(crate) costs: CostModel,
+}
+
+impl Shape {
+    fn pad(&self, c: Cell) -> u32 {
+        ((c.y as usize + 1) * self.stride + c.x as usize + 1) as u32
+    }
+}
+
+#[inline(always)]
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
+impl LinkIndex {
+    /// Whether the grid has any link (open or not).
+    #[inline(always)]
+    pub(crate) fn any(&self) -> bool {
+        !self.bound.is_empty()
+    }
+
+    /// Checks a link against a grid of `width` x `height`.
+    pub(crate) fn check(link: &Link, width: u32, height: u32) -> Result<(), LinkError> {
+        for c in [link.from, link.to] {
+            if c.x < 0 || c.y < 0 || c.x as u32 >= width || c.y as u32 >= height {
+                return Err(LinkError::OutOfBounds(c));
+            }
+        }
+        if link.from == link.to {
+            return Err(LinkError::SameCell(link.from));
+        }
+        if link.cost.is_nan() || link.cost < 0.0 {
+            return Err(LinkError::BadCost(link.cost));
+        }
+        Ok(())
+    }
+
+    /// Adds a checked link; its handle.
+    pub(crate) fn add(&mut self, link: Link, shape: Shape) -> LinkId {
+        let id = LinkId(self.slots.len() as u32);
+        self.slots.push(Some(link));
+        self.rebuild(shape, true);
+        id
+    }
+
+    /// Removes a link; the link it was.
+    pub(crate) fn remove(&mut self, id: LinkId, shape: Shape) -> Result<Link, LinkError> {
+        let link = self
+            .slots
+            .get_mut(id.0 as usize)
+            .and_then(Option::take)
+            .ok_or(LinkError::UnknownLink(id))?;
+        self.rebuild(shape, true);
+        Ok(link)
+    }
+
+    /// Opens or closes a link; whether that changed it.
+    pub(crate) fn set_open(
+        &mut self,
+        id: LinkId,
+        open: bool,
+        shape: Shape,
+    ) -> Result<bool, LinkError> {
+        let link = self.get_mut(id)?;
+        if link.open == open {
+            return Ok(false);
+        }
+        link.open = open;
+        self.rebuild(shape, false);
+        Ok(true)
+    }
+
+    fn get_mut(&mut self, id: LinkId) -> Result<&mut Link, LinkError> {
+        self.slots
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(LinkError::UnknownLink(id))
+    }
+
+    /// The link with this handle.
+    pub(crate) fn get(&self, id: LinkId) -> Option<&Link> {
+        self.slots.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// Every link with its handle, in handle order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (LinkId, &Link)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.as_ref().map(|l| (LinkId(i as u32), l)))
+    }
+
+    /// Rebuilds the crossings (and, when the ends changed, the bound) after a change to the
+    /// links or to the grid's shape and costs.
+    pub(crate) fn rebuild(&mut self, shape: Shape, ends_changed: bool) {
+        self.out.clear();
+        self.total_cost = 0;
+        for link in self.slots.iter().flatten().filter(|l| l.open) {
+            let cost = shape.costs.from_tiles(link.cost) as u64;
+            let (a, b) = (shape.pad(link.from), shape.pad(link.to));
+            self.out.push(Edge {
+                from: a,
+                to: b,
+                cost,
+            });
+            if link.two_way {
+                self.out.push(Edge {
+                    from: b,
+                    to: a,
+                    cost,
+                });
+            }
+            self.total_cost += cost;
+        }
+        self.out.sort_unstable_by_key(|e| (e.from, e.to, e.cost));
+        self.into.clone_from(&self.out);
+        self.into.sort_unstable_by_key(|e| (e.to, e.from, e.cost));
+        let words = shape.len.div_ceil(64);
+        self.has_out.clear();
+        self.has_out.resize(words, 0);
+        self.has_into.clear();
+        self.has_into.resize(words, 0);
+        for e in &self.out {
+            self.has_out[e.from as usize / 64] |= 1 << (e.from % 64);
+            self.has_into[e.to as usize / 64] |= 1 << (e.to % 64);
+        }
+        if ends_changed || self.bound.len() != shape.len {
+            self.rebuild_bound(shape);
+        }
+    }
+
+    /// The open-grid cost from every padded cell to the nearest end of any link, by two sweeps
+    /// of the moves' costs (forward over the moves that come from cells already swept, then
+    /// backward over the rest). Exact for these move sets: a cheapest open-grid path from an
+    /// end can always take its moves of one kind before the other's, so the first sweep carries
+    /// one kind and the second the other.
+    fn rebuild_bound(&mut self, shape: Shape) {
+        if self.slots.iter().all(Option::is_none) {
+            self.bound = Vec::new();
+            return;
+        }
+        let (s, d) = (shape.costs.straight, shape.costs.diagonal);
+        let back: Vec<(i32, i32, u32)> = shape
+            .back_moves
+            .iter()
+            .map(|&(dx, dy, diagonal)| (dx, dy, if diagonal { d } else { s }))
+            .collect();
+        let (w, h) = (
+            shape.stride as i32 - 2,
+            (shape.len / shape.stride) as i32 - 2,
+        );
+        let mut bound = vec![u32::MAX; shape.len];
+        for link in self.slots.iter().flatten() {
+            bound[shape.pad(link.from) as usize] = 0;
+            bound[shape.pad(link.to) as usize] = 0;
+        }
+        // Cells off the grid are never on a path: the sweeps stay on it.
+        let relax = |bound: &mut [u32], c: Cell, from: Cell, cost: u32| {
+            if from.x >= 0 && from.y >= 0 && from.x < w && from.y < h {
+                let via = bound[shape.pad(from) as usize].saturating_add(cost);
+                let at = &mut bound[shape.pad(c) as usize];
+                *at = (*at).min(via);
+            }
+        };
+        let cells = (0..h).flat_map(|y| (0..w).map(move |x| Cell::new(x, y)));
+        for c in cells.clone() {
+            for &(dx, dy, cost) in &back {
+                relax(&mut bound, c, c - Cell::new(dx, dy), cost);
+            }
+        }
+        for c in cells.rev() {
+            for &(dx, dy, cost) in &back {
+                relax(&mut bound, c, c + Cell::new(dx, dy), cost);
+            }
+        }
+        self.bound = bound;
+    }
+
+    /// A lower bound of the cost (on terrain of cost 1) from padded cell `i` to the nearest end
+    /// of any link (0 without links).
+    #[inline(always)]
+    pub(crate) fn entry_bound(&self, i: usize) -> u64 {
+        self.bound.get(i).map_or(0, |&b| b as u64)
+    }
+
+    /// The crossings that start at padded cell `i`.
+    #[inline(always)]
+    pub(crate) fn starting_at(&self, i: usize) -> &[Edge] {
+        if !bit(&self.has_out, i) {
+            return &[];
+        }
+        let first = self.out.partition_point(|e| (e.from as usize) < i);
+        let end = first + self.out[first..].partition_point(|e| e.from as usize == i);
+        &self.out[first..end]
+    }
+
+    /// The crossings that end at padded cell `i`.
+    #[inline(always)]
+    pub(crate) fn ending_at(&self, i: usize) -> &[Edge] {
+        if !bit(&self.has_into, i) {
+            return &[];
+        }
+        let first = self.into.partition_point(|e| (e.to as usize) < i);
+        let end = first + self.into[first..].partition_point(|e| e.to as usize == i);
+        &self.into[first..end]
+    }
+
+    /// Every open crossing, by entry.
+    pub(crate) fn crossings(&self) -> &[Edge] {
+        &self.out
+    }
+
+    /// The cheapest open crossing from padded cell `a` to `b`, if any.
+    pub(crate) fn crossing_cost(&self, a: usize, b: usize) -> Option<u64> {
+        self.starting_at(a)
+            .iter()
+            .filter(|e| e.to as usize == b)
+            .map(|e| e.cost)
+            .min()
+    }
+
+    /// The sum of the open links' costs.
+    pub(crate) fn total_cost(&self) -> u64 {
+        self.total_cost
+    }
+
+    /// The islands reachable from island `start` (itself included), crossing open links whose
+    /// ends are walkable (`label` gives a padded cell's island), sorted; `backward`: the islands
+    /// from which `start` is reachable instead.
+    pub(crate) fn reach(
+        &self,
+        start: u32,
+        backward: bool,
+        label: impl Fn(usize) -> Option<u32>,
+    ) -> Vec<u32> {
+        let mut reached = vec![start];
+        let hops: Vec<(u32, u32)> = self
+            .out
+            .iter()
+            .filter_map(|e| Some((label(e.from as usize)?, label(e.to as usize)?)))
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| if backward { (b, a) } else { (a, b) })
+            .collect();
+        let mut k = 0;
+        while k < reached.len() {
+            let at = reached[k];
+            for &(a, b) in &hops {
+                if a == at && !reached.contains(&b) {
+                    reached.push(b);
+                }
+            }
+            k += 1;
+        }
+        reached.sort_unstable();
+        reached
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grid::{MoveRules, NavGrid, Topology};
+    use super::super::hex;
+    use super::super::test_rng::below;
+    use super::*;
+
+    /// The bound is the exact open-grid cost to the nearest link end, for every topology: the
+    /// two sweeps agree with the closed forms (Manhattan, octile, hexagonal distance).
+    #[test]
+    fn the_bound_is_the_open_grid_cost_to_the_nearest_link_end() {
+        let mut next = below(7);
+        for topology in [Topology::Four, Topology::Eight, Topology::Hex] {
+            for _ in 0..20 {
+                let (w, h) = (1 + next(30), 1 + next(30));
+                let rules = MoveRules {
+                    topology,
+                    ..MoveRules::default()
+                };
+                let mut grid = NavGrid::with_rules(w, h, rules).unwrap();
+                let cell = |n: &mut dyn FnMut(u32) -> u32| Cell::new(n(w) as i32, n(h) as i32);
+                let mut ends = Vec::new();
+                for _ in 0..1 + next(4) {
+                    let (a, b) = (cell(&mut next), cell(&mut next));
+                    if grid.add_link(Link::one_way(a, b, 1.0).closed()).is_ok() {
+                        ends.extend([a, b]);
+                    }
+                }
+                if ends.is_empty() {
+                    continue;
+                }
+                let costs = rules.costs;
+                let open_cost = |a: Cell, b: Cell| -> u64 {
+                    let (dx, dy) = (a.x.abs_diff(b.x) as u64, a.y.abs_diff(b.y) as u64);
+                    let (s, d) = (costs.straight as u64, costs.diagonal as u64);
+                    match topology {
+                        Topology::Four => (dx + dy) * s,
+                        Topology::Eight => dx.max(dy).abs_diff(dx.min(dy)) * s + dx.min(dy) * d,
+                        Topology::Hex => hex::distance(a, b) as u64 * s,
+                    }
+                };
+                let links = grid.links_raw();
+                for c in grid.cells() {
+                    let want = ends.iter().map(|&e| open_cost(c, e)).min().unwrap();
+                    let i = grid.index(c).unwrap();
+                    assert_eq!(links.entry_bound(i), want, "{topology:?} {w}x{h} at {c:?}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Links between cells that are not neighbours: every search mode (A* with each admissible
+//! heuristic, jump point search, nearest-of-several, the shared backward search, region maps)
+//! returns the cost of a reference Dijkstra over cells and crossings written from the rules and
+//! the links' fields alone, and islands' reachability agrees with it, on random grids with
+//! random links (two-way, one-way, closed, costed); and the API's edges.
+
+use bevy::math::Vec2;
+use bevy_tilepath::core::*;
+use proptest::prelude::*;
+
+mod reference;
+use reference::{admissible, grid_strategy, link_steps, reference_costs_with, rule_step};
+
+fn links_strategy() -> impl Strategy<Value = Vec<Link>> {
+    let link = (
+        (0i32..14, 0i32..14, 0i32..14, 0i32..14),
+        // Costs in quarter tiles: 0 (a teleporter) to 10 tiles.
+        0u32..40,
+        any::<bool>(),
+        prop_oneof![5 => Just(true), 1 => Just(false)],
+    )
+        .prop_map(|((ax, ay, bx, by), quarters, two_way, open)| Link {
+            from: Cell::new(ax, ay),
+            to: Cell::new(bx, by),
+            cost: quarters as f32 / 4.0,
+            two_way,
+            open,
+        });
+    proptest::collection::vec(link, 0..6)
+}
+
+/// Adds `links` (ends wrapped onto the grid; links joining a cell to itself dropped); the links
+/// on the grid.
+fn add_links(grid: &mut NavGrid, links: &[Link]) -> Vec<Link> {
+    let (w, h) = (grid.width() as i32, grid.height() as i32);
+    let mut added = Vec::new();
+    for l in links {
+        let l = Link {
+            from: Cell::new(l.from.x % w, l.from.y % h),
+            to: Cell::new(l.to.x % w, l.to.y % h),
+            ..*l
+        };
+        if l.from != l.to {
+            grid.add_link(l).unwrap();
+            added.push(l);
+        }
+    }
+    added
+}
+
+/// A step of a path: a legal move's cost by the rules, or a crossing's.
+fn step_cost(grid: &NavGrid, crossings: &[(Cell, Cell, u64)], a: Cell, b: Cell) -> Option<u64> {
+    let crossing = crossings
+        .iter()
+        .filter(|&&(f, t, _)| f == a && t == b)
+        .map(|&(_, _, c)| c)
+        .min();
+    match (rule_step(grid, a, b), crossing) {
+        (Some(s), Some(c)) => Some(s.min(c)),
+        (s, c) => s.or(c),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_search_crosses_links_at_the_reference_cost(
+        (grid, _) in grid_strategy(),
+        links in links_strategy(),
+        sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14,
+    ) {
+        let mut grid = grid;
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        grid.set_walkable(start, true).unwrap();
+        grid.set_walkable(goal, true).unwrap();
+        let links = add_links(&mut grid, &links);
+        let crossings = link_steps(&grid, &links);
+        let w = grid.width() as i32;
+        let reference = reference_costs_with(&grid, start, &crossings)[(goal.y * w + goal.x) as usize];
+        prop_assert_eq!(grid.reaches(start, goal), reference.is_some(), "reachability");
+        for h in admissible(grid.rules()) {
+            for jump_points in [false, true] {
+                let cfg = SearchConfig { heuristic: h, jump_points, ..Default::default() };
+                match (find_path(&grid, start, goal, &cfg), reference) {
+                    (Ok(p), Some(c)) => {
+                        prop_assert_eq!(p.cost, c, "heuristic {:?}", h);
+                        let sum: Option<u64> = p.cells.windows(2).map(|s| step_cost(&grid, &crossings, s[0], s[1])).sum();
+                        prop_assert_eq!(sum, Some(c), "the path's own steps: {:?}", p.cells);
+                        prop_assert_eq!(p.cells[0], start);
+                        prop_assert_eq!(*p.cells.last().unwrap(), goal);
+                    }
+                    (Err(PathError::Unreachable), None) => {}
+                    (r, c) => prop_assert!(false, "search {:?} vs reference {:?}", r, c),
+                }
+            }
+        }
+        // Nearest of several: the goal and a cell beside the start's mirror.
+        let other = Cell::new(w - 1 - start.x, grid.height() as i32 - 1 - start.y);
+        let costs = reference_costs_with(&grid, start, &crossings);
+        let best = [goal, other].iter().filter_map(|c| costs[(c.y * w + c.x) as usize]).min();
+        match (find_nearest(&grid, start, &[goal, other], &SearchConfig::default()), best) {
+            (Ok(p), Some(c)) => prop_assert_eq!(p.cost, c, "nearest"),
+            (Err(PathError::Unreachable), None) => {}
+            (r, c) => prop_assert!(false, "nearest {:?} vs reference {:?}", r, c),
+        }
+        // The shared backward search.
+        let mut tree = GoalTree::new();
+        tree.begin(&grid, goal, &[], Heuristic::Octile).unwrap();
+        tree.add_starts(&grid, &[start]);
+        while tree.step(&grid, 64) == TreeStep::Pending {}
+        prop_assert_eq!(tree.path_from(&grid, start).map(|p| p.cost), reference, "goal tree");
+        // Region maps: searched flat on grids with links, so the same cost (without links
+        // their paths may be a little dearer).
+        if !grid.is_hex() && grid.has_links() {
+            let regions = RegionMap::build(&grid, 4);
+            let r = find_path_hierarchical(&grid, &regions, start, goal, &SearchConfig::default());
+            prop_assert_eq!(r.ok().map(|p| p.cost), reference, "region map");
+        }
+    }
+
+    #[test]
+    fn smoothing_keeps_both_ends_of_every_crossing(
+        (grid, _) in grid_strategy(),
+        links in links_strategy(),
+        sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14,
+        radius in prop_oneof![Just(0.0f32), 0.05f32..0.45],
+    ) {
+        let mut grid = grid;
+        add_links(&mut grid, &links);
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        if let Ok(p) = find_path(&grid, start, goal, &SearchConfig::default()) {
+            let hops: Vec<(Vec2, Vec2)> = p.cells.windows(2)
+                .filter(|s| rule_step(&grid, s[0], s[1]).is_none())
+                .map(|s| (grid.cell_center(s[0]), grid.cell_center(s[1])))
+                .collect();
+            for smooth in [smooth_path(&grid, &p.cells, radius), Smoother::forward(&grid, &p.cells, radius).finish_in_steps(&grid, 1, || {})] {
+                for &(a, b) in &hops {
+                    prop_assert!(smooth.windows(2).any(|s| s[0] == a && s[1] == b), "crossing {:?} -> {:?} not kept in {:?}", a, b, smooth);
+                }
+                // Every other segment is walkable, or a raw step of the path.
+                let raw: Vec<Vec2> = p.cells.iter().map(|&c| grid.cell_center(c)).collect();
+                for s in smooth.windows(2) {
+                    let raw_step = raw.windows(2).any(|r| r == s);
+                    prop_assert!(raw_step || walkable(&grid, s[0], s[1], radius), "segment {:?}", s);
+                }
+            }
+        }
+    }
+}
+
+fn wall_with_gap(gap: Option<i32>) -> NavGrid {
+    let mut grid = NavGrid::new(20, 10).unwrap();
+    for y in 0..10 {
+        if Some(y) != gap {
+            grid.set_walkable(Cell::new(10, y), false).unwrap();
+        }
+    }
+    grid
+}
+
+#[test]
+fn a_one_way_link_is_crossed_one_way() {
+    let mut grid = wall_with_gap(None);
+    let (west, east) = (Cell::new(2, 5), Cell::new(18, 5));
+    assert!(!grid.reaches(west, east));
+    grid.add_link(Link::one_way(Cell::new(9, 5), Cell::new(11, 5), 2.0))
+        .unwrap();
+    assert!(grid.reaches(west, east));
+    assert!(!grid.reaches(east, west));
+    assert!(!grid.connected(west, east));
+    let cfg = SearchConfig::default();
+    let there = find_path(&grid, west, east, &cfg).unwrap();
+    // 7 steps, the drop (2 tiles), 7 steps.
+    assert_eq!(there.length, 16.0);
+    assert_eq!(
+        find_path(&grid, east, west, &cfg),
+        Err(PathError::Unreachable)
+    );
+    // The nearest reachable cell to the west, from the east: on the east side.
+    let near = SearchConfig {
+        goal_policy: GoalPolicy::NearestReachable,
+        ..cfg
+    };
+    let back = find_path(&grid, east, west, &near).unwrap();
+    assert_eq!(back.goal, Cell::new(11, 5));
+}
+
+#[test]
+fn a_link_dearer_than_the_walk_round_is_not_taken_and_a_closed_door_reroutes() {
+    // A gap at the wall's top; a door across the middle.
+    let mut grid = wall_with_gap(Some(0));
+    let cfg = SearchConfig::default();
+    let (a, b) = (Cell::new(8, 5), Cell::new(12, 5));
+    let walk = find_path(&grid, a, b, &cfg).unwrap();
+    let door = grid
+        .add_link(Link::two_way(Cell::new(9, 5), Cell::new(11, 5), 2.0))
+        .unwrap();
+    let through = find_path(&grid, a, b, &cfg).unwrap();
+    assert_eq!(through.length, 4.0);
+    assert!(through.cost < walk.cost);
+    // A toll of 20 tiles: the walk round through the gap is cheaper.
+    let link = grid.remove_link(door).unwrap();
+    assert_eq!(grid.link(door), None);
+    let toll = grid.add_link(Link { cost: 20.0, ..link }).unwrap();
+    assert_eq!(find_path(&grid, a, b, &cfg).unwrap().cost, walk.cost);
+    // Closed, the door is not crossed whatever it costs; the version tells searches.
+    grid.set_link_open(toll, true).unwrap();
+    let v = grid.version();
+    grid.set_link_open(toll, false).unwrap();
+    assert!(grid.version() > v);
+    assert_eq!(find_path(&grid, a, b, &cfg).unwrap().cost, walk.cost);
+    assert_eq!(grid.links().count(), 1);
+}
+
+#[test]
+fn a_search_under_way_restarts_when_a_door_opens() {
+    let mut grid = wall_with_gap(Some(0));
+    let door = grid
+        .add_link(Link::two_way(Cell::new(9, 5), Cell::new(11, 5), 1.0).closed())
+        .unwrap();
+    let mut search = AStar::new();
+    search
+        .begin(
+            &grid,
+            Cell::new(2, 5),
+            Cell::new(18, 5),
+            &SearchConfig::default(),
+        )
+        .unwrap();
+    assert_eq!(search.step(&grid, 3), SearchStep::Pending);
+    grid.set_link_open(door, true).unwrap();
+    let path = loop {
+        match search.step(&grid, 3) {
+            SearchStep::Pending => {}
+            SearchStep::Found(p) => break p,
+            SearchStep::Failed(e) => panic!("{e}"),
+        }
+    };
+    assert!(
+        path.cells
+            .windows(2)
+            .any(|w| w == [Cell::new(9, 5), Cell::new(11, 5)])
+    );
+}
+
+#[test]
+fn a_link_to_a_blocked_cell_waits_until_it_opens() {
+    let mut grid = wall_with_gap(None);
+    let exit = Cell::new(11, 5);
+    grid.set_walkable(exit, false).unwrap();
+    grid.add_link(Link::two_way(Cell::new(9, 5), exit, 1.0))
+        .unwrap();
+    let (west, east) = (Cell::new(2, 5), Cell::new(18, 5));
+    assert!(!grid.reaches(west, east));
+    assert!(find_path(&grid, west, east, &SearchConfig::default()).is_err());
+    grid.set_walkable(exit, true).unwrap();
+    assert!(grid.connected(west, east));
+    assert!(find_path(&grid, west, east, &SearchConfig::default()).is_ok());
+}
+
+#[test]
+fn bad_links_are_errors() {
+    let mut grid = NavGrid::new(8, 8).unwrap();
+    let v = grid.version();
+    let c = Cell::new(1, 1);
+    assert_eq!(
+        grid.add_link(Link::two_way(c, Cell::new(8, 1), 1.0)),
+        Err(LinkError::OutOfBounds(Cell::new(8, 1)))
+    );
+    assert_eq!(
+        grid.add_link(Link::two_way(c, c, 1.0)),
+        Err(LinkError::SameCell(c))
+    );
+    assert!(matches!(
+        grid.add_link(Link::two_way(c, Cell::new(5, 5), f32::NAN)),
+        Err(LinkError::BadCost(_))
+    ));
+    assert_eq!(
+        grid.add_link(Link::two_way(c, Cell::new(5, 5), -1.0)),
+        Err(LinkError::BadCost(-1.0))
+    );
+    assert_eq!(
+        grid.set_link_open(LinkId(3), false),
+        Err(LinkError::UnknownLink(LinkId(3)))
+    );
+    assert_eq!(
+        grid.remove_link(LinkId(0)),
+        Err(LinkError::UnknownLink(LinkId(0)))
+    );
+    assert!(!grid.has_links());
+    assert_eq!(grid.version(), v, "a refused link changes nothing");
+}
