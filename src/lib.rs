@@ -53,11 +53,12 @@ pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, Ti
 pub use plugin::fog::{FogStats, Sight};
 pub use plugin::group::{CLASS_SLOT_REACH, GroupOrder, group_order};
 pub use plugin::map::NavMap;
+pub use plugin::map::links::NavLink;
 #[cfg(feature = "serialize")]
 pub use plugin::map::saved::NavMapData;
 pub use plugin::movement::{
-    Arrived, DesiredVelocity, DriveProgress, DriveSettings, DriveStatus, Errand, FACE_TURN_RATE,
-    MoveState, MovementFrameStats, Mover, PathProgress, Vehicle,
+    Arrived, DesiredVelocity, DriveProgress, DriveSettings, DriveStatus, EnteredLink, Errand,
+    FACE_TURN_RATE, LeftLink, MoveState, MovementFrameStats, Mover, PathProgress, Vehicle,
 };
 pub use plugin::orders::{HoldPosition, NEXT_ORDER_WITHIN, OrderQueue, hold_position, stop};
 pub use plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};

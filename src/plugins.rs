@@ -19,9 +19,11 @@ use crate::plugin::diagnostics::{
 };
 use crate::plugin::fog::{self, FogStats, Sight};
 use crate::plugin::lifecycle;
+use crate::plugin::map::links::{NavLink, PlacedLinks};
 use crate::plugin::map::{self, NavMap};
 use crate::plugin::movement;
 use crate::plugin::movement::MovementFrameStats;
+use crate::plugin::movement::cross::{EnteredLink, LeftLink};
 use crate::plugin::movement::mover::{Arrived, Mover, MoverOrder};
 use crate::plugin::movement::output::DesiredVelocity;
 use crate::plugin::movement::state::{Errand, MoveState, PathProgress};
@@ -158,6 +160,8 @@ fn queue_resources(app: &mut App) {
         .register_type::<NavChecksum>()
         .register_type::<UnitClass>()
         .register_type::<NavMap>()
+        .register_type::<NavLink>()
+        .init_resource::<PlacedLinks>()
         .register_type::<SavedNav>()
         .register_type::<OrderQueue>()
         .register_type::<HoldPosition>()
@@ -172,6 +176,7 @@ fn queue_systems(app: &mut App, schedule: InternedScheduleLabel) {
             (
                 saves::restore_saved,
                 map::resolve_classes,
+                map::links::sync_links,
                 map::jump_tables::keep_jump_tables,
                 fog::reveal_fog,
                 queue::service::prepare_scratch,
@@ -215,11 +220,15 @@ impl Plugin for MovementPlugin {
             .init_resource::<PassageTraffic>()
             .init_resource::<PendingRequests>()
             .add_message::<Arrived>()
+            .add_message::<EnteredLink>()
+            .add_message::<LeftLink>()
             .register_type::<Mover>()
             .register_type::<PathProgress>()
             .register_type::<MoveState>()
             .register_type::<Errand>()
             .register_type::<Arrived>()
+            .register_type::<EnteredLink>()
+            .register_type::<LeftLink>()
             .register_type::<DesiredVelocity>()
             .init_resource::<MoverOrder>()
             .init_resource::<DriveSettings>()

@@ -331,6 +331,9 @@ impl ClassGrid {
                 }
             }
         }
+        if base.has_links() {
+            grid.copy_links_from(base);
+        }
         Ok(ClassGrid {
             class,
             known,
@@ -359,6 +362,12 @@ impl ClassGrid {
     /// ([`NavGrid::install_jump_table`]); whether it took it.
     pub(crate) fn install_jump_table(&mut self, built: super::grid::BuiltJumpTable) -> bool {
         self.grid.install_jump_table(built)
+    }
+
+    /// Gives the class grid the shared grid's links, with the same handles (after a change to
+    /// `base`'s links).
+    pub fn follow_links(&mut self, base: &NavGrid) {
+        self.grid.copy_links_from(base);
     }
 
     /// Frees the class grid's jump table ([`NavGrid::drop_jump_table`]).

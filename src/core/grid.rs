@@ -696,6 +696,12 @@ impl NavGrid {
 
     /// The cost of the cheapest open link crossing from `from` to `to` (both walkable), if any.
     pub fn crossing_cost(&self, from: Cell, to: Cell) -> Option<u64> {
+        self.crossing(from, to).map(|(_, cost)| cost)
+    }
+
+    /// The cheapest open link crossing from `from` to `to` (both walkable; the first added
+    /// among equals), if any: the link and its fixed-point cost.
+    pub fn crossing(&self, from: Cell, to: Cell) -> Option<(LinkId, u64)> {
         if !self.links.any() || !self.is_walkable(from) || !self.is_walkable(to) {
             return None;
         }
@@ -703,7 +709,20 @@ impl NavGrid {
             self.pad(from.x as u32, from.y as u32),
             self.pad(to.x as u32, to.y as u32),
         );
-        self.links.crossing_cost(a, b)
+        self.links.crossing(a, b)
+    }
+
+    /// Whether the path's step from `from` to `to` is a link's crossing rather than a move to a
+    /// neighbour: the move rules do not allow it as a step, and an open link joins them.
+    pub fn is_crossing(&self, from: Cell, to: Cell) -> bool {
+        self.links.any() && !self.is_move(from, to) && self.crossing(from, to).is_some()
+    }
+
+    /// Gives this grid `other`'s links, with the same handles (a class grid of a map follows the
+    /// shared grid's links). The grids must have the same size and move rules.
+    pub(crate) fn copy_links_from(&mut self, other: &NavGrid) {
+        self.links = other.links.clone();
+        self.version += 1;
     }
 
     /// The link index (internal, for searches).

@@ -96,6 +96,8 @@ pub(crate) struct Edge {
     pub(crate) to: u32,
     /// Fixed-point cost.
     pub(crate) cost: u64,
+    /// The link crossed.
+    pub(crate) id: LinkId,
 }
 
 /// The links of a grid and what searches read of them.
@@ -250,26 +252,35 @@ impl LinkIndex {
     pub(crate) fn rebuild(&mut self, shape: Shape, ends_changed: bool) {
         self.out.clear();
         self.total_cost = 0;
-        for link in self.slots.iter().flatten().filter(|l| l.open) {
+        let open = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(k, l)| l.as_ref().filter(|l| l.open).map(|l| (LinkId(k as u32), l)));
+        for (id, link) in open {
             let cost = shape.costs.from_tiles(link.cost) as u64;
             let (a, b) = (shape.pad(link.from), shape.pad(link.to));
             self.out.push(Edge {
                 from: a,
                 to: b,
                 cost,
+                id,
             });
             if link.two_way {
                 self.out.push(Edge {
                     from: b,
                     to: a,
                     cost,
+                    id,
                 });
             }
             self.total_cost += cost;
         }
-        self.out.sort_unstable_by_key(|e| (e.from, e.to, e.cost));
+        self.out
+            .sort_unstable_by_key(|e| (e.from, e.to, e.cost, e.id));
         self.into.clone_from(&self.out);
-        self.into.sort_unstable_by_key(|e| (e.to, e.from, e.cost));
+        self.into
+            .sort_unstable_by_key(|e| (e.to, e.from, e.cost, e.id));
         let words = shape.len.div_ceil(64);
         self.has_out.clear();
         self.has_out.resize(words, 0);
@@ -365,13 +376,13 @@ impl LinkIndex {
         &self.out
     }
 
-    /// The cheapest open crossing from padded cell `a` to `b`, if any.
-    pub(crate) fn crossing_cost(&self, a: usize, b: usize) -> Option<u64> {
+    /// The cheapest open crossing from padded cell `a` to `b` (the first added among equals),
+    /// if any: its link and cost.
+    pub(crate) fn crossing(&self, a: usize, b: usize) -> Option<(LinkId, u64)> {
         self.starting_at(a)
             .iter()
-            .filter(|e| e.to as usize == b)
-            .map(|e| e.cost)
-            .min()
+            .find(|e| e.to as usize == b)
+            .map(|e| (e.id, e.cost))
     }
 
     /// The sum of the open links' costs.

@@ -87,7 +87,8 @@ pub struct Smoother {
 }
 
 /// Whether the path's step from `a` to `b` is a link's crossing rather than a move to a
-/// neighbour.
+/// neighbour (a step the move rules do not allow: a path has only those across links; the
+/// link may have closed since).
 fn is_crossing(grid: &NavGrid, a: Cell, b: Cell) -> bool {
     grid.has_links() && !grid.is_move(a, b)
 }

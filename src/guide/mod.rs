@@ -6,14 +6,15 @@
 //! 3. [Following](following): units that follow a moving unit.
 //! 4. [Unit classes](classes): terrain costs per class, wide units, fog of war.
 //! 5. [Vehicles](vehicles): units that cannot turn in place.
-//! 6. [Lockstep](lockstep): multiplayer and replays that repeat to the checksum.
-//! 7. [Physics](physics): avian2d bodies and your own controllers.
-//! 8. [Saves](saves): saved games.
-//! 9. [Tilemaps](tilemaps): bevy_ecs_tilemap maps of every kind.
-//! 10. [Performance](performance): what it costs, and the settings that tune it.
-//! 11. [How it works](how_it_works): the searches, the queue, smoothing, crowds.
-//! 12. [Architecture](architecture): the layers and the way a request travels.
-//! 13. [Known limits](limits).
+//! 6. [Links](links): doors, one-way drops and teleporters.
+//! 7. [Lockstep](lockstep): multiplayer and replays that repeat to the checksum.
+//! 8. [Physics](physics): avian2d bodies and your own controllers.
+//! 9. [Saves](saves): saved games.
+//! 10. [Tilemaps](tilemaps): bevy_ecs_tilemap maps of every kind.
+//! 11. [Performance](performance): what it costs, and the settings that tune it.
+//! 12. [How it works](how_it_works): the searches, the queue, smoothing, crowds.
+//! 13. [Architecture](architecture): the layers and the way a request travels.
+//! 14. [Known limits](limits).
 
 #[doc = include_str!("concepts.md")]
 pub mod concepts {}
@@ -29,6 +30,9 @@ pub mod classes {}
 
 #[doc = include_str!("vehicles.md")]
 pub mod vehicles {}
+
+#[doc = include_str!("links.md")]
+pub mod links {}
 
 #[doc = include_str!("lockstep.md")]
 pub mod lockstep {}

@@ -14,7 +14,8 @@ use super::settings::TilepathSettings;
 use super::unit_order::{LockstepKey, sort_key};
 
 /// A hash of the navigation state after each tick in lockstep mode: every unit's position,
-/// heading, move state and path, its request's status, and the queue's contents. Send it
+/// heading, move state, path and the link it is crossing, its request's status, and the
+/// queue's contents. Send it
 /// between clients (or write it into a replay) and compare: the first tick two clients'
 /// checksums differ is the tick they desynced. Cheap: one pass over the units a tick. It
 /// identifies units by their [`LockstepKey`] (their entity without one), so it matches between
@@ -189,6 +190,9 @@ pub(crate) fn update_checksum(
                 .u64(p.cell_index as u64)
                 .f32(p.speed_factor);
             move_state(&mut h, p.state);
+            if let Some(c) = p.crossing {
+                h.u64(u64::from(c.link.0)).f32(c.left);
+            }
         }
         if let Some(d) = drive {
             h.u64(d.status as u64)

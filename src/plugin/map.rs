@@ -5,12 +5,15 @@ use std::sync::Arc;
 use bevy::math::Affine2;
 use bevy::prelude::*;
 
-use crate::core::{Cell, ClassError, ClassGrid, GridError, Knowledge, NavGrid};
+use crate::core::{
+    Cell, ClassError, ClassGrid, GridError, Knowledge, Link, LinkError, LinkId, NavGrid,
+};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass, class_key};
 use crate::plugin::settings::TilepathSettings;
 
 pub(crate) mod jump_tables;
+pub(crate) mod links;
 #[cfg(feature = "serialize")]
 pub mod saved;
 
@@ -333,6 +336,44 @@ impl NavMap {
             self.mark_changed(cell);
         }
         Ok(())
+    }
+
+    /// Adds a link between two cells ([`Link`]: a door, a one-way drop, a teleporter), on the
+    /// shared grid and every class grid, with the same handle. Units whose remaining path
+    /// comes near either end search again, as after an edit of those cells.
+    pub fn add_link(&mut self, link: Link) -> Result<LinkId, LinkError> {
+        let id = self.grid_mut().add_link(link)?;
+        self.links_changed(&link);
+        Ok(id)
+    }
+
+    /// Removes a link; the link it was.
+    pub fn remove_link(&mut self, id: LinkId) -> Result<Link, LinkError> {
+        let link = self.grid_mut().remove_link(id)?;
+        self.links_changed(&link);
+        Ok(link)
+    }
+
+    /// Opens or closes a link (a door), on every grid of the map.
+    pub fn set_link_open(&mut self, id: LinkId, open: bool) -> Result<(), LinkError> {
+        let before = self.grid.link(id).copied();
+        self.grid_mut().set_link_open(id, open)?;
+        if let Some(link) = before.filter(|l| l.open != open) {
+            self.links_changed(&link);
+        }
+        Ok(())
+    }
+
+    /// After a change to the shared grid's links: the class grids follow, and the link's ends
+    /// count as changed cells.
+    fn links_changed(&mut self, link: &Link) {
+        for entry in &mut self.classes {
+            if let Ok(c) = &mut entry.grid {
+                Arc::make_mut(c).follow_links(&self.grid);
+            }
+        }
+        self.mark_changed(link.from);
+        self.mark_changed(link.to);
     }
 
     /// Records that `cell` changed (after editing its terrain or penalty through

@@ -17,6 +17,7 @@
 //! - `avoid`: a moving unit's step turned aside for the units near (ORCA).
 //! - `passage`: passages one cell wide, carrying one way at a time.
 //! - `stats`: what movement cost in the last frame, by phase.
+//! - `cross`: units crossing links (a wait at the entry, out at the exit).
 //! - `push`: overlapping bodies pushed apart after the frame's moves.
 //! - `facing`: arrived units turned toward their request's facing (a formation's).
 //! - `vehicle`: units that cannot turn in place, their plans and the planning budget.
@@ -26,6 +27,7 @@
 
 mod avoid;
 pub(crate) mod claiming;
+pub(crate) mod cross;
 mod crowd;
 pub(crate) mod drive;
 mod errands;
@@ -44,6 +46,7 @@ pub(crate) mod vehicle;
 mod walk;
 mod walls;
 
+pub use cross::{EnteredLink, LeftLink};
 pub use facing::FACE_TURN_RATE;
 pub use mover::{Arrived, Mover};
 pub use output::DesiredVelocity;

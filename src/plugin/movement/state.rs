@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use bevy::ecs::entity::{EntityMapper, MapEntities};
 use bevy::prelude::*;
 
-use crate::core::{Cell, TurnPlan};
+use crate::core::{Cell, LinkId, TurnPlan};
 use crate::plugin::claims::Intent;
 use crate::plugin::request::PathRequest;
 
@@ -219,6 +219,20 @@ pub struct PathProgress {
     pub(crate) yields: u32,
     /// Where it stood when `stalled` last started counting.
     pub(crate) stall_anchor: Vec2,
+    /// The link it is crossing, if any (see `cross`).
+    #[reflect(ignore)]
+    pub(crate) crossing: Option<Crossing>,
+}
+
+/// A link being crossed: which, between which cells, the index of the exit's waypoint, and the
+/// seconds left.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Crossing {
+    pub(crate) link: LinkId,
+    pub(crate) from: Cell,
+    pub(crate) to: Cell,
+    pub(crate) exit_waypoint: usize,
+    pub(crate) left: f32,
 }
 
 /// Searches a unit may ask for, its way blocked by a wall, without getting a tile closer to its

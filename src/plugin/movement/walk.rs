@@ -10,6 +10,7 @@ use super::super::claims::Intent;
 use super::super::request::{PathOrigin, PathStatus};
 use super::avoid::avoid;
 use super::claiming::{publish_intent, release_all, update_claims};
+use super::cross::cross;
 use super::crowd::{Action, Situation, decide, may_stop_short, near_goal};
 use super::errands::{arrive, in_the_way, on_errand, react, stand, stop_here};
 use super::follow::{Walk, Walked, track};
@@ -100,6 +101,9 @@ pub(super) fn step_unit(
         // Failed or cancelled requests stop the unit where it is.
         progress.state = MoveState::Idle;
         release_all(ctx.claims, unit.entity, progress);
+    }
+    if let Some(step) = cross(ctx, unit, progress, pos) {
+        return step;
     }
     let here = unit.grid.cell_at(pos);
     if !progress.state.is_underway() {

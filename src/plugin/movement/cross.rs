@@ -1,0 +1,154 @@
+//! Crossing links: a unit whose path leads across a [`Link`](crate::core::Link) (two
+//! consecutive waypoints that are the link's ends, not neighbours) stops at the link's entry,
+//! spends the link's cost in tiles at its own speed there, and comes out at the exit, where it
+//! walks on. [`EnteredLink`] and [`LeftLink`] tell the game, so it can animate the crossing (a
+//! jump, a fade, a ride).
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, LinkId};
+
+use super::state::{Crossing, PathProgress};
+use super::unit::{Ctx, Unit};
+
+/// How close to a link's entry (tiles) a unit walking to it starts to cross.
+const ENTRY_REACH: f32 = 0.3;
+
+/// A unit began crossing a link: a [`Message`] and an [`EntityEvent`]. It stands at the
+/// entry, `from`, for `seconds`, then appears at the exit, `to` ([`LeftLink`]).
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Reflect)]
+pub struct EnteredLink {
+    /// The unit.
+    pub entity: Entity,
+    /// The link, on the unit's map ([`NavMap::add_link`](crate::NavMap::add_link)).
+    pub link: LinkId,
+    /// The cell it crosses from.
+    pub from: Cell,
+    /// The cell it crosses to.
+    pub to: Cell,
+    /// How long the crossing takes: the link's cost in tiles at the unit's speed.
+    pub seconds: f32,
+}
+
+/// A unit came out of a link at its exit, `to`: a [`Message`] and an [`EntityEvent`].
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Reflect)]
+pub struct LeftLink {
+    /// The unit.
+    pub entity: Entity,
+    /// The link.
+    pub link: LinkId,
+    /// The cell it crossed from.
+    pub from: Cell,
+    /// The cell it came out on.
+    pub to: Cell,
+}
+
+/// A unit's frame at a link: `Some` of its step (its new position and heading, or `None` while
+/// it waits in the link) if it is crossing, begins or ends a crossing; `None` if its path has no
+/// crossing here (it walks as usual).
+pub(super) fn cross(
+    ctx: &mut Ctx,
+    unit: &Unit,
+    progress: &mut PathProgress,
+    pos: Vec2,
+) -> Option<Option<(Vec2, Vec2)>> {
+    if let Some(crossing) = progress.crossing.as_mut() {
+        crossing.left -= ctx.dt;
+        if crossing.left > 0.0 {
+            return Some(None);
+        }
+        return Some(Some(come_out(ctx, unit, progress)));
+    }
+    if !unit.grid.has_links() || !progress.state.is_underway() {
+        return None;
+    }
+    let (entry, exit) = crossing_ahead(unit, progress.waypoint, pos)?;
+    let (link, cost) = unit.grid.crossing(entry.1, exit.1)?;
+    let tiles = unit.grid.rules().costs.to_tiles(cost) as f32;
+    let seconds = tiles / unit.mover.speed.max(1e-3);
+    progress.crossing = Some(Crossing {
+        link,
+        from: entry.1,
+        to: exit.1,
+        exit_waypoint: exit.0,
+        left: seconds,
+    });
+    let (entity, from, to) = (unit.entity, entry.1, exit.1);
+    let entered = EnteredLink {
+        entity,
+        link,
+        from,
+        to,
+        seconds,
+    };
+    ctx.commands.write_message(entered);
+    ctx.commands.trigger(entered);
+    Some(Some((unit.grid.cell_center(from), progress.heading)))
+}
+
+/// The crossing of the unit's path it is at, as `(waypoint index, cell)` of its entry and
+/// exit: the waypoint it walks to is a crossing's exit (it passed the entry), or a crossing's
+/// entry it is within [`ENTRY_REACH`] of.
+fn crossing_ahead(
+    unit: &Unit,
+    waypoint: usize,
+    pos: Vec2,
+) -> Option<((usize, Cell), (usize, Cell))> {
+    let points = &unit.path.waypoints;
+    let cell = |k: usize| unit.grid.cell_at(unit.map.world_to_grid(points[k]));
+    for k in [waypoint.checked_sub(1), Some(waypoint)]
+        .into_iter()
+        .flatten()
+    {
+        if k + 1 >= points.len() {
+            continue;
+        }
+        let (a, b) = (cell(k), cell(k + 1));
+        if !unit.grid.is_crossing(a, b) {
+            continue;
+        }
+        if k == waypoint && pos.distance(unit.grid.cell_center(a)) > ENTRY_REACH {
+            continue;
+        }
+        return Some(((k, a), (k + 1, b)));
+    }
+    None
+}
+
+/// Ends the unit's crossing: it stands on the exit's center, walking on toward the waypoint
+/// after it (or arriving there, if the exit ends its path). Its position and heading.
+fn come_out(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress) -> (Vec2, Vec2) {
+    let crossing = progress.crossing.take().expect("a crossing to end");
+    let at = unit.grid.cell_center(crossing.to);
+    let count = unit.path.waypoints.len();
+    progress.waypoint = (crossing.exit_waypoint + 1).min(count - 1);
+    let cells = &unit.path.corridor;
+    if let Some(i) = cells
+        .iter()
+        .skip(progress.cell_index)
+        .position(|&c| c == crossing.to)
+    {
+        progress.cell_index = progress.cell_index + i + 1;
+        progress.next = cells.get(progress.cell_index).copied();
+    }
+    progress.leg = None;
+    progress.offset = Vec2::ZERO;
+    progress.stalled = 0.0;
+    progress.stall_anchor = at;
+    let ahead = unit
+        .map
+        .world_to_grid(unit.path.waypoints[progress.waypoint])
+        - at;
+    if ahead.length_squared() > 1e-6 {
+        progress.heading = ahead.normalize();
+    }
+    let left = LeftLink {
+        entity: unit.entity,
+        link: crossing.link,
+        from: crossing.from,
+        to: crossing.to,
+    };
+    ctx.commands.write_message(left);
+    ctx.commands.trigger(left);
+    (at, progress.heading)
+}

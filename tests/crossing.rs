@@ -1,0 +1,240 @@
+//! Units crossing links with the plugin: a unit ordered across a wall with a teleporter in it
+//! walks to the entry, waits there the link's time, comes out at the exit and walks on, never
+//! inside the wall, with one `EnteredLink` and one `LeftLink`; a group crosses and every unit
+//! arrives; a door closed before a unit reaches it sends it round another way.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::{Cell, Link, LinkId, NavGrid, overlaps_blocked};
+use bevy_tilepath::prelude::*;
+use bevy_tilepath::{EnteredLink, LeftLink, MoveState, NavLink, PathProgress};
+
+#[derive(Resource, Default)]
+struct Log {
+    entered: Vec<(EnteredLink, u32)>,
+    left: Vec<(LeftLink, u32)>,
+    frame: u32,
+}
+
+fn app(grid: NavGrid, links: &[Link]) -> (App, Vec<LinkId>) {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .add_plugins(TilepathPlugins::default())
+        .init_resource::<Log>()
+        .add_observer(|e: On<EnteredLink>, mut log: ResMut<Log>| {
+            let frame = log.frame;
+            log.entered.push((*e, frame));
+        })
+        .add_observer(|e: On<LeftLink>, mut log: ResMut<Log>| {
+            let frame = log.frame;
+            log.left.push((*e, frame));
+        });
+    let mut map = NavMap::new(grid, Vec2::ZERO, Vec2::ONE);
+    let ids = links.iter().map(|&l| map.add_link(l).unwrap()).collect();
+    app.world_mut().spawn(map);
+    app.update();
+    (app, ids)
+}
+
+fn map(app: &mut App) -> Mut<'_, NavMap> {
+    let mut maps = app.world_mut().query::<&mut NavMap>();
+    maps.single_mut(app.world_mut()).unwrap()
+}
+
+fn unit(app: &mut App, cell: Cell, goal: Cell) -> Entity {
+    let p = map(app).cell_to_world(cell);
+    app.world_mut()
+        .spawn((
+            Transform::from_xyz(p.x, p.y, 0.0),
+            Mover::default(),
+            NavAgent::default(),
+            PathRequest::to_cell(goal),
+        ))
+        .id()
+}
+
+/// The unit's position in grid space.
+fn at(app: &mut App, e: Entity) -> Vec2 {
+    let p = app
+        .world()
+        .get::<Transform>(e)
+        .unwrap()
+        .translation
+        .truncate();
+    map(app).world_to_grid(p)
+}
+
+fn arrived(app: &App, e: Entity) -> bool {
+    app.world().get::<PathProgress>(e).unwrap().state == MoveState::Arrived
+}
+
+/// A wall down column 15 of a 30 x 12 map, open at `gap` rows.
+fn wall(gaps: &[i32]) -> NavGrid {
+    let mut g = NavGrid::new(30, 12).unwrap();
+    for y in (0..12).filter(|y| !gaps.contains(y)) {
+        g.set_walkable(Cell::new(15, y), false).unwrap();
+    }
+    g
+}
+
+fn run(app: &mut App, frames: u32, units: &[Entity], grid: &NavGrid, track: &mut [Vec<Vec2>]) {
+    for _ in 0..frames {
+        app.world_mut().resource_mut::<Log>().frame += 1;
+        app.update();
+        for (k, &e) in units.iter().enumerate() {
+            let p = at(app, e);
+            assert!(
+                !overlaps_blocked(grid, p, 0.3 - 1e-3),
+                "unit {k} in the wall at {p}"
+            );
+            track[k].push(p);
+        }
+        if units.iter().all(|&e| arrived(app, e)) {
+            break;
+        }
+    }
+}
+
+#[test]
+fn a_unit_crosses_a_teleporter_through_a_wall() {
+    let grid = wall(&[]);
+    let teleporter = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 2.0);
+    let (mut app, ids) = app(grid.clone(), &[teleporter]);
+    let u = unit(&mut app, Cell::new(3, 6), Cell::new(27, 6));
+    let mut track = vec![Vec::new()];
+    run(&mut app, 60 * 20, &[u], &grid, &mut track);
+    assert!(arrived(&app, u), "not arrived: at {}", at(&mut app, u));
+    assert_eq!(grid.cell_at(at(&mut app, u)), Cell::new(27, 6));
+    let log = app.world().resource::<Log>();
+    assert_eq!(log.entered.len(), 1, "{:?}", log.entered);
+    assert_eq!(log.left.len(), 1, "{:?}", log.left);
+    let ((entered, t0), (left, t1)) = (log.entered[0], log.left[0]);
+    assert_eq!((entered.entity, entered.link), (u, ids[0]));
+    assert_eq!(
+        (entered.from, entered.to),
+        (Cell::new(13, 6), Cell::new(17, 6))
+    );
+    assert_eq!(
+        (left.from, left.to, left.link),
+        (entered.from, entered.to, ids[0])
+    );
+    // 2 tiles at 4 tiles a second: half a second, 30 frames.
+    assert!((entered.seconds - 0.5).abs() < 1e-6);
+    assert!(
+        (29..=31).contains(&(t1 - t0)),
+        "crossed in {} frames",
+        t1 - t0
+    );
+    // It never walked the 4 tiles between the ends: one frame at the entry, the next at the exit.
+    let track = &track[0];
+    assert!(
+        track.iter().all(|p| p.x < 14.0 || p.x > 17.0),
+        "walked between the ends"
+    );
+    let jump = track
+        .windows(2)
+        .filter(|w| w[0].distance(w[1]) > 1.0)
+        .count();
+    assert_eq!(jump, 1);
+}
+
+#[test]
+fn a_group_crosses_a_teleporter_and_every_unit_arrives() {
+    let grid = wall(&[]);
+    let teleporter = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 1.0);
+    let (mut app, _) = app(grid.clone(), &[teleporter]);
+    let units: Vec<Entity> = (0..6)
+        .map(|k| {
+            unit(
+                &mut app,
+                Cell::new(3 + k % 3, 4 + 2 * (k / 3)),
+                Cell::new(24 + k % 3, 4 + 2 * (k / 3)),
+            )
+        })
+        .collect();
+    let mut track = vec![Vec::new(); units.len()];
+    run(&mut app, 60 * 40, &units, &grid, &mut track);
+    for (k, &e) in units.iter().enumerate() {
+        assert!(
+            arrived(&app, e),
+            "unit {k} not arrived: at {}",
+            at(&mut app, e)
+        );
+        assert!(at(&mut app, e).x > 20.0, "unit {k} arrived short");
+    }
+    let log = app.world().resource::<Log>();
+    assert_eq!(log.entered.len(), units.len());
+    assert_eq!(log.left.len(), units.len());
+}
+
+#[test]
+fn a_door_closed_before_the_unit_reaches_it_sends_it_round() {
+    let grid = wall(&[0]);
+    let door = Link::two_way(Cell::new(14, 8), Cell::new(16, 8), 1.0);
+    let (mut app, ids) = app(grid.clone(), &[door]);
+    let u = unit(&mut app, Cell::new(3, 8), Cell::new(27, 8));
+    let mut track = vec![Vec::new()];
+    // A second on its way to the door, then the door shuts.
+    run(&mut app, 60, &[u], &grid, &mut track);
+    map(&mut app).set_link_open(ids[0], false).unwrap();
+    run(&mut app, 60 * 30, &[u], &grid, &mut track);
+    assert!(arrived(&app, u), "not arrived: at {}", at(&mut app, u));
+    assert_eq!(grid.cell_at(at(&mut app, u)), Cell::new(27, 8));
+    assert!(app.world().resource::<Log>().entered.is_empty());
+    // Round through the gap at the top.
+    assert!(
+        track[0]
+            .iter()
+            .any(|p| p.y < 1.0 && (p.x - 15.5).abs() < 0.5)
+    );
+}
+
+#[test]
+fn link_entities_follow_their_component_and_bad_ones_are_left_out() {
+    let (mut app, _) = app(wall(&[]), &[]);
+    let map_entity = {
+        let mut maps = app.world_mut().query_filtered::<Entity, With<NavMap>>();
+        maps.single(app.world()).unwrap()
+    };
+    let door = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 1.0);
+    let links = |app: &mut App| map(app).grid().links().map(|(_, l)| *l).collect::<Vec<_>>();
+    let placed = app
+        .world_mut()
+        .spawn(NavLink {
+            map: map_entity,
+            link: door,
+        })
+        .id();
+    // Off the grid, and on an entity that is no map: warnings, nothing added, no panic.
+    let off = Link::two_way(Cell::new(13, 6), Cell::new(40, 6), 1.0);
+    app.world_mut().spawn(NavLink {
+        map: map_entity,
+        link: off,
+    });
+    app.world_mut().spawn(NavLink {
+        map: placed,
+        link: door,
+    });
+    app.update();
+    assert_eq!(links(&mut app), [door]);
+    // Moved: the old link goes, the new one comes.
+    let moved = Link::one_way(Cell::new(13, 2), Cell::new(17, 2), 3.0);
+    app.world_mut().get_mut::<NavLink>(placed).unwrap().link = moved;
+    app.update();
+    assert_eq!(links(&mut app), [moved]);
+    // A unit crosses it one way only.
+    let u = unit(&mut app, Cell::new(3, 2), Cell::new(27, 2));
+    let grid = map(&mut app).grid().clone();
+    let mut track = vec![Vec::new()];
+    run(&mut app, 60 * 20, &[u], &grid, &mut track);
+    assert!(arrived(&app, u));
+    assert!(!grid.reaches(Cell::new(27, 2), Cell::new(3, 2)));
+    app.world_mut().entity_mut(placed).remove::<NavLink>();
+    app.update();
+    assert!(links(&mut app).is_empty());
+}
