@@ -1,8 +1,8 @@
 //! Debug overlay (feature `debug`): gizmos for blocked cells, the raw and smoothed paths of
 //! selected units (a vehicle's plan of arcs: green forward, red in reverse), claimed cells, the
 //! cells the last inline searches expanded and the crowd (bodies, links between bodies in
-//! contact, pushes and avoidance velocities), plus a text line of queue statistics. `F1`-`F6`
-//! toggle the layers.
+//! contact, pushes and avoidance velocities), the links between cells, plus a text line of
+//! queue statistics. `F1`-`F7` toggle the layers.
 
 use bevy::gizmos::config::GizmoConfigStore;
 use bevy::platform::collections::HashMap;
@@ -25,7 +25,7 @@ use crate::plugin::schedule::{Step, TilepathSchedule};
 #[reflect(Component)]
 pub struct DebugSelected;
 
-/// Which layers are shown (toggle with `F1`-`F6`).
+/// Which layers are shown (toggle with `F1`-`F7`).
 #[derive(Resource, Clone, Debug, Reflect)]
 #[reflect(Resource)]
 pub struct DebugLayers {
@@ -44,6 +44,9 @@ pub struct DebugLayers {
     /// far pushes have moved units off their paths (magenta) and the velocities local avoidance
     /// chose (yellow, half a second's travel).
     pub crowd: bool,
+    /// `F7`: links between cells (green open, grey closed; an arrow for one way, a line with a
+    /// ring at each end for both ways).
+    pub links: bool,
 }
 
 impl Default for DebugLayers {
@@ -55,6 +58,7 @@ impl Default for DebugLayers {
             expanded: false,
             stats: true,
             crowd: false,
+            links: true,
         }
     }
 }
@@ -122,7 +126,7 @@ fn toggle_layers(
     mut layers: ResMut<DebugLayers>,
     mut settings: ResMut<TilepathSettings>,
 ) {
-    let toggles: [(KeyCode, &mut bool); 6] = {
+    let toggles: [(KeyCode, &mut bool); 7] = {
         let l = &mut *layers;
         [
             (KeyCode::F1, &mut l.blocked),
@@ -131,6 +135,7 @@ fn toggle_layers(
             (KeyCode::F4, &mut l.expanded),
             (KeyCode::F5, &mut l.stats),
             (KeyCode::F6, &mut l.crowd),
+            (KeyCode::F7, &mut l.links),
         ]
     };
     for (key, flag) in toggles {
@@ -198,6 +203,9 @@ fn draw_overlay(
                 cell_rect(&mut gizmos, map, cell, Color::srgba(1.0, 0.8, 0.1, 0.8));
             }
         }
+        if layers.links {
+            draw_links(&mut gizmos, map);
+        }
     }
     if layers.expanded {
         for (map_entity, cells) in &stats.recent_expanded {
@@ -237,6 +245,28 @@ fn draw_overlay(
                     .copied(),
                 color,
             );
+        }
+    }
+}
+
+/// The map's links: green open, grey closed; one way an arrow, both ways a line with a ring at
+/// each end.
+fn draw_links(gizmos: &mut Gizmos, map: &NavMap) {
+    let ring = map.tile_scale() * 0.3;
+    for (_, link) in map.grid().links() {
+        let (a, b) = (map.cell_to_world(link.from), map.cell_to_world(link.to));
+        let color = if link.open {
+            Color::srgb(0.3, 1.0, 0.4)
+        } else {
+            Color::srgba(0.6, 0.6, 0.6, 0.7)
+        };
+        if link.two_way {
+            gizmos.line_2d(a, b, color);
+            gizmos.circle_2d(a, ring, color);
+            gizmos.circle_2d(b, ring, color);
+        } else {
+            gizmos.arrow_2d(a, b, color);
+            gizmos.circle_2d(a, ring, color);
         }
     }
 }
@@ -342,7 +372,7 @@ fn update_stats_text(
         };
         if layers.stats {
             t.0 = format!(
-                "queue {}  in flight {}  outcomes/frame {} ({} shared)  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats  F6 crowd]",
+                "queue {}  in flight {}  outcomes/frame {} ({} shared)  pathfinding {:.2} ms/frame  latency {:.1} frames  [F1 blocked  F2 paths  F3 claims  F4 expanded  F5 stats  F6 crowd  F7 links]",
                 stats.queue_len,
                 stats.searching + stats.smoothing,
                 stats.finished,

@@ -238,3 +238,22 @@ fn link_entities_follow_their_component_and_bad_ones_are_left_out() {
     app.update();
     assert!(links(&mut app).is_empty());
 }
+
+#[test]
+fn a_link_entity_waits_for_its_map_to_be_built() {
+    let (mut app, _) = app(wall(&[]), &[]);
+    let later = app.world_mut().spawn_empty().id();
+    let door = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 1.0);
+    app.world_mut().spawn(NavLink {
+        map: later,
+        link: door,
+    });
+    app.update();
+    app.update();
+    app.world_mut()
+        .entity_mut(later)
+        .insert(NavMap::new(wall(&[]), Vec2::ZERO, Vec2::ONE));
+    app.update();
+    let grid = app.world().get::<NavMap>(later).unwrap().grid();
+    assert_eq!(grid.links().map(|(_, l)| *l).collect::<Vec<_>>(), [door]);
+}

@@ -33,7 +33,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{ClassGrid, MoveClass, NavGrid};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    FogStats, Lockstep, LockstepKey, NavAgent, NavClasses, PathProgress, SearchKind,
+    FogStats, LeftLink, Lockstep, LockstepKey, NavAgent, NavClasses, PathProgress, SearchKind,
     TilepathSchedule,
 };
 
@@ -58,7 +58,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
     app.insert_resource(map.clone());
     let mut queue = CommandQueue::default();
     let mut commands = Commands::new(&mut queue, app.world());
-    spawn_tilemap(&mut commands, config.map, &terrain, None);
+    spawn_tilemap(&mut commands, config.map, &terrain, &map.links, None);
     queue.apply(app.world_mut());
     let units = spawn_units(&mut app, &map, &config, &mut rng);
     // Until the plugin has built its map (in lockstep mode the first frame runs no tick: fixed
@@ -188,6 +188,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
         print_map(&mut app, &map, &terrain);
     }
     let tanks = count_kind(&mut app, Kind::Tank);
+    let crossings = app.world().resource::<Crossings>().0;
     let tally = &app.world().resource::<OutcomeTally>().0;
     let outcomes: Vec<String> = tally
         .iter()
@@ -214,7 +215,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
         String::new()
     };
     println!(
-        "summary map={}{classes}{fog} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
+        "summary map={}{classes}{fog} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} crossings={crossings} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
         config.map.name(),
         settled.map_or("never".to_string(), |f| f.to_string()),
         percentile(&goal_cells, 0.9),
@@ -275,15 +276,25 @@ fn build_app(config: DemoConfig, inputs: Inputs) -> App {
             schedule: TilepathSchedule(sim),
         })
         .init_resource::<OutcomeTally>()
+        .init_resource::<Crossings>()
         .add_systems(
             sim,
             (
                 apply_inputs.before(TilepathSystems::First),
                 (retry_failed, tally_outcomes).after(TilepathSystems::Receive),
+                tally_crossings.after(TilepathSystems::Move),
                 checksums.after(TilepathSystems::Last),
             ),
         );
     app
+}
+
+/// Crossings of the map's links (teleporters, the drop, the gate) units made.
+#[derive(Resource, Default)]
+struct Crossings(usize);
+
+fn tally_crossings(mut reader: MessageReader<LeftLink>, mut crossings: ResMut<Crossings>) {
+    crossings.0 += reader.read().count();
 }
 
 /// Outcomes by who asked (the game or the plugin, and why) and how they ended.

@@ -22,7 +22,8 @@
 //! whatever the command line says); then one input or checksum a line, in tick order: `order
 //! PRIORITY X,Y KEY,KEY,...` sends the units with those keys to tile (X, Y), `follow PRIORITY
 //! TARGET KEY,KEY,...` has them follow the unit with key TARGET, `wall X,Y` toggles that tile
-//! between wall and grass, `fog` toggles fog of war.
+//! between wall and grass, `fog` toggles fog of war, `gate` opens or shuts the gate through the
+//! long wall.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -34,10 +35,10 @@ use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::BLOCKED;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::tilemap::NavTile;
-use bevy_tilepath::{ClassId, HoldPosition, LockstepKey, NavChecksum, OrderQueue};
+use bevy_tilepath::{ClassId, HoldPosition, LockstepKey, NavChecksum, NavLink, OrderQueue};
 
 use crate::DemoConfig;
-use crate::map::{DemoMap, Terrain};
+use crate::map::{DemoLink, DemoMap, Terrain};
 use crate::orders::{FOLLOW_RANGE, order_group};
 
 /// One input to the simulation.
@@ -76,6 +77,8 @@ pub enum Input {
     Wall(UVec2),
     /// Fog of war turned on or off.
     Fog,
+    /// The gate through the long wall opened or shut.
+    Gate,
 }
 
 impl Input {
@@ -119,6 +122,7 @@ impl Input {
             } => format!("follow {priority} {target} {}", keys(units)),
             Input::Wall(tile) => format!("wall {},{}", tile.x, tile.y),
             Input::Fog => "fog".to_string(),
+            Input::Gate => "gate".to_string(),
         }
     }
 }
@@ -246,6 +250,7 @@ fn parse_line(line: &str) -> Option<Line> {
         ),
         "wall" => Line::Input(tick, Input::Wall(parse_tile(words.next()?)?)),
         "fog" => Line::Input(tick, Input::Fog),
+        "gate" => Line::Input(tick, Input::Gate),
         "checksum" => Line::Checksum(tick, u64::from_str_radix(words.next()?, 16).ok()?),
         _ => return None,
     };
@@ -443,6 +448,7 @@ pub fn apply_inputs(world: &mut World) {
                 let mut settings = world.resource_mut::<TilepathSettings>();
                 settings.fog.enabled = !settings.fog.enabled;
             }
+            Input::Gate => toggle_gate(world),
         }
     }
 }
@@ -580,6 +586,16 @@ fn follow(world: &mut World, keys: &[u64], target: u64, priority: i32) {
 }
 
 /// Toggles a tile between wall and grass (its look too, where it is drawn).
+/// Opens or shuts the gate through the long wall (its `NavLink`).
+fn toggle_gate(world: &mut World) {
+    let mut gates = world.query::<(&mut NavLink, &DemoLink)>();
+    for (mut nav, &kind) in gates.iter_mut(world) {
+        if kind == DemoLink::Gate {
+            nav.link.open = !nav.link.open;
+        }
+    }
+}
+
 fn toggle_wall(world: &mut World, tile: UVec2) {
     let pos = TilePos {
         x: tile.x,
@@ -696,6 +712,7 @@ mod tests {
             },
             Input::Wall(UVec2::new(40, 20)),
             Input::Fog,
+            Input::Gate,
         ];
         for (tick, input) in inputs.into_iter().enumerate() {
             let line = format!("{tick} {}", input.to_line());

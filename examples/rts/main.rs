@@ -51,8 +51,9 @@
 //! (right-drag: the order's target where the drag starts, the formation facing the way it goes;
 //! shift: a waypoint after the current orders; `P` held: patrol), `G` cycles the formation of
 //! move orders (blob, keep shape, line, box), `S` stops, `H` holds, `W` toggles a wall under the
-//! cursor, `F` toggles fog of war, `F1`-`F6` toggle the debug layers. Red units are given
-//! orders by a simple script.
+//! cursor, `F` toggles fog of war, `O` opens and shuts the gate through the long wall west of the
+//! river, `F1`-`F7` toggle the debug layers (`F7`: the map's links: a pair of teleporters, a
+//! one-way drop across the river and the gate). Red units are given orders by a simple script.
 //!
 //! - `map.rs`: the generated map, its tilemap, where units start.
 //! - `orders.rs`: group orders spread around a point; retries.

@@ -5,9 +5,9 @@
 
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
-use bevy_tilepath::NavMap;
-use bevy_tilepath::core::{BLOCKED, Cell, NavGrid};
+use bevy_tilepath::core::{BLOCKED, Cell, Link, NavGrid};
 use bevy_tilepath::tilemap::{NavTile, TileCells, grid_placement};
+use bevy_tilepath::{NavLink, NavMap};
 
 use crate::common::Rng;
 
@@ -102,6 +102,8 @@ impl MapKind {
 pub struct DemoMap {
     pub cells: TileCells,
     pub nav: NavMap,
+    /// The map's links (see [`demo_links`]).
+    pub links: Vec<(DemoLink, Link)>,
 }
 
 impl DemoMap {
@@ -130,10 +132,18 @@ impl DemoMap {
         let rules = cells.rules(Default::default());
         let grid =
             NavGrid::from_terrain(grid_size.x, grid_size.y, rules, &costs).expect("valid map");
-        DemoMap {
+        let mut map = DemoMap {
             cells,
             nav: NavMap::with_placement(grid, placement),
+            links: Vec::new(),
+        };
+        map.links = demo_links(&map, terrain);
+        for &(_, link) in &map.links {
+            map.nav
+                .add_link(link)
+                .expect("links between cells of the map");
         }
+        map
     }
 
     /// The cell of tile `(x, y)`.
@@ -200,6 +210,66 @@ impl Terrain {
             Terrain::Grass => ' ',
         }
     }
+}
+
+/// What a link of the demo's map is.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DemoLink {
+    /// One of a pair of teleporters between the far corners of the two banks (two-way).
+    Teleporter,
+    /// A jump down across the river, west to east only.
+    Drop,
+    /// A gate through the long wall west of the river (`G` opens and shuts it).
+    Gate,
+}
+
+/// The demo's links: a pair of teleporters (near the south-west and north-east corners, a
+/// tile's effort), a one-way drop across the river in its southern part (two tiles' effort),
+/// and a gate through the long wall west of the river (a tile's effort, open at the start).
+pub fn demo_links(map: &DemoMap, terrain: &[Terrain]) -> Vec<(DemoLink, Link)> {
+    let (w, h) = (MAP_W as i32, MAP_H as i32);
+    let free = |x: i32, y: i32| {
+        x >= 0 && y >= 0 && x < w && y < h && terrain[(y * w + x) as usize].cost() != BLOCKED
+    };
+    let cell = |x: i32, y: i32| map.cell(x as u32, y as u32);
+    // The free tile nearest (in rings) to (x, y).
+    let near = |x: i32, y: i32| {
+        (0..w.max(h)).find_map(|r| {
+            (-r..=r)
+                .flat_map(|dy| (-r..=r).map(move |dx| (x + dx, y + dy)))
+                .find(|&(x, y)| free(x, y))
+        })
+    };
+    let mut links = Vec::new();
+    if let (Some(a), Some(b)) = (near(w / 10, h * 4 / 5), near(w * 9 / 10, h / 5)) {
+        let link = Link::two_way(cell(a.0, a.1), cell(b.0, b.1), 1.0);
+        links.push((DemoLink::Teleporter, link));
+    }
+    // The river's run of water on a southern row, jumped from its west bank to its east.
+    for y in (h * 3 / 4..h - 2).step_by(3) {
+        let water: Vec<i32> = (w * 3 / 10..w * 7 / 10)
+            .filter(|&x| terrain[(y * w + x) as usize] == Terrain::Water)
+            .collect();
+        let (Some(&x0), Some(&x1)) = (water.first(), water.last()) else {
+            continue;
+        };
+        if x1 - x0 < 4 && free(x0 - 1, y) && free(x1 + 1, y) {
+            let link = Link::one_way(cell(x0 - 1, y), cell(x1 + 1, y), 2.0);
+            links.push((DemoLink::Drop, link));
+            break;
+        }
+    }
+    // The long wall west of the river, its gap at a third of the height: a gate near its other
+    // end, away from the road through it.
+    let x = w / 2 - 12;
+    let gate = (h * 3 / 4..h - 6).find(|&y| {
+        terrain[(y * w + x) as usize] == Terrain::Wall && free(x - 1, y) && free(x + 1, y)
+    });
+    if let Some(y) = gate {
+        let link = Link::two_way(cell(x - 1, y), cell(x + 1, y), 1.0);
+        links.push((DemoLink::Gate, link));
+    }
+    links
 }
 
 /// A river with two bridges down the middle, two walled compounds with narrow gates, forests,
@@ -307,16 +377,27 @@ pub fn main_island(grid: &NavGrid) -> Option<u32> {
 }
 
 /// Spawns `terrain` as a bevy_ecs_tilemap tilemap centered on the origin, each tile with its
-/// [`NavTile`] cost: `TilemapNavPlugin` builds the navigation map from it. With a texture the map
-/// is drawn (windowed game); without, it is only data (headless run).
+/// [`NavTile`] cost: `TilemapNavPlugin` builds the navigation map from it; and `links` as
+/// [`NavLink`] entities on it. With a texture the map is drawn (windowed game); without, it is
+/// only data (headless run).
 pub fn spawn_tilemap(
     commands: &mut Commands,
     kind: MapKind,
     terrain: &[Terrain],
+    links: &[(DemoLink, Link)],
     assets: Option<&AssetServer>,
 ) {
     let map_size = TilemapSize { x: MAP_W, y: MAP_H };
     let map_entity = commands.spawn_empty().id();
+    for &(kind, link) in links {
+        commands.spawn((
+            NavLink {
+                map: map_entity,
+                link,
+            },
+            kind,
+        ));
+    }
     let mut storage = TileStorage::empty(map_size);
     for y in 0..MAP_H {
         for x in 0..MAP_W {

@@ -152,8 +152,14 @@ fn setup(mut commands: Commands, assets: Res<AssetServer>, config: Res<DemoConfi
         }),
     ));
     let terrain = generate_map(config.seed);
-    spawn_tilemap(&mut commands, config.map, &terrain, Some(&assets));
     let map = DemoMap::new(config.map, &terrain);
+    spawn_tilemap(
+        &mut commands,
+        config.map,
+        &terrain,
+        &map.links,
+        Some(&assets),
+    );
     commands.insert_resource(map.clone());
 
     // Units: blue (yours) on the left, red on the right.
@@ -386,10 +392,13 @@ fn stop_or_hold(
     });
 }
 
-/// `F` turns fog of war on and off (at the next tick).
+/// `F` turns fog of war on and off, `O` opens or shuts the gate (at the next tick).
 fn toggle_fog(keys: Res<ButtonInput<KeyCode>>, mut inputs: ResMut<Inputs>) {
     if keys.just_pressed(KeyCode::KeyF) {
         inputs.give(Input::Fog);
+    }
+    if keys.just_pressed(KeyCode::KeyO) {
+        inputs.give(Input::Gate);
     }
 }
 
@@ -614,7 +623,7 @@ fn update_hud(
     );
     for mut text in &mut hud {
         text.0 = format!(
-            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (drag: facing; shift: waypoint, P: patrol; click a red unit: follow)   S: stop   H: hold   W: wall   F: fog of war   F1-F6: debug layers",
+            "FPS {:.0}   units {} (moving {})   selected {}\nqueue {:.0}   searches/frame {:.1}   pathfinding {:.2} ms/frame   latency {:.1} frames\n{your_order}\ndrag: select   right-click: move (drag: facing; shift: waypoint, P: patrol; click a red unit: follow)   S: stop   H: hold   W: wall   F: fog of war   O: gate   F1-F7: debug layers",
             value(&FrameTimeDiagnosticsPlugin::FPS),
             units.iter().count(),
             moving,

@@ -52,30 +52,42 @@ pub struct NavLink {
     pub link: Link,
 }
 
-/// Where each [`NavLink`] entity's link is: its map, its handle there, and the link as placed.
+/// Where each [`NavLink`] entity's link is (its map, its handle there, and the link as placed),
+/// and the link entities whose map entity has no [`NavMap`] yet (a tilemap's is built a frame
+/// or two after it is spawned).
 #[derive(Resource, Default)]
-pub(crate) struct PlacedLinks(EntityHashMap<(Entity, LinkId, Link)>);
+pub(crate) struct PlacedLinks {
+    placed: EntityHashMap<(Entity, LinkId, Link)>,
+    waiting: Vec<Entity>,
+}
 
 /// Brings the maps' links in step with the [`NavLink`] entities (removed first, then new and
-/// changed ones in entity order, so every client gives the same handles). A link a map refuses
-/// (an end off the grid, a bad cost) or whose map is gone is reported as a warning and left out.
+/// changed ones in entity order, so every client gives the same handles). A link whose map
+/// entity has no [`NavMap`] yet waits for it (a warning says so once); a link a map refuses (an
+/// end off the grid, a bad cost) is reported as a warning and left out.
 pub(crate) fn sync_links(
-    mut placed: ResMut<PlacedLinks>,
+    mut links: ResMut<PlacedLinks>,
     changed: Query<(Entity, &NavLink), Changed<NavLink>>,
+    all: Query<&NavLink>,
     mut removed: RemovedComponents<NavLink>,
     mut maps: Query<&mut NavMap>,
 ) {
+    let PlacedLinks { placed, waiting } = &mut *links;
     for entity in removed.read() {
-        if let Some((map, id, _)) = placed.0.remove(&entity)
+        waiting.retain(|&e| e != entity);
+        if let Some((map, id, _)) = placed.remove(&entity)
             && let Ok(mut map) = maps.get_mut(map)
         {
             let _ = map.remove_link(id);
         }
     }
+    let waited = std::mem::take(waiting);
     let mut changed: Vec<(Entity, NavLink)> = changed.iter().map(|(e, l)| (e, *l)).collect();
+    changed.extend(waited.iter().filter_map(|&e| Some((e, *all.get(e).ok()?))));
     changed.sort_unstable_by_key(|&(e, _)| e);
+    changed.dedup_by_key(|&mut (e, _)| e);
     for (entity, nav) in changed {
-        let before = placed.0.get(&entity).copied();
+        let before = placed.get(&entity).copied();
         if let Some((map, id, old)) = before
             && map == nav.map
             && (Link {
@@ -86,7 +98,7 @@ pub(crate) fn sync_links(
             if let Ok(mut map) = maps.get_mut(map)
                 && map.set_link_open(id, nav.link.open).is_ok()
             {
-                placed.0.insert(entity, (nav.map, id, nav.link));
+                placed.insert(entity, (nav.map, id, nav.link));
             }
             continue;
         }
@@ -95,14 +107,20 @@ pub(crate) fn sync_links(
         {
             let _ = map.remove_link(id);
         }
-        placed.0.remove(&entity);
+        placed.remove(&entity);
         let Ok(mut map) = maps.get_mut(nav.map) else {
-            warn!("NavLink on {entity}: {} has no NavMap", nav.map);
+            if !waited.contains(&entity) {
+                warn!(
+                    "NavLink on {entity}: {} has no NavMap (yet): it waits for one",
+                    nav.map
+                );
+            }
+            waiting.push(entity);
             continue;
         };
         match map.add_link(nav.link) {
             Ok(id) => {
-                placed.0.insert(entity, (nav.map, id, nav.link));
+                placed.insert(entity, (nav.map, id, nav.link));
             }
             Err(e) => warn!("NavLink on {entity}: {e}"),
         }
