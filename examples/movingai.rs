@@ -2,8 +2,12 @@
 //! the lengths against the optimal ones.
 //!
 //! ```text
-//! cargo run --release --example movingai -- <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps|jps+] [--smooth] [--hierarchical N]
+//! cargo run --release --example movingai -- <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps|jps+] [--smooth] [--hierarchical N] [--swamp] [--links N]
 //! ```
+//!
+//! With `--swamp` (patches of dearer terrain) or `--links N` (N pairs of teleporters, two-way,
+//! a tile's effort, between walkable cells picked at random), the optimal lengths no longer
+//! hold: each query's cost is checked against A*'s instead (`mismatches`).
 //!
 //! With `--hierarchical N`: every query also runs through a [`RegionMap`] of N x N clusters; a
 //! `hierarchical` line compares its time, expansions and path length with the flat search's
@@ -27,7 +31,9 @@ use bevy_tilepath::core::{
     AStar, Heuristic, MoveRules, NavGrid, Path, SearchConfig, SearchStep, Smoother, count_turns,
     count_turns_f,
 };
-use bevy_tilepath::core::{Cell, RegionMap, find_path_hierarchical, polyline_length, smooth_path};
+use bevy_tilepath::core::{
+    Cell, Link, RegionMap, find_path_hierarchical, polyline_length, smooth_path,
+};
 
 fn main() -> ExitCode {
     match run() {
@@ -49,9 +55,10 @@ struct Args {
     config: SearchConfig,
     cluster: Option<u32>,
     swamp: bool,
+    links: u32,
 }
 
-const USAGE: &str = "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps|jps+] [--smooth] [--hierarchical N] [--swamp]";
+const USAGE: &str = "usage: movingai <file.map> <file.scen> [--per-query] [--mode astar|dijkstra|weighted|jps|jps+] [--smooth] [--hierarchical N] [--swamp] [--links N]";
 
 fn parse_args() -> Result<Args, String> {
     use lexopt::prelude::*;
@@ -59,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
     let (mut per_query, mut smooth, mut swamp) = (false, false, false);
     let mut mode = "astar".to_string();
     let mut cluster: Option<u32> = None;
+    let mut links = 0;
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -67,6 +75,7 @@ fn parse_args() -> Result<Args, String> {
             Long("swamp") => swamp = true,
             Long("mode") => mode = common::value(&mut parser, "--mode")?,
             Long("hierarchical") => cluster = Some(common::value(&mut parser, "--hierarchical")?),
+            Long("links") => links = common::value(&mut parser, "--links")?,
             Value(v) => positional.push(v.to_string_lossy().into_owned()),
             other => return Err(common::unexpected(other)),
         }
@@ -102,6 +111,7 @@ fn parse_args() -> Result<Args, String> {
         config,
         cluster,
         swamp,
+        links,
     })
 }
 
@@ -182,6 +192,8 @@ fn run() -> Result<(), String> {
     if args.swamp {
         swamp(&mut grid);
     }
+    teleporters(&mut grid, args.links);
+    let checked = args.swamp || args.links > 0;
     if args.mode == "jps+" {
         let t = Instant::now();
         grid.build_jump_table();
@@ -191,7 +203,8 @@ fn run() -> Result<(), String> {
             grid.jump_table_bytes() as f64 / 1e6
         );
     }
-    // With `--swamp` the optimal lengths no longer hold: each query is checked against A*.
+    // With `--swamp` or `--links` the optimal lengths no longer hold: each query is checked
+    // against A*.
     let (mut reference, mut reference_us) = (AStar::new(), Vec::new());
     let scens = read_scen(&args.scen_path).map_err(|e| e.to_string())?;
     let regions = args.cluster.map(|c| {
@@ -224,7 +237,7 @@ fn run() -> Result<(), String> {
             _ => (-1.0, 0),
         };
         flat.expansions += expansions;
-        if args.swamp {
+        if checked {
             let t = Instant::now();
             let a = reference
                 .begin(&grid, s.start, s.goal, &SearchConfig::default())
@@ -259,9 +272,9 @@ fn run() -> Result<(), String> {
             println!("{row} {length:.6} {expansions} {:.1}", dt * 1e6);
         }
     }
-    if args.swamp {
+    if checked {
         println!(
-            "swamp reference=astar astar_mean_us={:.1} (mismatches on the summary line: costs that differ from A*'s)",
+            "checked reference=astar astar_mean_us={:.1} (mismatches on the summary line: costs that differ from A*'s)",
             reference_us.iter().sum::<f64>() / reference_us.len().max(1) as f64
         );
     }
@@ -270,6 +283,24 @@ fn run() -> Result<(), String> {
         time_edits(grid, regions, build_ms);
     }
     Ok(())
+}
+
+/// `pairs` pairs of teleporters (`--links`): two-way links of a tile's effort between walkable
+/// cells picked at random (the same ones every run).
+fn teleporters(grid: &mut NavGrid, pairs: u32) {
+    let mut rng = common::Rng::new(63);
+    let (w, h) = (grid.width(), grid.height());
+    let mut walkable = || loop {
+        let c = Cell::new(rng.below(w) as i32, rng.below(h) as i32);
+        if grid.is_walkable(c) {
+            break c;
+        }
+    };
+    let ends: Vec<(Cell, Cell)> = (0..pairs).map(|_| (walkable(), walkable())).collect();
+    for (a, b) in ends.into_iter().filter(|(a, b)| a != b) {
+        grid.add_link(Link::two_way(a, b, 1.0))
+            .expect("cells of the grid");
+    }
 }
 
 /// Every fifth open cell, in 4 x 4 patches, becomes a cost-3 swamp (`--swamp`).

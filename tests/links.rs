@@ -151,6 +151,73 @@ proptest! {
     }
 }
 
+/// Eight-way grids of one terrain without corner cutting (where jump point search runs), a
+/// quarter of their cells walls.
+fn open_grid_strategy() -> impl Strategy<Value = NavGrid> {
+    (2u32..24, 2u32..24).prop_flat_map(|(w, h)| {
+        proptest::collection::vec(
+            prop_oneof![3 => Just(1u8), 1 => Just(0u8)],
+            (w * h) as usize,
+        )
+        .prop_map(move |terrain| {
+            NavGrid::from_terrain(w, h, MoveRules::default(), &terrain).unwrap()
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    /// Jump point search, scanning and with a jump table (kept up to date as links come and
+    /// go), crosses links at the reference cost: its jumps stop at links' ends.
+    #[test]
+    fn jump_points_cross_links_at_the_reference_cost(
+        grid in open_grid_strategy(),
+        links in links_strategy(),
+        late in links_strategy(),
+        sx in 0i32..24, sy in 0i32..24, gx in 0i32..24, gy in 0i32..24,
+    ) {
+        let mut grid = grid;
+        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
+        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
+        grid.set_walkable(start, true).unwrap();
+        grid.set_walkable(goal, true).unwrap();
+        let mut links = add_links(&mut grid, &links);
+        let mut tabled = grid.clone();
+        tabled.build_jump_table();
+        // Links added and removed after the table was built.
+        let late = add_links(&mut tabled, &late);
+        for (id, _) in tabled.links().skip(links.len()).step_by(2).map(|(id, l)| (id, *l)).collect::<Vec<_>>() {
+            tabled.remove_link(id).unwrap();
+        }
+        let kept: Vec<Link> = tabled.links().skip(links.len()).map(|(_, l)| *l).collect();
+        prop_assert!(kept.len() <= late.len().div_ceil(2) + 1);
+        for &l in &kept {
+            grid.add_link(l).unwrap();
+        }
+        links.extend(kept);
+        prop_assert!(grid.jump_points_apply());
+        let crossings = link_steps(&grid, &links);
+        let w = grid.width() as i32;
+        let reference = reference_costs_with(&grid, start, &crossings)[(goal.y * w + goal.x) as usize];
+        let cfg = SearchConfig { jump_points: true, ..Default::default() };
+        for g in [&grid, &tabled] {
+            let mut search = AStar::new();
+            let found = search.begin(g, start, goal, &cfg).and_then(|()| search.finish(g));
+            match (found, reference) {
+                (Ok(p), Some(c)) => {
+                    prop_assert!(search.used_jump_points());
+                    prop_assert_eq!(p.cost, c, "table {}", g.has_jump_table());
+                    let sum: Option<u64> = p.cells.windows(2).map(|s| step_cost(g, &crossings, s[0], s[1])).sum();
+                    prop_assert_eq!(sum, Some(c), "the path's own steps: {:?}", p.cells);
+                }
+                (Err(PathError::Unreachable), None) => {}
+                (r, c) => prop_assert!(false, "search {:?} vs reference {:?}", r, c),
+            }
+        }
+    }
+}
+
 fn wall_with_gap(gap: Option<i32>) -> NavGrid {
     let mut grid = NavGrid::new(20, 10).unwrap();
     for y in 0..10 {

@@ -18,6 +18,8 @@ use super::links::{Link, LinkError, LinkId, LinkIndex, Shape};
 pub(crate) struct BuiltJumpTable {
     table: JumpTable,
     terrain: Vec<u8>,
+    /// The links' ends it was built with (see `jump_table`).
+    stops: Vec<u64>,
 }
 
 /// The shape of the cells and how units may move from cell to cell.
@@ -493,7 +495,7 @@ impl NavGrid {
             .as_mut()
             .filter(|_| (old == BLOCKED) != (terrain == BLOCKED))
         {
-            Arc::make_mut(jumps).cell_changed(&self.terrain, i);
+            Arc::make_mut(jumps).cell_changed(&self.terrain, self.links.ends(), i);
         }
         match (old == BLOCKED, terrain == BLOCKED) {
             (true, false) => self
@@ -572,7 +574,6 @@ impl NavGrid {
             && self.rules.corner_rule == CornerRule::NoCutting
             && self.has_uniform_terrain()
             && !self.has_penalties()
-            && !self.links.any()
     }
 
     /// Precomputes jump distances for jump point search (JPS+), so a search reads where each
@@ -589,6 +590,7 @@ impl NavGrid {
         if self.jumps.is_none() && self.jump_table_fits() {
             self.jumps = Some(Arc::new(JumpTable::build(
                 &self.terrain,
+                self.links.ends(),
                 self.stride as usize,
             )));
         }
@@ -599,8 +601,9 @@ impl NavGrid {
     /// `None` where a table does not fit the grid.
     pub(crate) fn build_jump_table_apart(&self) -> Option<BuiltJumpTable> {
         self.jump_table_fits().then(|| BuiltJumpTable {
-            table: JumpTable::build(&self.terrain, self.stride as usize),
+            table: JumpTable::build(&self.terrain, self.links.ends(), self.stride as usize),
             terrain: self.terrain.clone(),
+            stops: self.links.ends().to_vec(),
         })
     }
 
@@ -612,9 +615,11 @@ impl NavGrid {
             return false;
         }
         let mut table = built.table;
+        let stops = self.links.ends();
+        let stop = |bits: &[u64], i: usize| super::jump_table::is_stop(bits, i);
         for (i, (&then, &now)) in built.terrain.iter().zip(&self.terrain).enumerate() {
-            if (then == BLOCKED) != (now == BLOCKED) {
-                table.cell_changed(&self.terrain, i);
+            if (then == BLOCKED) != (now == BLOCKED) || stop(&built.stops, i) != stop(stops, i) {
+                table.cell_changed(&self.terrain, stops, i);
             }
         }
         self.jumps = Some(Arc::new(table));
@@ -658,6 +663,7 @@ impl NavGrid {
         LinkIndex::check(&link, self.width, self.height)?;
         let shape = self.link_shape();
         let id = self.links.add(link, shape);
+        self.link_ends_changed(&link);
         self.version += 1;
         Ok(id)
     }
@@ -666,8 +672,20 @@ impl NavGrid {
     pub fn remove_link(&mut self, id: LinkId) -> Result<Link, LinkError> {
         let shape = self.link_shape();
         let link = self.links.remove(id, shape)?;
+        self.link_ends_changed(&link);
         self.version += 1;
         Ok(link)
+    }
+
+    /// Keeps the jump table, whose jumps stop at links' ends, up to date after `link` came or
+    /// went.
+    fn link_ends_changed(&mut self, link: &Link) {
+        let ends = [link.from, link.to].map(|c| self.pad(c.x as u32, c.y as u32));
+        if let Some(jumps) = self.jumps.as_mut() {
+            for i in ends {
+                Arc::make_mut(jumps).cell_changed(&self.terrain, self.links.ends(), i);
+            }
+        }
     }
 
     /// Opens or closes a link (a door); the version is bumped only if that changed it.
@@ -721,7 +739,16 @@ impl NavGrid {
     /// Gives this grid `other`'s links, with the same handles (a class grid of a map follows the
     /// shared grid's links). The grids must have the same size and move rules.
     pub(crate) fn copy_links_from(&mut self, other: &NavGrid) {
-        self.links = other.links.clone();
+        let before = std::mem::replace(&mut self.links, other.links.clone());
+        if let Some(jumps) = self.jumps.as_mut() {
+            let stop = super::jump_table::is_stop;
+            let (old, new) = (before.ends(), self.links.ends());
+            for i in 0..self.terrain.len() {
+                if stop(old, i) != stop(new, i) {
+                    Arc::make_mut(jumps).cell_changed(&self.terrain, new, i);
+                }
+            }
+        }
         self.version += 1;
     }
 

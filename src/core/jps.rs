@@ -20,6 +20,11 @@
 //! slower than A*: on the MovingAI maps with a fifth of their cells made swamp it took 2.5-2.8
 //! times A*'s time (jumps between swamp patches are short, and a third of the cells border one).
 //!
+//! Links ([`Link`](super::Link)) keep it exact the way the goal does: every jump stops at a
+//! link's end (the jump table is built with those stops), and a link's end is expanded in all
+//! directions, its crossings relaxed as A* relaxes them, so the path from a crossing's exit
+//! starts as a search from a start does.
+//!
 //! Resumable like A*: a slice ends after `max_expansions` expansions, a jump's cells scanned
 //! counting one expansion per [`SCAN_PER_EXPANSION`] (in the expansions reported too, so
 //! budgets that count expansions count a jump's work).
@@ -30,6 +35,7 @@ use super::jump_table::{self, JumpTable};
 use super::kernel::{
     self, CellOverlay, Closed, End, Expand, Frontier, OVERLAY_BLOCKED, Query, Scratch,
 };
+use super::links::LinkIndex;
 use super::zeroed::grow_zeroed;
 
 /// Cells scanned by jumps that count as one expansion against a slice's budget (a scan step
@@ -43,6 +49,9 @@ use jump_table::DIRS;
 /// `OVERLAID`: the search has an overlay (else every walkable cell is plain).
 struct Scan<'a, const OVERLAID: bool> {
     terrain: &'a [u8],
+    /// The ends of the grid's links, one bit per padded cell (empty without links): jumps stop
+    /// there like at a goal, and such a cell is expanded in full, its crossings too.
+    stops: &'a [u64],
     stride: isize,
     goal: usize,
     /// Nearest-of-several searches: the goals' marks (`generation` on a goal), else `None`.
@@ -89,6 +98,12 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
             || self
                 .goal_marks
                 .is_some_and(|(marks, g)| marks.get(i as usize) == Some(&g))
+    }
+
+    /// Whether a jump ends at `i`: the goal (or one of them), or a link's end.
+    #[inline(always)]
+    fn ends_jump(&self, i: isize) -> bool {
+        self.is_goal(i) || (!self.stops.is_empty() && jump_table::is_stop(self.stops, i as usize))
     }
 
     /// Whether padded cell `i` is blocked.
@@ -201,7 +216,7 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
                     return None;
                 }
                 k += 1;
-                if self.is_goal(n) || self.irregular(n) || self.forced_straight(n, dx, dy) {
+                if self.ends_jump(n) || self.irregular(n) || self.forced_straight(n, dx, dy) {
                     return Some((n, k));
                 }
             }
@@ -241,7 +256,7 @@ impl<const OVERLAID: bool> Scan<'_, OVERLAID> {
                     return None;
                 }
                 k += 1;
-                if self.is_goal(n)
+                if self.ends_jump(n)
                     || self.irregular(n)
                     || self.straight(n, dx, 0, scanned).is_some()
                     || self.straight(n, 0, dy, scanned).is_some()
@@ -410,6 +425,7 @@ fn jump_loop<const OVERLAID: bool, const TABLE: bool>(
     let generation = marks.generation;
     let scan = Scan::<OVERLAID> {
         terrain: grid.terrain_raw(),
+        stops: grid.links_raw().ends(),
         stride: stride as isize,
         goal: query.goal,
         goal_marks: query.multi_goal.then_some((marks.marks, generation)),
@@ -429,6 +445,7 @@ fn jump_loop<const OVERLAID: bool, const TABLE: bool>(
     };
     let mut jumps = Jumps::<OVERLAID, TABLE> {
         scan,
+        links: grid.links_raw(),
         query: &*query,
         // Every walkable cell has the grid's one terrain, its cheapest.
         plain_step: [
@@ -446,6 +463,7 @@ fn jump_loop<const OVERLAID: bool, const TABLE: bool>(
 /// pruned moves reach (see the module docs).
 struct Jumps<'a, const OVERLAID: bool, const TABLE: bool> {
     scan: Scan<'a, OVERLAID>,
+    links: &'a LinkIndex,
     query: &'a Query,
     /// The cost of a plain straight and diagonal step.
     plain_step: [u64; 2],
@@ -473,7 +491,9 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
         // and forced ones; everything from the start and from cells next to other costs.
         // SAFETY (here and below): `i` came off the open list, which holds cells of the grid
         // only; every cell read is `i` or one of its neighbours, and the scans start from `i`.
-        let full = i == query.start || unsafe { !scan.plain(ii) || scan.irregular(ii) };
+        let full = i == query.start
+            || (!scan.stops.is_empty() && jump_table::is_stop(scan.stops, i))
+            || unsafe { !scan.plain(ii) || scan.irregular(ii) };
         let (px, py) = {
             let p = frontier.parent(i);
             let (dx, dy) = (
@@ -482,7 +502,11 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
             );
             (dx.signum(), dy.signum())
         };
-        let h_of = |j: usize| query.h_square((j % stride) as u32 - 1, (j / stride) as u32 - 1);
+        let links = self.links;
+        let h_of = |j: usize| {
+            let h = query.h_square((j % stride) as u32 - 1, (j / stride) as u32 - 1);
+            query.through_links(h, links.entry_bound(j))
+        };
         // The cell's column and row, for the table's goal checks.
         let at = if TABLE {
             (ii, (i % stride) as isize, (i / stride) as isize)
@@ -552,6 +576,22 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
                 frontier.relax(i, j, g + k as u64 * plain_step[diag as usize], || h_of(j));
             }
         }
+        // A link's crossings, as A* makes them.
+        for e in links.starting_at(i) {
+            let j = e.to as usize;
+            if unsafe { scan.blocked(j as isize) } {
+                continue;
+            }
+            let (s, extra) = scan.overlay.get(j).copied().unwrap_or((0, 0));
+            let extra = if OVERLAID && s == scan.generation {
+                extra
+            } else {
+                0
+            };
+            if extra != OVERLAY_BLOCKED {
+                frontier.relax(i, j, g + e.cost + extra as u64, || h_of(j));
+            }
+        }
         // Scanned cells are work too: they count as expansions (of the slice's budget, the
         // expansion limit, and the figure reported), one per `SCAN_PER_EXPANSION`.
         let charged = self.scanned / SCAN_PER_EXPANSION;
@@ -577,11 +617,16 @@ fn shade(overlay: &[(Cell, CellOverlay)]) -> (isize, isize, isize, isize) {
 }
 
 /// The cells of a jump point path: `points` with the straight and diagonal lines between
-/// consecutive ones filled in.
-pub(super) fn fill_jumps(points: &[Cell]) -> Vec<Cell> {
+/// consecutive ones filled in, but for the pairs `crossed` says are a link's crossing (kept as
+/// they are, two cells that are not neighbours).
+pub(super) fn fill_jumps(points: &[Cell], crossed: impl Fn(usize) -> bool) -> Vec<Cell> {
     let mut cells = Vec::with_capacity(points.len());
-    for w in points.windows(2) {
+    for (k, w) in points.windows(2).enumerate() {
         let (mut c, b) = (w[0], w[1]);
+        if crossed(k) {
+            cells.push(c);
+            continue;
+        }
         let step = Cell::new((b.x - c.x).signum(), (b.y - c.y).signum());
         while c != b {
             cells.push(c);

@@ -9,8 +9,12 @@
 //! steps (a blocked cell, or for a diagonal a corner it may not cut). A search reads one entry
 //! instead of scanning, and checks the goal on the line by arithmetic (see `jps`).
 //!
-//! The table depends only on which cells are blocked, so terrain costs may change freely under
-//! it. An edit that blocks or opens a cell recomputes the straight entries of the three rows and
+//! Cells where every scan stops (the ends of a grid's links: a jump must not pass a link's
+//! entry by) count as jump points too: the table is built with them (`stops`, one bit per
+//! padded cell, empty for none) and a scan ending there holds `k > 0`.
+//!
+//! The table depends only on which cells are blocked and which are stops, so terrain costs may
+//! change freely under it. An edit that blocks or opens a cell recomputes the straight entries of the three rows and
 //! three columns through the cell, then the diagonal entries whose inputs changed, following
 //! each change back along its diagonal while values still change: local, and exactly what a
 //! full build gives (a test checks that after random edits).
@@ -45,6 +49,12 @@ pub(super) fn diagonal(dx: i32, dy: i32) -> usize {
     4 + 2 * usize::from(dx < 0) + usize::from(dy < 0)
 }
 
+/// Whether padded cell `i` is one of `stops` (one bit per padded cell; empty: none).
+#[inline(always)]
+pub(crate) fn is_stop(stops: &[u64], i: usize) -> bool {
+    stops.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
 /// Jump distances over the padded cell array of a [`NavGrid`](super::NavGrid) (see the module
 /// docs). Blocked cells hold zeros.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,8 +68,8 @@ pub(crate) const MAX_SIDE: u32 = i16::MAX as u32 - 2;
 
 impl JumpTable {
     /// The table of the padded terrain `terrain` (rows `stride` cells long, a blocked border
-    /// ring).
-    pub(crate) fn build(terrain: &[u8], stride: usize) -> Self {
+    /// ring), with scans stopping at `stops` (see the module docs).
+    pub(crate) fn build(terrain: &[u8], stops: &[u64], stride: usize) -> Self {
         let mut table = JumpTable {
             entries: vec![[0; 8]; terrain.len()],
             stride,
@@ -68,10 +78,10 @@ impl JumpTable {
         let (w, h) = (stride - 2, rows - 2);
         // Straight entries, each row or column from the far end back.
         for y in 1..=h {
-            table.row(terrain, y);
+            table.row(terrain, stops, y);
         }
         for x in 1..=w {
-            table.column(terrain, x);
+            table.column(terrain, stops, x);
         }
         // Diagonal entries: each reads the entry of the next cell along its move.
         for (d, &(dx, dy)) in DIRS.iter().enumerate().skip(4) {
@@ -80,7 +90,7 @@ impl JumpTable {
                 for xx in 0..w {
                     let x = if dx > 0 { w - xx } else { 1 + xx };
                     let i = y * stride + x;
-                    table.entries[i][d] = table.diagonal_entry(terrain, i, d);
+                    table.entries[i][d] = table.diagonal_entry(terrain, stops, i, d);
                 }
             }
         }
@@ -98,8 +108,9 @@ impl JumpTable {
         self.entries.capacity() * std::mem::size_of::<[i16; 8]>()
     }
 
-    /// Brings the table up to date after padded cell `i` was blocked or opened in `terrain`.
-    pub(crate) fn cell_changed(&mut self, terrain: &[u8], i: usize) {
+    /// Brings the table up to date after padded cell `i` was blocked or opened in `terrain`, or
+    /// became or stopped being one of `stops`.
+    pub(crate) fn cell_changed(&mut self, terrain: &[u8], stops: &[u64], i: usize) {
         let s = self.stride;
         let (x, y) = (i % s, i / s);
         let rows = terrain.len() / s;
@@ -111,7 +122,7 @@ impl JumpTable {
             let start = yy * s;
             before.clear();
             before.extend_from_slice(&self.entries[start..start + s]);
-            self.row(terrain, yy);
+            self.row(terrain, stops, yy);
             for (k, old) in before.iter().enumerate() {
                 let new = &self.entries[start + k];
                 if old[0] != new[0] || old[1] != new[1] {
@@ -122,7 +133,7 @@ impl JumpTable {
         for xx in x.saturating_sub(1).max(1)..=(x + 1).min(s - 2) {
             before.clear();
             before.extend((0..rows).map(|r| self.entries[r * s + xx]));
-            self.column(terrain, xx);
+            self.column(terrain, stops, xx);
             for (r, old) in before.iter().enumerate() {
                 let new = &self.entries[r * s + xx];
                 if old[2] != new[2] || old[3] != new[3] {
@@ -152,7 +163,7 @@ impl JumpTable {
             if cx == 0 || cy == 0 || cx == s - 1 || cy == rows - 1 {
                 continue;
             }
-            let new = self.diagonal_entry(terrain, c, d);
+            let new = self.diagonal_entry(terrain, stops, c, d);
             if self.entries[c][d] != new {
                 self.entries[c][d] = new;
                 work.push((self.back(c, d), d));
@@ -167,34 +178,41 @@ impl JumpTable {
     }
 
     /// Recomputes the entries along x of row `y` (1-based padded row).
-    fn row(&mut self, terrain: &[u8], y: usize) {
+    fn row(&mut self, terrain: &[u8], stops: &[u64], y: usize) {
         let s = self.stride;
         for (d, dx) in [(0usize, 1isize), (1, -1)] {
             let w = s - 2;
             for xx in 0..w {
                 let x = if dx > 0 { w - xx } else { 1 + xx };
                 let i = y * s + x;
-                self.entries[i][d] = self.straight_entry(terrain, i, dx, d);
+                self.entries[i][d] = self.straight_entry(terrain, stops, i, dx, d);
             }
         }
     }
 
     /// Recomputes the entries along y of column `x` (1-based padded column).
-    fn column(&mut self, terrain: &[u8], x: usize) {
+    fn column(&mut self, terrain: &[u8], stops: &[u64], x: usize) {
         let s = self.stride;
         let h = terrain.len() / s - 2;
         for (d, dy) in [(2usize, 1isize), (3, -1)] {
             for yy in 0..h {
                 let y = if dy > 0 { h - yy } else { 1 + yy };
                 let i = y * s + x;
-                self.entries[i][d] = self.straight_entry(terrain, i, dy * s as isize, d);
+                self.entries[i][d] = self.straight_entry(terrain, stops, i, dy * s as isize, d);
             }
         }
     }
 
     /// The straight entry of interior cell `i` for the move of offset `step` (entry `d`),
     /// from the entry of the next cell along it.
-    fn straight_entry(&self, terrain: &[u8], i: usize, step: isize, d: usize) -> i16 {
+    fn straight_entry(
+        &self,
+        terrain: &[u8],
+        stops: &[u64],
+        i: usize,
+        step: isize,
+        d: usize,
+    ) -> i16 {
         if terrain[i] == super::cell::BLOCKED {
             return 0;
         }
@@ -211,7 +229,8 @@ impl JumpTable {
         };
         let blocked = |k: isize| terrain[k as usize] == super::cell::BLOCKED;
         let (n, back) = (n as isize, -step);
-        if (blocked(n + back - side) && !blocked(n - side))
+        if is_stop(stops, n as usize)
+            || (blocked(n + back - side) && !blocked(n - side))
             || (blocked(n + back + side) && !blocked(n + side))
         {
             return 1;
@@ -222,7 +241,7 @@ impl JumpTable {
 
     /// The diagonal entry of interior cell `i` for move `d`, from the entries of the next cell
     /// along it.
-    fn diagonal_entry(&self, terrain: &[u8], i: usize, d: usize) -> i16 {
+    fn diagonal_entry(&self, terrain: &[u8], stops: &[u64], i: usize, d: usize) -> i16 {
         use super::cell::BLOCKED;
         let (dx, dy) = DIRS[d];
         let (hx, vy) = (dx as isize, dy as isize * self.stride as isize);
@@ -236,7 +255,7 @@ impl JumpTable {
             return 0;
         }
         let e = &self.entries[n];
-        if e[along_x(dx)] > 0 || e[along_y(dy)] > 0 {
+        if is_stop(stops, n) || e[along_x(dx)] > 0 || e[along_y(dy)] > 0 {
             return 1;
         }
         let next = e[d];
@@ -259,8 +278,9 @@ mod tests {
         z ^ (z >> 31)
     }
 
-    /// The scan the table stands for, cell by cell (the definition, written out).
-    fn scan(grid: &NavGrid, from: Cell, d: usize) -> i32 {
+    /// The scan the table stands for, cell by cell (the definition, written out), stopping at
+    /// the cells of `stops` too.
+    fn scan(grid: &NavGrid, stops: &[Cell], from: Cell, d: usize) -> i32 {
         let (dx, dy) = DIRS[d];
         let open = |c: Cell| grid.is_walkable(c);
         let forced = |n: Cell, dx: i32, dy: i32| {
@@ -278,7 +298,7 @@ mod tests {
                     return -k;
                 }
                 k += 1;
-                if forced(n, dx, dy) {
+                if stops.contains(&n) || forced(n, dx, dy) {
                     return k;
                 }
                 c = n;
@@ -297,7 +317,7 @@ mod tests {
                 return -k;
             }
             k += 1;
-            if straight(n, dx, 0) > 0 || straight(n, 0, dy) > 0 {
+            if stops.contains(&n) || straight(n, dx, 0) > 0 || straight(n, 0, dy) > 0 {
                 return k;
             }
             c = n;
@@ -320,11 +340,53 @@ mod tests {
         for round in 0..40 {
             let (w, h) = (1 + next(&mut state) % 30, 1 + next(&mut state) % 30);
             let grid = random_grid(w as u32, h as u32, round % 8, &mut state);
-            let table = JumpTable::build(grid.terrain_raw(), grid.stride());
+            let table = JumpTable::build(grid.terrain_raw(), &[], grid.stride());
             for c in grid.cells() {
                 let i = grid.index(c).unwrap();
                 for d in 0..8 {
-                    assert_eq!(table.get(i, d), scan(&grid, c, d), "{c:?} move {d}");
+                    assert_eq!(table.get(i, d), scan(&grid, &[], c, d), "{c:?} move {d}");
+                }
+            }
+        }
+    }
+
+    /// The bits of `cells` over `grid`'s padded array.
+    fn stop_bits(grid: &NavGrid, cells: &[Cell]) -> Vec<u64> {
+        let mut bits = vec![0u64; grid.terrain_raw().len().div_ceil(64)];
+        for &c in cells {
+            let i = grid.index(c).unwrap();
+            bits[i / 64] |= 1 << (i % 64);
+        }
+        bits
+    }
+
+    #[test]
+    fn scans_stop_at_stops_in_the_table_and_as_they_change() {
+        let mut state = 5;
+        for round in 0..30 {
+            let (w, h) = (1 + next(&mut state) % 30, 1 + next(&mut state) % 30);
+            let grid = random_grid(w as u32, h as u32, round % 6, &mut state);
+            let mut stops: Vec<Cell> = Vec::new();
+            let mut table = JumpTable::build(grid.terrain_raw(), &[], grid.stride());
+            for _ in 0..12 {
+                let c = Cell::new((next(&mut state) % w) as i32, (next(&mut state) % h) as i32);
+                if let Some(k) = stops.iter().position(|&s| s == c) {
+                    stops.remove(k);
+                } else {
+                    stops.push(c);
+                }
+                let bits = stop_bits(&grid, &stops);
+                table.cell_changed(grid.terrain_raw(), &bits, grid.index(c).unwrap());
+                assert_eq!(
+                    table,
+                    JumpTable::build(grid.terrain_raw(), &bits, grid.stride()),
+                    "after toggling stop {c:?}"
+                );
+            }
+            for c in grid.cells() {
+                let i = grid.index(c).unwrap();
+                for d in 0..8 {
+                    assert_eq!(table.get(i, d), scan(&grid, &stops, c, d), "{c:?} move {d}");
                 }
             }
         }
@@ -336,15 +398,15 @@ mod tests {
         for round in 0..30 {
             let (w, h) = (1 + next(&mut state) % 40, 1 + next(&mut state) % 40);
             let mut grid = random_grid(w as u32, h as u32, 1 + round % 6, &mut state);
-            let mut table = JumpTable::build(grid.terrain_raw(), grid.stride());
+            let mut table = JumpTable::build(grid.terrain_raw(), &[], grid.stride());
             for _ in 0..60 {
                 let c = Cell::new((next(&mut state) % w) as i32, (next(&mut state) % h) as i32);
                 let open = grid.is_walkable(c);
                 grid.set_walkable(c, !open).unwrap();
-                table.cell_changed(grid.terrain_raw(), grid.index(c).unwrap());
+                table.cell_changed(grid.terrain_raw(), &[], grid.index(c).unwrap());
                 assert_eq!(
                     table,
-                    JumpTable::build(grid.terrain_raw(), grid.stride()),
+                    JumpTable::build(grid.terrain_raw(), &[], grid.stride()),
                     "after toggling {c:?} on {w} x {h}"
                 );
             }

@@ -113,6 +113,9 @@ pub(crate) struct LinkIndex {
     has_out: Vec<u64>,
     /// One bit per padded cell: some crossing ends there.
     has_into: Vec<u64>,
+    /// One bit per padded cell: the end of some link, open or not (jumps stop there). Empty
+    /// without links.
+    ends: Vec<u64>,
     /// Per padded cell, the cost of the cheapest way to the nearest end of any link (open or
     /// not) on an open grid of the topology with every terrain [`NORMAL`](super::NORMAL): a
     /// lower bound of the cost to reach any link. Empty without links.
@@ -303,7 +306,14 @@ impl LinkIndex {
     fn rebuild_bound(&mut self, shape: Shape) {
         if self.slots.iter().all(Option::is_none) {
             self.bound = Vec::new();
+            self.ends = Vec::new();
             return;
+        }
+        self.ends = vec![0; shape.len.div_ceil(64)];
+        for link in self.slots.iter().flatten() {
+            for i in [shape.pad(link.from), shape.pad(link.to)] {
+                self.ends[i as usize / 64] |= 1 << (i % 64);
+            }
         }
         let (s, d) = (shape.costs.straight, shape.costs.diagonal);
         let back: Vec<(i32, i32, u32)> = shape
@@ -347,6 +357,11 @@ impl LinkIndex {
     #[inline(always)]
     pub(crate) fn entry_bound(&self, i: usize) -> u64 {
         self.bound.get(i).map_or(0, |&b| b as u64)
+    }
+
+    /// One bit per padded cell: the ends of every link, open or not (empty without links).
+    pub(crate) fn ends(&self) -> &[u64] {
+        &self.ends
     }
 
     /// The crossings that start at padded cell `i`.
@@ -428,6 +443,39 @@ mod tests {
     use super::super::hex;
     use super::super::test_rng::below;
     use super::*;
+
+    /// A grid's jump table, its jumps stopping at links' ends, stays what a new build gives as
+    /// links come and go and cells are edited.
+    #[test]
+    fn the_jump_table_follows_links() {
+        let mut next = below(3);
+        for _ in 0..20 {
+            let (w, h) = (2 + next(30), 2 + next(30));
+            let mut grid = NavGrid::new(w, h).unwrap();
+            grid.build_jump_table();
+            let mut ids = Vec::new();
+            for step in 0..30 {
+                let c = Cell::new(next(w) as i32, next(h) as i32);
+                match step % 3 {
+                    0 => {
+                        let to = Cell::new(next(w) as i32, next(h) as i32);
+                        if let Ok(id) = grid.add_link(Link::one_way(c, to, 1.0)) {
+                            ids.push(id);
+                        }
+                    }
+                    1 if !ids.is_empty() => {
+                        let id = ids.swap_remove(next(ids.len() as u32) as usize);
+                        grid.remove_link(id).unwrap();
+                    }
+                    _ => grid.set_walkable(c, !grid.is_walkable(c)).unwrap(),
+                }
+                let mut fresh = grid.clone();
+                fresh.drop_jump_table();
+                fresh.build_jump_table();
+                assert_eq!(grid.jump_table(), fresh.jump_table(), "{w}x{h} step {step}");
+            }
+        }
+    }
 
     /// The bound is the exact open-grid cost to the nearest link end, for every topology: the
     /// two sweeps agree with the closed forms (Manhattan, octile, hexagonal distance).

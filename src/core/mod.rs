@@ -8,7 +8,7 @@
 //! - [`NavGrid`]: walkability, terrain cost, penalty layer, move rules, islands; square or
 //!   hexagonal cells ([`Topology`]).
 //! - [`Link`]: links between cells that are not neighbours (doors, one-way drops,
-//!   teleporters), kept on the grid; every search crosses them.
+//!   teleporters), kept on the grid; the grid searches cross them (a vehicle's does not).
 //! - [`ClassGrid`]: a unit class's own grid (its [`TerrainCosts`] per terrain kind, and the
 //!   clearance its footprint needs), derived from the shared one and kept up to date.
 //! - The search kernel (`kernel`): the one best-first loop, node records, the open list and

@@ -433,9 +433,11 @@ impl AStar {
     fn trace(&mut self, grid: &NavGrid, goal: usize) -> Path {
         let active = self.end().expect("trace needs a finished search");
         let mut cells = Vec::new();
+        let mut costs = Vec::new();
         let mut i = goal;
         loop {
             cells.push(grid.cell_of(i));
+            costs.push(self.scratch.nodes[i].g);
             let p = self.scratch.nodes[i].parent as usize;
             if p == i {
                 break;
@@ -443,9 +445,20 @@ impl AStar {
             i = p;
         }
         cells.reverse();
+        costs.reverse();
         if self.jumping {
-            // Jump points: the lines between them filled in.
-            cells = jps::fill_jumps(&cells);
+            // Jump points: the lines between them filled in, but for links' crossings: two
+            // points that are no jump apart, or whose cost apart is not the jump's.
+            let plain = [active.costs.straight, active.costs.diagonal]
+                .map(|c| c as u64 * active.min_terrain);
+            let crossed = |k: usize| {
+                let (a, b) = (cells[k], cells[k + 1]);
+                let d = (b - a).abs();
+                let on_line = d.x == 0 || d.y == 0 || d.x == d.y;
+                let jump = d.max_element() as u64 * plain[usize::from(d.x != 0 && d.y != 0)];
+                grid.is_crossing(a, b) && (!on_line || costs[k + 1] - costs[k] != jump)
+            };
+            cells = jps::fill_jumps(&cells, crossed);
         }
         let goal_cell = grid.cell_of(goal);
         let goal_index = if active.multi_goal {
