@@ -218,6 +218,40 @@ proptest! {
     }
 }
 
+#[test]
+fn a_crossing_as_dear_as_a_blocked_line_is_kept_as_a_crossing() {
+    // A link four tiles long along a row whose cells between its ends are partly walls: jump
+    // point search reaches the exit at the cost of a four-step jump, and must keep the
+    // crossing, not fill in the line.
+    let rows = ["########", "#####..#", "###..###", "##.#####"];
+    let terrain: Vec<u8> = rows
+        .iter()
+        .flat_map(|r| r.bytes().map(|b| u8::from(b == b'#')))
+        .collect();
+    let mut grid = NavGrid::from_terrain(8, 4, MoveRules::default(), &terrain).unwrap();
+    let link = Link::one_way(Cell::new(3, 1), Cell::new(7, 1), 4.0);
+    grid.add_link(link).unwrap();
+    let (start, goal) = (Cell::new(0, 0), Cell::new(3, 3));
+    let crossings = link_steps(&grid, &[link]);
+    let cfg = SearchConfig {
+        jump_points: true,
+        ..Default::default()
+    };
+    for table in [false, true] {
+        if table {
+            grid.build_jump_table();
+        }
+        let path = find_path(&grid, start, goal, &cfg).unwrap();
+        let sum: Option<u64> = path
+            .cells
+            .windows(2)
+            .map(|s| step_cost(&grid, &crossings, s[0], s[1]))
+            .sum();
+        assert_eq!(sum, Some(path.cost), "{:?}", path.cells);
+        assert!(path.cells.windows(2).any(|w| w == [Cell::new(3, 1), Cell::new(7, 1)]));
+    }
+}
+
 fn wall_with_gap(gap: Option<i32>) -> NavGrid {
     let mut grid = NavGrid::new(20, 10).unwrap();
     for y in 0..10 {

@@ -697,6 +697,38 @@ impl NavGrid {
         Ok(())
     }
 
+    /// Every link handle's link so far (`None` for a removed one), in handle order: what
+    /// [`NavGrid::restore_links`] takes.
+    pub fn link_slots(&self) -> &[Option<Link>] {
+        self.links.slots()
+    }
+
+    /// Replaces the grid's links with `slots` ([`NavGrid::link_slots`] of a saved grid), each
+    /// handle giving the same link again. An error, changing nothing, for a link that does not
+    /// fit the grid.
+    pub fn restore_links(&mut self, slots: Vec<Option<Link>>) -> Result<(), LinkError> {
+        let shape = self.link_shape();
+        let before = self.links.clone();
+        self.links
+            .restore(slots, (self.width, self.height), shape)?;
+        // The jump table's stops are the links' ends.
+        let ends: Vec<usize> = before
+            .slots()
+            .iter()
+            .chain(self.links.slots())
+            .flatten()
+            .flat_map(|l| [l.from, l.to])
+            .map(|c| self.pad(c.x as u32, c.y as u32))
+            .collect();
+        if let Some(jumps) = self.jumps.as_mut() {
+            for i in ends {
+                Arc::make_mut(jumps).cell_changed(&self.terrain, self.links.ends(), i);
+            }
+        }
+        self.version += 1;
+        Ok(())
+    }
+
     /// The link with this handle, if it is on the grid.
     pub fn link(&self, id: LinkId) -> Option<&Link> {
         self.links.get(id)

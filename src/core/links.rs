@@ -237,6 +237,27 @@ impl LinkIndex {
             .ok_or(LinkError::UnknownLink(id))
     }
 
+    /// Every handle's link (`None` for a removed one), in handle order.
+    pub(crate) fn slots(&self) -> &[Option<Link>] {
+        &self.slots
+    }
+
+    /// Replaces every link with `slots` (each checked against a grid of `width` x `height`),
+    /// handle for handle.
+    pub(crate) fn restore(
+        &mut self,
+        slots: Vec<Option<Link>>,
+        (width, height): (u32, u32),
+        shape: Shape,
+    ) -> Result<(), LinkError> {
+        for link in slots.iter().flatten() {
+            Self::check(link, width, height)?;
+        }
+        self.slots = slots;
+        self.rebuild(shape, true);
+        Ok(())
+    }
+
     /// The link with this handle.
     pub(crate) fn get(&self, id: LinkId) -> Option<&Link> {
         self.slots.get(id.0 as usize).and_then(Option::as_ref)

@@ -433,11 +433,16 @@ impl AStar {
     fn trace(&mut self, grid: &NavGrid, goal: usize) -> Path {
         let active = self.end().expect("trace needs a finished search");
         let mut cells = Vec::new();
+        // Per cell, its cost so far and the overlay's extra on it.
         let mut costs = Vec::new();
         let mut i = goal;
         loop {
             cells.push(grid.cell_of(i));
-            costs.push(self.scratch.nodes[i].g);
+            let extra = match self.scratch.overlay.get(i) {
+                Some(&(s, e)) if s == self.scratch.generation && e != OVERLAY_BLOCKED => e,
+                _ => 0,
+            };
+            costs.push((self.scratch.nodes[i].g, extra as u64));
             let p = self.scratch.nodes[i].parent as usize;
             if p == i {
                 break;
@@ -448,15 +453,16 @@ impl AStar {
         costs.reverse();
         if self.jumping {
             // Jump points: the lines between them filled in, but for links' crossings: two
-            // points that are no jump apart, or whose cost apart is not the jump's.
-            let plain = [active.costs.straight, active.costs.diagonal]
-                .map(|c| c as u64 * active.min_terrain);
+            // points a crossing joins at the cost recorded between them (the crossing's cost
+            // and the overlay's extra where it lands; a jump of the same cost may also join
+            // them, but its line may be blocked where the crossing is not).
             let crossed = |k: usize| {
                 let (a, b) = (cells[k], cells[k + 1]);
-                let d = (b - a).abs();
-                let on_line = d.x == 0 || d.y == 0 || d.x == d.y;
-                let jump = d.max_element() as u64 * plain[usize::from(d.x != 0 && d.y != 0)];
-                grid.is_crossing(a, b) && (!on_line || costs[k + 1] - costs[k] != jump)
+                let ((ga, _), (gb, extra)) = (costs[k], costs[k + 1]);
+                grid.is_crossing(a, b)
+                    && grid
+                        .crossing_cost(a, b)
+                        .is_some_and(|c| ga + c + extra == gb)
             };
             cells = jps::fill_jumps(&cells, crossed);
         }

@@ -55,6 +55,9 @@ pub struct NavMap {
     to_world: Affine2,
     to_grid: Affine2,
     changed: Vec<Cell>,
+    /// The links placed by [`NavLink`](links::NavLink) entities (a saved map leaves them out:
+    /// the entities bring them back).
+    entity_links: Vec<LinkId>,
 }
 
 impl NavMap {
@@ -80,6 +83,7 @@ impl NavMap {
             to_world: Affine2::IDENTITY,
             to_grid: Affine2::IDENTITY,
             changed: Vec::new(),
+            entity_links: Vec::new(),
         };
         map.set_placement(to_world);
         map
@@ -350,8 +354,22 @@ impl NavMap {
     /// Removes a link; the link it was.
     pub fn remove_link(&mut self, id: LinkId) -> Result<Link, LinkError> {
         let link = self.grid_mut().remove_link(id)?;
+        self.entity_links.retain(|&e| e != id);
         self.links_changed(&link);
         Ok(link)
+    }
+
+    /// [`NavMap::add_link`] for a [`NavLink`](links::NavLink) entity's link.
+    pub(crate) fn add_entity_link(&mut self, link: Link) -> Result<LinkId, LinkError> {
+        let id = self.add_link(link)?;
+        self.entity_links.push(id);
+        Ok(id)
+    }
+
+    /// Whether the link `id` was placed by a [`NavLink`](links::NavLink) entity.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn is_entity_link(&self, id: LinkId) -> bool {
+        self.entity_links.contains(&id)
     }
 
     /// Opens or closes a link (a door), on every grid of the map.

@@ -118,7 +118,7 @@ pub(crate) fn sync_links(
             waiting.push(entity);
             continue;
         };
-        match map.add_link(nav.link) {
+        match map.add_entity_link(nav.link) {
             Ok(id) => {
                 placed.insert(entity, (nav.map, id, nav.link));
             }

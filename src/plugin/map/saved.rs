@@ -4,7 +4,7 @@
 use bevy::math::{Affine2, Mat2, Vec2};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::core::{Cell, Knowledge, MoveRules, NavGrid};
+use crate::core::{Cell, Knowledge, Link, LinkId, MoveRules, NavGrid};
 
 use super::NavMap;
 
@@ -28,6 +28,11 @@ pub struct NavMapData {
     /// What each player has seen (fog of war): the player, the kind assumed of unseen cells, and
     /// one bit per cell, row-major, 64 to a word.
     pub knowledge: Vec<(u8, u8, Vec<u64>)>,
+    /// The links added with [`NavMap::add_link`], by handle (`None`: removed, or placed by a
+    /// [`NavLink`](crate::NavLink) entity, which brings its own back when loaded). Empty in
+    /// games saved before maps had links.
+    #[serde(default)]
+    pub links: Vec<Option<Link>>,
 }
 
 impl From<&NavMap> for NavMapData {
@@ -53,6 +58,12 @@ impl From<&NavMap> for NavMapData {
                 (*player, known.assumed(), bits)
             })
             .collect();
+        let links = grid
+            .link_slots()
+            .iter()
+            .enumerate()
+            .map(|(k, l)| l.filter(|_| !map.is_entity_link(LinkId(k as u32))))
+            .collect();
         let m = map.placement();
         NavMapData {
             width: w,
@@ -69,6 +80,7 @@ impl From<&NavMap> for NavMapData {
                 m.translation.y,
             ],
             knowledge,
+            links,
         }
     }
 }
@@ -77,7 +89,7 @@ impl TryFrom<NavMapData> for NavMap {
     type Error = String;
 
     /// The map again; an error (never a panic) for data that does not describe one: a bad size,
-    /// terrain or knowledge of the wrong length, a penalty outside the grid.
+    /// terrain or knowledge of the wrong length, a penalty or a link outside the grid.
     fn try_from(data: NavMapData) -> Result<Self, String> {
         let mut grid = NavGrid::from_terrain(data.width, data.height, data.rules, &data.terrain)
             .map_err(|e| format!("saved NavMap: {e:?}"))?;
@@ -85,6 +97,8 @@ impl TryFrom<NavMapData> for NavMap {
             grid.set_penalty(Cell::new(x, y), penalty)
                 .map_err(|e| format!("saved NavMap penalty: {e:?}"))?;
         }
+        grid.restore_links(data.links)
+            .map_err(|e| format!("saved NavMap link: {e}"))?;
         let words = (data.width as usize * data.height as usize).div_ceil(64);
         let mut knowledge = Vec::with_capacity(data.knowledge.len());
         for (player, assumed, bits) in data.knowledge {
@@ -143,6 +157,15 @@ mod tests {
             grid,
             Affine2::from_scale_angle_translation(Vec2::new(16.0, 8.0), 0.3, Vec2::new(-5.0, 2.0)),
         );
+        // Links: one removed, one closed, one placed by an entity (left out of the save).
+        let gone = map
+            .add_link(Link::two_way(Cell::new(1, 1), Cell::new(60, 1), 1.0))
+            .unwrap();
+        let door = Link::one_way(Cell::new(2, 2), Cell::new(9, 2), 2.5).closed();
+        let door_id = map.add_link(door).unwrap();
+        map.remove_link(gone).unwrap();
+        map.add_entity_link(Link::two_way(Cell::new(0, 0), Cell::new(3, 3), 1.0))
+            .unwrap();
         let mut known = Knowledge::new(map.grid(), 1);
         known.reveal(Cell::new(0, 0));
         known.reveal(Cell::new(69, 8));
@@ -155,6 +178,9 @@ mod tests {
         assert_eq!(back.grid().penalty(Cell::new(69, 8)), Ok(900));
         assert_eq!(back.knowledge(2), Some(&known));
         assert!(back.placement().abs_diff_eq(map.placement(), 1e-6));
+        assert_eq!(data.links, [None, Some(door), None]);
+        assert_eq!(back.grid().link(door_id), Some(&door));
+        assert_eq!(back.grid().links().count(), 1);
     }
 
     #[test]
@@ -170,6 +196,10 @@ mod tests {
         let mut knowledge = good.clone();
         knowledge.knowledge.push((1, 1, vec![0; 2]));
         assert!(NavMap::try_from(knowledge).is_err());
+        let mut link = good.clone();
+        link.links
+            .push(Some(Link::two_way(Cell::new(0, 0), Cell::new(8, 0), 1.0)));
+        assert!(NavMap::try_from(link).is_err());
         let mut empty = good;
         (empty.width, empty.terrain) = (0, Vec::new());
         assert!(NavMap::try_from(empty).is_err());
