@@ -248,7 +248,11 @@ fn a_crossing_as_dear_as_a_blocked_line_is_kept_as_a_crossing() {
             .map(|s| step_cost(&grid, &crossings, s[0], s[1]))
             .sum();
         assert_eq!(sum, Some(path.cost), "{:?}", path.cells);
-        assert!(path.cells.windows(2).any(|w| w == [Cell::new(3, 1), Cell::new(7, 1)]));
+        assert!(
+            path.cells
+                .windows(2)
+                .any(|w| w == [Cell::new(3, 1), Cell::new(7, 1)])
+        );
     }
 }
 
