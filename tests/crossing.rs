@@ -257,3 +257,73 @@ fn a_link_entity_waits_for_its_map_to_be_built() {
     let grid = app.world().get::<NavMap>(later).unwrap().grid();
     assert_eq!(grid.links().map(|(_, l)| *l).collect::<Vec<_>>(), [door]);
 }
+
+#[test]
+fn a_link_of_capacity_one_takes_one_unit_at_a_time() {
+    let grid = wall(&[]);
+    let ladder = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 2.0).with_capacity(1);
+    let (mut app, _) = app(grid.clone(), &[ladder]);
+    let units: Vec<Entity> = (0..5)
+        .map(|k| {
+            unit(
+                &mut app,
+                Cell::new(4 + k % 3, 4 + 2 * (k / 3)),
+                Cell::new(24 + k % 3, 4 + 2 * (k / 3)),
+            )
+        })
+        .collect();
+    let mut track = vec![Vec::new(); units.len()];
+    run(&mut app, 60 * 60, &units, &grid, &mut track);
+    for (k, &e) in units.iter().enumerate() {
+        assert!(
+            arrived(&app, e),
+            "unit {k} not arrived: at {}",
+            at(&mut app, e)
+        );
+    }
+    let log = app.world().resource::<Log>();
+    assert_eq!(log.entered.len(), units.len());
+    // Every crossing's half second ends before the next one begins.
+    let mut spans: Vec<(u32, u32)> = log
+        .entered
+        .iter()
+        .map(|&(e, t0)| {
+            let t1 = log
+                .left
+                .iter()
+                .find(|(l, _)| l.entity == e.entity)
+                .unwrap()
+                .1;
+            (t0, t1)
+        })
+        .collect();
+    spans.sort();
+    for w in spans.windows(2) {
+        assert!(w[1].0 >= w[0].1, "two units inside at once: {spans:?}");
+    }
+}
+
+#[test]
+fn a_new_order_given_inside_a_link_is_walked_from_its_exit() {
+    let grid = wall(&[]);
+    let teleporter = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 4.0);
+    let (mut app, _) = app(grid.clone(), &[teleporter]);
+    let u = unit(&mut app, Cell::new(3, 6), Cell::new(27, 6));
+    let mut track = vec![Vec::new()];
+    while app.world().resource::<Log>().entered.is_empty() {
+        run(&mut app, 1, &[u], &grid, &mut track);
+        assert!(track[0].len() < 60 * 20, "never entered the link");
+    }
+    // Inside (a second's crossing): ordered back west.
+    run(&mut app, 10, &[u], &grid, &mut track);
+    app.world_mut()
+        .entity_mut(u)
+        .insert(PathRequest::to_cell(Cell::new(3, 3)));
+    run(&mut app, 60 * 30, &[u], &grid, &mut track);
+    assert!(arrived(&app, u), "not arrived: at {}", at(&mut app, u));
+    assert_eq!(grid.cell_at(at(&mut app, u)), Cell::new(3, 3));
+    // Out at the east end, then back through.
+    let log = app.world().resource::<Log>();
+    let ends: Vec<Cell> = log.left.iter().map(|(l, _)| l.to).collect();
+    assert_eq!(ends, [Cell::new(17, 6), Cell::new(13, 6)]);
+}

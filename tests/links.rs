@@ -25,6 +25,7 @@ fn links_strategy() -> impl Strategy<Value = Vec<Link>> {
             cost: quarters as f32 / 4.0,
             two_way,
             open,
+            capacity: 0,
         });
     proptest::collection::vec(link, 0..6)
 }

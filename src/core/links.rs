@@ -49,6 +49,9 @@ pub struct Link {
     pub two_way: bool,
     /// Whether the link can be crossed now (a door open); a closed link stays on the grid.
     pub open: bool,
+    /// How many units may be inside the link at once (a ladder: 1); 0 for any number. Units
+    /// that find it full wait at the entry. Searches do not see it: it is for movement.
+    pub capacity: u16,
 }
 
 impl Link {
@@ -60,6 +63,7 @@ impl Link {
             cost,
             two_way: true,
             open: true,
+            capacity: 0,
         }
     }
 
@@ -71,6 +75,7 @@ impl Link {
             cost,
             two_way: false,
             open: true,
+            capacity: 0,
         }
     }
 
@@ -78,6 +83,14 @@ impl Link {
     pub fn closed(self) -> Self {
         Link {
             open: false,
+            ..self
+        }
+    }
+
+    /// The same link, holding at most `units` units at once (0: any number).
+    pub fn with_capacity(self, units: u16) -> Self {
+        Link {
+            capacity: units,
             ..self
         }
     }

@@ -9,7 +9,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-use crate::core::{Cell, CellOverlay, cells_around};
+use crate::core::{Cell, CellOverlay, LinkId, cells_around};
 
 /// The largest [`TilepathSettings::claim_radius`](crate::TilepathSettings::claim_radius) used:
 /// one search never scans more than a 129 x 129 window of claims.
@@ -24,6 +24,8 @@ pub struct Claims {
     footprints: EntityHashMap<u8>,
     intents: EntityHashMap<Intent>,
     make_way: EntityHashMap<Entity>,
+    /// The units inside links (crossing them): `(map, link, unit)`, in the order they entered.
+    in_links: Vec<(Entity, LinkId, Entity)>,
 }
 
 /// The claims on one map.
@@ -197,6 +199,25 @@ impl Claims {
         self.intents.remove(&entity);
         self.make_way.remove(&entity);
         self.footprints.remove(&entity);
+        self.leave_link(entity);
+    }
+
+    /// How many units are inside `link` of `map` (crossing it).
+    pub fn units_in_link(&self, map: Entity, link: LinkId) -> usize {
+        self.in_links
+            .iter()
+            .filter(|&&(m, l, _)| m == map && l == link)
+            .count()
+    }
+
+    /// `unit` entered `link` of `map`.
+    pub(crate) fn enter_link(&mut self, map: Entity, link: LinkId, unit: Entity) {
+        self.in_links.push((map, link, unit));
+    }
+
+    /// `unit` left the link it was in (if any).
+    pub(crate) fn leave_link(&mut self, unit: Entity) {
+        self.in_links.retain(|&(_, _, u)| u != unit);
     }
 
     /// The search overlay for `entity` starting at `start` on `map`: `penalty` on cells claimed

@@ -2,12 +2,16 @@
 //! consecutive waypoints that are the link's ends, not neighbours) stops at the link's entry,
 //! spends the link's cost in tiles at its own speed there, and comes out at the exit, where it
 //! walks on. [`EnteredLink`] and [`LeftLink`] tell the game, so it can animate the crossing (a
-//! jump, a fade, a ride).
+//! jump, a fade, a ride). A link with a capacity holds that many units at once: the next waits
+//! at the entry, first come first served (in lockstep order in lockstep mode). A unit given a
+//! new path while inside a link comes out at the exit all the same and walks on along the new
+//! path from there, or searches again from there if the new path does not lead from it.
 
 use bevy::prelude::*;
 
 use crate::core::{Cell, LinkId};
 
+use super::super::request::PathOrigin;
 use super::state::{Crossing, PathProgress};
 use super::unit::{Ctx, Unit};
 
@@ -64,6 +68,12 @@ pub(super) fn cross(
     }
     let (entry, exit) = crossing_ahead(unit, progress.waypoint, pos)?;
     let (link, cost) = unit.grid.crossing(entry.1, exit.1)?;
+    let capacity = unit.grid.link(link).map_or(0, |l| l.capacity);
+    if capacity > 0 && ctx.claims.units_in_link(unit.map_entity, link) >= capacity as usize {
+        // Full: it waits where it stands, at the entry.
+        return Some(None);
+    }
+    ctx.claims.enter_link(unit.map_entity, link, unit.entity);
     let tiles = unit.grid.rules().costs.to_tiles(cost) as f32;
     let seconds = tiles / unit.mover.speed.max(1e-3);
     progress.crossing = Some(Crossing {
@@ -119,28 +129,40 @@ fn crossing_ahead(
 /// after it (or arriving there, if the exit ends its path). Its position and heading.
 fn come_out(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress) -> (Vec2, Vec2) {
     let crossing = progress.crossing.take().expect("a crossing to end");
+    ctx.claims.leave_link(unit.entity);
     let at = unit.grid.cell_center(crossing.to);
-    let count = unit.path.waypoints.len();
-    progress.waypoint = (crossing.exit_waypoint + 1).min(count - 1);
-    let cells = &unit.path.corridor;
-    if let Some(i) = cells
-        .iter()
-        .skip(progress.cell_index)
-        .position(|&c| c == crossing.to)
-    {
-        progress.cell_index = progress.cell_index + i + 1;
-        progress.next = cells.get(progress.cell_index).copied();
-    }
     progress.leg = None;
     progress.offset = Vec2::ZERO;
     progress.stalled = 0.0;
     progress.stall_anchor = at;
-    let ahead = unit
-        .map
-        .world_to_grid(unit.path.waypoints[progress.waypoint])
-        - at;
-    if ahead.length_squared() > 1e-6 {
-        progress.heading = ahead.normalize();
+    let points = &unit.path.waypoints;
+    let count = points.len();
+    let cell = |k: usize| unit.grid.cell_at(unit.map.world_to_grid(points[k]));
+    // The path's waypoint on the exit: the crossing's, or (a new path came while the unit was
+    // inside) the new path's first on it.
+    let exit = (crossing.exit_waypoint < count && cell(crossing.exit_waypoint) == crossing.to)
+        .then_some(crossing.exit_waypoint)
+        .or_else(|| (0..count).find(|&k| cell(k) == crossing.to));
+    if let Some(exit) = exit {
+        progress.waypoint = (exit + 1).min(count - 1);
+        let cells = &unit.path.corridor;
+        let from = progress.cell_index.min(cells.len());
+        let on_exit = cells[from..].iter().position(|&c| c == crossing.to);
+        if let Some(i) = on_exit
+            .map(|i| from + i)
+            .or_else(|| cells.iter().position(|&c| c == crossing.to))
+        {
+            progress.cell_index = i + 1;
+            progress.next = cells.get(progress.cell_index).copied();
+        }
+        let ahead = unit.map.world_to_grid(points[progress.waypoint]) - at;
+        if ahead.length_squared() > 1e-6 {
+            progress.heading = ahead.normalize();
+        }
+    } else if progress.state.is_underway() {
+        // The new path leads from elsewhere: the same order, searched again from here.
+        ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
+        progress.state = progress.state.wait(0.0);
     }
     let left = LeftLink {
         entity: unit.entity,
