@@ -49,6 +49,15 @@ fn add_links(grid: &mut NavGrid, links: &[Link]) -> Vec<Link> {
     added
 }
 
+/// A search's start and goal (wrapped onto the grid), made walkable.
+fn open_ends(grid: &mut NavGrid, (sx, sy): (i32, i32), (gx, gy): (i32, i32)) -> (Cell, Cell) {
+    let (w, h) = (grid.width() as i32, grid.height() as i32);
+    let (start, goal) = (Cell::new(sx % w, sy % h), Cell::new(gx % w, gy % h));
+    grid.set_walkable(start, true).unwrap();
+    grid.set_walkable(goal, true).unwrap();
+    (start, goal)
+}
+
 /// A step of a path: a legal move's cost by the rules, or a crossing's.
 fn step_cost(grid: &NavGrid, crossings: &[(Cell, Cell, u64)], a: Cell, b: Cell) -> Option<u64> {
     let crossing = crossings
@@ -72,10 +81,7 @@ proptest! {
         sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14,
     ) {
         let mut grid = grid;
-        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
-        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
-        grid.set_walkable(start, true).unwrap();
-        grid.set_walkable(goal, true).unwrap();
+        let (start, goal) = open_ends(&mut grid, (sx, sy), (gx, gy));
         let links = add_links(&mut grid, &links);
         let crossings = link_steps(&grid, &links);
         let w = grid.width() as i32;
@@ -179,10 +185,7 @@ proptest! {
         sx in 0i32..24, sy in 0i32..24, gx in 0i32..24, gy in 0i32..24,
     ) {
         let mut grid = grid;
-        let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);
-        let goal = Cell::new(gx % grid.width() as i32, gy % grid.height() as i32);
-        grid.set_walkable(start, true).unwrap();
-        grid.set_walkable(goal, true).unwrap();
+        let (start, goal) = open_ends(&mut grid, (sx, sy), (gx, gy));
         let mut links = add_links(&mut grid, &links);
         let mut tabled = grid.clone();
         tabled.build_jump_table();

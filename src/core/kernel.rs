@@ -674,23 +674,13 @@ impl Query {
 }
 
 /// The least cost from any open crossing's entry to the goal: the crossing's cost plus `h` from
-/// its exit (`h` of a padded index, unweighted); `u64::MAX` without crossings.
-pub(super) fn link_exit_bound(links: &LinkIndex, h: impl Fn(usize) -> u64) -> u64 {
+/// its exit (`h` of a padded index, unweighted); `u64::MAX` without crossings. A `backward`
+/// search walks crossings from exit to entry: `h` is taken from the entry then.
+pub(super) fn link_exit_bound(links: &LinkIndex, backward: bool, h: impl Fn(usize) -> u64) -> u64 {
     links
         .crossings()
         .iter()
-        .map(|e| e.cost + h(e.to as usize))
-        .min()
-        .unwrap_or(u64::MAX)
-}
-
-/// [`link_exit_bound`] for a backward search, which walks crossings from exit to entry: the
-/// crossing's cost plus `h` from its entry.
-pub(super) fn link_exit_bound_back(links: &LinkIndex, h: impl Fn(usize) -> u64) -> u64 {
-    links
-        .crossings()
-        .iter()
-        .map(|e| e.cost + h(e.from as usize))
+        .map(|e| e.cost + h(if backward { e.from } else { e.to } as usize))
         .min()
         .unwrap_or(u64::MAX)
 }

@@ -330,7 +330,7 @@ impl AStar {
         let link_exit = if config.heuristic == Heuristic::Zero || multi_goal {
             u64::MAX
         } else {
-            link_exit_bound(grid.links_raw(), |i| {
+            link_exit_bound(grid.links_raw(), false, |i| {
                 let c = grid.cell_of(i);
                 let (dx, dy) = if grid.is_hex() {
                     (hex::distance(c, goal_cell), 0)
