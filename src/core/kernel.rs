@@ -357,10 +357,17 @@ impl Marks<'_> {
     /// The overlay's extra on padded cell `i` in this search (0 where it has none).
     #[inline(always)]
     pub(super) fn extra(&self, i: usize) -> u32 {
-        match self.overlay.get(i) {
-            Some(&(s, e)) if s == self.generation => e,
-            _ => 0,
-        }
+        overlay_extra(self.overlay, self.generation, i)
+    }
+}
+
+/// The extra of `overlay` (stamped with search `generation`) on padded cell `i` (0 where it has
+/// none; [`OVERLAY_BLOCKED`] where it blocks the cell).
+#[inline(always)]
+pub(super) fn overlay_extra(overlay: &[(u32, u32)], generation: u32, i: usize) -> u32 {
+    match overlay.get(i) {
+        Some(&(s, e)) if s == generation => e,
+        _ => 0,
     }
 }
 

@@ -185,6 +185,18 @@ fn bit(bits: &[u64], i: usize) -> bool {
     bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
 }
 
+/// The run of `edges` (sorted by `key`) whose `key` is padded cell `i`; `bits` marks the cells
+/// that have one, so most cells answer without a search.
+#[inline(always)]
+fn run_at<'a>(edges: &'a [Edge], bits: &[u64], i: usize, key: impl Fn(&Edge) -> u32) -> &'a [Edge] {
+    if !bit(bits, i) {
+        return &[];
+    }
+    let first = edges.partition_point(|e| (key(e) as usize) < i);
+    let end = first + edges[first..].partition_point(|e| key(e) as usize == i);
+    &edges[first..end]
+}
+
 impl LinkIndex {
     /// Whether the grid has any link (open or not).
     #[inline(always)]
@@ -401,23 +413,13 @@ impl LinkIndex {
     /// The crossings that start at padded cell `i`.
     #[inline(always)]
     pub(crate) fn starting_at(&self, i: usize) -> &[Edge] {
-        if !bit(&self.has_out, i) {
-            return &[];
-        }
-        let first = self.out.partition_point(|e| (e.from as usize) < i);
-        let end = first + self.out[first..].partition_point(|e| e.from as usize == i);
-        &self.out[first..end]
+        run_at(&self.out, &self.has_out, i, |e| e.from)
     }
 
     /// The crossings that end at padded cell `i`.
     #[inline(always)]
     pub(crate) fn ending_at(&self, i: usize) -> &[Edge] {
-        if !bit(&self.has_into, i) {
-            return &[];
-        }
-        let first = self.into.partition_point(|e| (e.to as usize) < i);
-        let end = first + self.into[first..].partition_point(|e| e.to as usize == i);
-        &self.into[first..end]
+        run_at(&self.into, &self.has_into, i, |e| e.to)
     }
 
     /// Every open crossing, by entry.

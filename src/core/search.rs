@@ -13,6 +13,7 @@ use super::jps;
 use super::kernel::{
     self, CellOverlay, Closed, Counts, End, Expand, Frontier, HEX, KeyPacking, Marks,
     Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move, link_exit_bound,
+    overlay_extra,
 };
 use super::links::LinkIndex;
 use super::path::{Path, PathError};
@@ -432,37 +433,29 @@ impl AStar {
 
     fn trace(&mut self, grid: &NavGrid, goal: usize) -> Path {
         let active = self.end().expect("trace needs a finished search");
-        let mut cells = Vec::new();
-        // Per cell, its cost so far and the overlay's extra on it.
-        let mut costs = Vec::new();
+        // The path's padded cells, goal first.
+        let mut points = vec![goal];
         let mut i = goal;
-        loop {
-            cells.push(grid.cell_of(i));
-            let extra = match self.scratch.overlay.get(i) {
-                Some(&(s, e)) if s == self.scratch.generation && e != OVERLAY_BLOCKED => e,
-                _ => 0,
-            };
-            costs.push((self.scratch.nodes[i].g, extra as u64));
-            let p = self.scratch.nodes[i].parent as usize;
-            if p == i {
-                break;
-            }
-            i = p;
+        while self.scratch.nodes[i].parent as usize != i {
+            i = self.scratch.nodes[i].parent as usize;
+            points.push(i);
         }
-        cells.reverse();
-        costs.reverse();
+        points.reverse();
+        let mut cells: Vec<Cell> = points.iter().map(|&i| grid.cell_of(i)).collect();
         if self.jumping {
             // Jump points: the lines between them filled in, but for links' crossings: two
             // points a crossing joins at the cost recorded between them (the crossing's cost
             // and the overlay's extra where it lands; a jump of the same cost may also join
             // them, but its line may be blocked where the crossing is not).
+            let scratch = &self.scratch;
             let crossed = |k: usize| {
-                let (a, b) = (cells[k], cells[k + 1]);
-                let ((ga, _), (gb, extra)) = (costs[k], costs[k + 1]);
-                grid.is_crossing(a, b)
+                let (a, b) = (points[k], points[k + 1]);
+                let (ca, cb) = (cells[k], cells[k + 1]);
+                let extra = overlay_extra(&scratch.overlay, scratch.generation, b) as u64;
+                !grid.is_move(ca, cb)
                     && grid
-                        .crossing_cost(a, b)
-                        .is_some_and(|c| ga + c + extra == gb)
+                        .crossing_cost(ca, cb)
+                        .is_some_and(|c| scratch.nodes[a].g + c + extra == scratch.nodes[b].g)
             };
             cells = jps::fill_jumps(&cells, crossed);
         }

@@ -66,8 +66,7 @@ pub(super) fn cross(
     if !unit.grid.has_links() || !progress.state.is_underway() {
         return None;
     }
-    let (entry, exit) = crossing_ahead(unit, progress.waypoint, pos)?;
-    let (link, cost) = unit.grid.crossing(entry.1, exit.1)?;
+    let (entry, exit, (link, cost)) = crossing_ahead(unit, progress.waypoint, pos)?;
     let capacity = unit.grid.link(link).map_or(0, |l| l.capacity);
     if capacity > 0 && ctx.claims.units_in_link(unit.map_entity, link) >= capacity as usize {
         // Full: it waits where it stands, at the entry.
@@ -97,13 +96,13 @@ pub(super) fn cross(
 }
 
 /// The crossing of the unit's path it is at, as `(waypoint index, cell)` of its entry and
-/// exit: the waypoint it walks to is a crossing's exit (it passed the entry), or a crossing's
-/// entry it is within [`ENTRY_REACH`] of.
+/// exit, and the link crossed with its cost: the waypoint it walks to is a crossing's exit (it
+/// passed the entry), or a crossing's entry it is within [`ENTRY_REACH`] of.
 fn crossing_ahead(
     unit: &Unit,
     waypoint: usize,
     pos: Vec2,
-) -> Option<((usize, Cell), (usize, Cell))> {
+) -> Option<((usize, Cell), (usize, Cell), (LinkId, u64))> {
     let points = &unit.path.waypoints;
     let cell = |k: usize| unit.grid.cell_at(unit.map.world_to_grid(points[k]));
     for k in [waypoint.checked_sub(1), Some(waypoint)]
@@ -114,13 +113,16 @@ fn crossing_ahead(
             continue;
         }
         let (a, b) = (cell(k), cell(k + 1));
-        if !unit.grid.is_crossing(a, b) {
+        if unit.grid.is_move(a, b) {
             continue;
         }
+        let Some(link) = unit.grid.crossing(a, b) else {
+            continue;
+        };
         if k == waypoint && pos.distance(unit.grid.cell_center(a)) > ENTRY_REACH {
             continue;
         }
-        return Some(((k, a), (k + 1, b)));
+        return Some(((k, a), (k + 1, b), link));
     }
     None
 }
