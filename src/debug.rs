@@ -249,16 +249,19 @@ fn draw_overlay(
     }
 }
 
-/// The map's links: green open, grey closed; one way an arrow, both ways a line with a ring at
+/// The map's links: green open to all, gold open to key holders only ([`Link::keys`](crate::core::Link::keys)), grey
+/// closed; one way an arrow, both ways a line with a ring at
 /// each end.
 fn draw_links(gizmos: &mut Gizmos, map: &NavMap) {
     let ring = map.tile_scale() * 0.3;
     for (_, link) in map.grid().links() {
         let (a, b) = (map.cell_to_world(link.from), map.cell_to_world(link.to));
-        let color = if link.open {
+        let color = if !link.open {
+            Color::srgba(0.6, 0.6, 0.6, 0.7)
+        } else if link.keys.is_empty() {
             Color::srgb(0.3, 1.0, 0.4)
         } else {
-            Color::srgba(0.6, 0.6, 0.6, 0.7)
+            Color::srgb(1.0, 0.8, 0.2)
         };
         if link.two_way {
             gizmos.line_2d(a, b, color);

@@ -48,7 +48,7 @@ pub use crate::core::Formation;
 pub use plugin::agent::NavAgent;
 pub use plugin::checksum::NavChecksum;
 pub use plugin::claims::{Claims, MAX_CLAIM_RADIUS};
-pub use plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass};
+pub use plugin::classes::{ClassId, ClassKey, HeldKeys, NavClasses, PlayerId, UnitClass};
 pub use plugin::diagnostics::{TilepathDiagnostics, TilepathDiagnosticsPlugin, TilepathFrameStats};
 pub use plugin::fog::{FogStats, Sight};
 pub use plugin::group::{CLASS_SLOT_REACH, GroupOrder, group_order};

@@ -13,7 +13,7 @@ use crate::debug;
 use crate::plugin::agent::NavAgent;
 use crate::plugin::checksum::{self, NavChecksum};
 use crate::plugin::claims::{Claims, Intent};
-use crate::plugin::classes::{ClassId, NavClasses, PlayerId, UnitClass};
+use crate::plugin::classes::{ClassId, HeldKeys, NavClasses, PlayerId, UnitClass};
 use crate::plugin::diagnostics::{
     FrameTally, TilepathDiagnosticsPlugin, TilepathFrameStats, roll_frame,
 };
@@ -148,6 +148,7 @@ fn queue_resources(app: &mut App) {
         .register_type::<NavAgent>()
         .register_type::<ClassId>()
         .register_type::<PlayerId>()
+        .register_type::<HeldKeys>()
         .register_type::<Sight>()
         .register_type::<FogStats>()
         .register_type::<FogSettings>()

@@ -1,15 +1,16 @@
 //! Units crossing links with the plugin: a unit ordered across a wall with a teleporter in it
 //! walks to the entry, waits there the link's time, comes out at the exit and walks on, never
 //! inside the wall, with one `EnteredLink` and one `LeftLink`; a group crosses and every unit
-//! arrives; a door closed before a unit reaches it sends it round another way.
+//! arrives; a door closed before a unit reaches it sends it round another way; a gate for one
+//! key lets its holders through and sends the others round.
 
 use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_tilepath::core::{Cell, Link, LinkId, NavGrid, overlaps_blocked};
+use bevy_tilepath::core::{Cell, Link, LinkId, LinkKeys, NavGrid, overlaps_blocked};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{EnteredLink, LeftLink, MoveState, NavLink, PathProgress};
+use bevy_tilepath::{EnteredLink, HeldKeys, LeftLink, MoveState, NavLink, NavPath, PathProgress};
 
 #[derive(Resource, Default)]
 struct Log {
@@ -326,4 +327,91 @@ fn a_new_order_given_inside_a_link_is_walked_from_its_exit() {
     let log = app.world().resource::<Log>();
     let ends: Vec<Cell> = log.left.iter().map(|(l, _)| l.to).collect();
     assert_eq!(ends, [Cell::new(17, 6), Cell::new(13, 6)]);
+}
+
+#[test]
+fn a_gate_for_one_key_lets_its_holders_through_and_sends_the_others_round() {
+    const BLUE: LinkKeys = LinkKeys::key(0);
+    let grid = wall(&[0]);
+    let gate = Link::two_way(Cell::new(14, 8), Cell::new(16, 8), 1.0).for_keys(BLUE);
+    let (mut app, ids) = app(grid.clone(), &[gate]);
+    let blue = unit(&mut app, Cell::new(3, 8), Cell::new(27, 8));
+    app.world_mut().entity_mut(blue).insert(HeldKeys(BLUE));
+    let red = unit(&mut app, Cell::new(3, 9), Cell::new(27, 9));
+    let mut track = vec![Vec::new(); 2];
+    run(&mut app, 60 * 30, &[blue, red], &grid, &mut track);
+    for e in [blue, red] {
+        assert!(arrived(&app, e), "not arrived: at {}", at(&mut app, e));
+    }
+    // Blue through the gate, red round through the gap at the top.
+    let log = app.world().resource::<Log>();
+    assert_eq!(log.entered.len(), 1, "{:?}", log.entered);
+    assert_eq!(
+        (log.entered[0].0.entity, log.entered[0].0.link),
+        (blue, ids[0])
+    );
+    assert!(track[0].iter().all(|p| p.y > 2.0), "blue went round");
+    assert!(
+        track[1]
+            .iter()
+            .any(|p| p.y < 1.0 && (p.x - 15.5).abs() < 0.5),
+        "red did not go round"
+    );
+    // With the gap shut, red has no way: its request fails (blue's still finds the gate).
+    map(&mut app).set_walkable(Cell::new(15, 0), false).unwrap();
+    app.update();
+    for (e, goal) in [(red, Cell::new(3, 9)), (blue, Cell::new(3, 8))] {
+        app.world_mut()
+            .entity_mut(e)
+            .insert(PathRequest::to_cell(goal));
+    }
+    for _ in 0..30 {
+        app.update();
+    }
+    let status = |app: &App, e: Entity| *app.world().get::<PathStatus>(e).unwrap();
+    assert!(
+        matches!(status(&app, red), PathStatus::Failed(_)),
+        "{:?}",
+        status(&app, red)
+    );
+    assert!(
+        matches!(status(&app, blue), PathStatus::Found),
+        "{:?}",
+        status(&app, blue)
+    );
+}
+
+#[test]
+fn a_door_opened_far_away_shortens_the_way_of_the_units_it_helps_only() {
+    let grid = wall(&[0]);
+    let door = Link::two_way(Cell::new(14, 10), Cell::new(16, 10), 1.0).closed();
+    let (mut app, ids) = app(grid.clone(), &[door]);
+    // East across the wall, round through the gap at the top; and a unit that stays west.
+    let across = unit(&mut app, Cell::new(3, 10), Cell::new(27, 10));
+    let west = unit(&mut app, Cell::new(3, 4), Cell::new(10, 2));
+    let mut track = vec![Vec::new(); 2];
+    run(&mut app, 60, &[across, west], &grid, &mut track);
+    let ticket = |app: &App, e: Entity| app.world().get::<NavPath>(e).unwrap().ticket;
+    let tickets = (ticket(&app, across), ticket(&app, west));
+    // A second on its way north: far from the door's ends when it opens.
+    let p = at(&mut app, across);
+    assert!(p.distance(Vec2::new(14.5, 10.5)) > 5.0, "at {p}");
+    map(&mut app).set_link_open(ids[0], true).unwrap();
+    run(&mut app, 60 * 30, &[across, west], &grid, &mut track);
+    assert!(
+        arrived(&app, across),
+        "not arrived: at {}",
+        at(&mut app, across)
+    );
+    assert_ne!(
+        ticket(&app, across),
+        tickets.0,
+        "the unit the door helps searched again"
+    );
+    let log = app.world().resource::<Log>();
+    assert_eq!(log.entered.len(), 1, "{:?}", log.entered);
+    assert_eq!(log.entered[0].0.entity, across);
+    assert!(track[0].iter().all(|p| p.y > 1.0), "went round by the gap");
+    // The door is no use to the unit that stays west: it kept its path.
+    assert_eq!(ticket(&app, west), tickets.1);
 }

@@ -2,7 +2,8 @@
 //! heuristic, jump point search, nearest-of-several, the shared backward search, region maps)
 //! returns the cost of a reference Dijkstra over cells and crossings written from the rules and
 //! the links' fields alone, and islands' reachability agrees with it, on random grids with
-//! random links (two-way, one-way, closed, costed); and the API's edges.
+//! random links (two-way, one-way, closed, costed, needing keys the grid holds or not); and the
+//! API's edges.
 
 use bevy::math::Vec2;
 use bevy_tilepath::core::*;
@@ -18,16 +19,28 @@ fn links_strategy() -> impl Strategy<Value = Vec<Link>> {
         0u32..40,
         any::<bool>(),
         prop_oneof![5 => Just(true), 1 => Just(false)],
+        keys_strategy(),
     )
-        .prop_map(|((ax, ay, bx, by), quarters, two_way, open)| Link {
+        .prop_map(|((ax, ay, bx, by), quarters, two_way, open, keys)| Link {
             from: Cell::new(ax, ay),
             to: Cell::new(bx, by),
             cost: quarters as f32 / 4.0,
             two_way,
             open,
             capacity: 0,
+            keys,
         });
     proptest::collection::vec(link, 0..6)
+}
+
+/// Keys: none (anyone crosses) most often, else one of two keys or both.
+fn keys_strategy() -> impl Strategy<Value = LinkKeys> {
+    prop_oneof![
+        4 => Just(LinkKeys::NONE),
+        1 => Just(LinkKeys::key(0)),
+        1 => Just(LinkKeys::key(1)),
+        1 => Just(LinkKeys::key(0).with(1)),
+    ]
 }
 
 /// Adds `links` (ends wrapped onto the grid; links joining a cell to itself dropped); the links
@@ -78,15 +91,21 @@ proptest! {
     fn every_search_crosses_links_at_the_reference_cost(
         (grid, _) in grid_strategy(),
         links in links_strategy(),
+        held in keys_strategy(),
         sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14,
     ) {
         let mut grid = grid;
         let (start, goal) = open_ends(&mut grid, (sx, sy), (gx, gy));
         let links = add_links(&mut grid, &links);
+        // The keys come after the links: the crossings are rebuilt for them.
+        grid.set_held_keys(held);
         let crossings = link_steps(&grid, &links);
         let w = grid.width() as i32;
         let reference = reference_costs_with(&grid, start, &crossings)[(goal.y * w + goal.x) as usize];
         prop_assert_eq!(grid.reaches(start, goal), reference.is_some(), "reachability");
+        if let Some(c) = reference {
+            prop_assert!(grid.cost_bound(start, goal) <= c, "cost_bound {} over {}", grid.cost_bound(start, goal), c);
+        }
         for h in admissible(grid.rules()) {
             for jump_points in [false, true] {
                 let cfg = SearchConfig { heuristic: h, jump_points, ..Default::default() };
@@ -182,9 +201,12 @@ proptest! {
         grid in open_grid_strategy(),
         links in links_strategy(),
         late in links_strategy(),
+        held in keys_strategy(),
         sx in 0i32..24, sy in 0i32..24, gx in 0i32..24, gy in 0i32..24,
     ) {
         let mut grid = grid;
+        // The keys come before the links (the table's grid is a clone: it holds them too).
+        grid.set_held_keys(held);
         let (start, goal) = open_ends(&mut grid, (sx, sy), (gx, gy));
         let mut links = add_links(&mut grid, &links);
         let mut tabled = grid.clone();

@@ -52,7 +52,7 @@
 //! shift: a waypoint after the current orders; `P` held: patrol), `G` cycles the formation of
 //! move orders (blob, keep shape, line, box), `S` stops, `H` holds, `W` toggles a wall under the
 //! cursor, `F` toggles fog of war, `O` opens and shuts the gate through the long wall west of the
-//! river, `F1`-`F7` toggle the debug layers (`F7`: the map's links: a pair of teleporters, a
+//! river (blue's units only may use it), `F1`-`F7` toggle the debug layers (`F7`: the map's links: a pair of teleporters, a
 //! one-way drop across the river and the gate). Red units are given orders by a simple script.
 //!
 //! - `map.rs`: the generated map, its tilemap, where units start.

@@ -5,7 +5,7 @@
 
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
-use bevy_tilepath::core::{BLOCKED, Cell, Link, NavGrid};
+use bevy_tilepath::core::{BLOCKED, Cell, Link, LinkKeys, NavGrid};
 use bevy_tilepath::tilemap::{NavTile, TileCells, grid_placement};
 use bevy_tilepath::{NavLink, NavMap};
 
@@ -219,13 +219,18 @@ pub enum DemoLink {
     Teleporter,
     /// A jump down across the river, west to east only.
     Drop,
-    /// A gate through the long wall west of the river (`G` opens and shuts it).
+    /// A gate through the long wall west of the river, for blue's units only (they hold
+    /// [`GATE_KEY`]; `O` opens and shuts it).
     Gate,
 }
 
+/// The key blue's units hold ([`HeldKeys`](bevy_tilepath::HeldKeys)): the gate opens for them only.
+pub const GATE_KEY: LinkKeys = LinkKeys::key(0);
+
 /// The demo's links: a pair of teleporters (near the south-west and north-east corners, a
 /// tile's effort), a one-way drop across the river in its southern part (two tiles' effort),
-/// and a gate through the long wall west of the river (a tile's effort, open at the start).
+/// and a gate through the long wall west of the river for blue's units only (a tile's effort,
+/// open at the start).
 pub fn demo_links(map: &DemoMap, terrain: &[Terrain]) -> Vec<(DemoLink, Link)> {
     let (w, h) = (MAP_W as i32, MAP_H as i32);
     let free = |x: i32, y: i32| {
@@ -266,7 +271,7 @@ pub fn demo_links(map: &DemoMap, terrain: &[Terrain]) -> Vec<(DemoLink, Link)> {
         terrain[(y * w + x) as usize] == Terrain::Wall && free(x - 1, y) && free(x + 1, y)
     });
     if let Some(y) = gate {
-        let link = Link::two_way(cell(x - 1, y), cell(x + 1, y), 1.0);
+        let link = Link::two_way(cell(x - 1, y), cell(x + 1, y), 1.0).for_keys(GATE_KEY);
         links.push((DemoLink::Gate, link));
     }
     links

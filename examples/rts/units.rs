@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 use bevy_tilepath::core::ReverseRules;
-use bevy_tilepath::core::{Cell, ClassGrid, MoveClass, NavGrid, TerrainCosts};
+use bevy_tilepath::core::{Cell, ClassGrid, LinkKeys, MoveClass, NavGrid, TerrainCosts};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{LockstepKey, NavAgent, PlayerId, UnitClass, Vehicle};
+use bevy_tilepath::{HeldKeys, LockstepKey, NavAgent, PlayerId, UnitClass, Vehicle};
 
 use crate::DemoConfig;
 use crate::common::Rng;
-use crate::map::{DemoMap, MAP_W, Terrain, main_island};
+use crate::map::{DemoMap, GATE_KEY, MAP_W, Terrain, main_island};
 
 /// A unit of the demo: its army.
 #[derive(Component, Clone, Copy, PartialEq, Eq, Debug)]
@@ -22,6 +22,14 @@ pub enum Team {
 }
 
 impl Team {
+    /// The keys the army's units hold: blue's open the gate through the long wall.
+    pub fn keys(self) -> HeldKeys {
+        match self {
+            Team::Blue => HeldKeys(GATE_KEY),
+            Team::Red => HeldKeys(LinkKeys::NONE),
+        }
+    }
+
     /// The army's player under fog of war.
     pub fn player(self) -> PlayerId {
         match self {
@@ -131,12 +139,14 @@ pub struct Recruit {
 }
 
 impl Recruit {
-    /// Its key, army, kind, class, body and player (its place and looks are the caller's).
+    /// Its key, army, kind, class, body, player and link keys (its place and looks are the
+    /// caller's).
     pub fn bundle(&self, config: &DemoConfig) -> impl Bundle {
         (
             LockstepKey(self.key),
             self.team,
             self.team.player(),
+            self.team.keys(),
             self.kind.bundle(config),
         )
     }

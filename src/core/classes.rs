@@ -22,6 +22,7 @@ use bevy::reflect::{ReflectDeserialize, ReflectSerialize};
 
 use super::cell::{BLOCKED, Cell, cells_around};
 use super::grid::{GridError, NavGrid};
+use super::links::LinkKeys;
 
 /// The highest clearance stored: footprints of up to `MAX_CLEARANCE - 1` rings (7 x 7 cells) are
 /// supported. An edit recomputes clearance within `MAX_CLEARANCE - 1` cells of it only.
@@ -122,18 +123,30 @@ pub struct MoveClass {
     /// tile, `1` for one up to three tiles across (3 x 3 cells), up to `MAX_CLEARANCE - 1`.
     /// [`MoveClass::footprint_for_radius`] gives the smallest that fits a round body.
     pub footprint: u8,
+    /// The keys its units hold: links that need others ([`Link::keys`](super::Link::keys)) are
+    /// closed to it.
+    pub keys: LinkKeys,
 }
 
 impl MoveClass {
     /// A class with these costs and footprint.
     pub fn new(costs: TerrainCosts, footprint: u8) -> Self {
-        MoveClass { costs, footprint }
+        MoveClass {
+            costs,
+            footprint,
+            keys: LinkKeys::NONE,
+        }
     }
 
-    /// Whether this is the default class: every kind its own cost, bodies within a tile. Its
-    /// grid is the shared grid itself.
+    /// The same class, its units holding `keys`.
+    pub fn with_keys(self, keys: LinkKeys) -> Self {
+        MoveClass { keys, ..self }
+    }
+
+    /// Whether this is the default class: every kind its own cost, bodies within a tile, no
+    /// keys. Its grid is the shared grid itself.
     pub fn is_default(&self) -> bool {
-        self.footprint == 0 && self.costs.is_identity()
+        self.footprint == 0 && self.costs.is_identity() && self.keys.is_empty()
     }
 
     /// The smallest footprint for a round body of `radius` tiles standing on cell centres: the
@@ -334,6 +347,7 @@ impl ClassGrid {
         if base.has_links() {
             grid.copy_links_from(base);
         }
+        grid.set_held_keys(class.keys);
         Ok(ClassGrid {
             class,
             known,

@@ -16,7 +16,7 @@ use super::grid::{MoveRules, NavGrid};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::kernel::{
     self, CellOverlay, Closed, Counts, End, Expand, Frontier, KeyPacking, Marks, Monomorphised,
-    OVERLAY_BLOCKED, Pages, Scratch, for_each_move, link_exit_bound,
+    OVERLAY_BLOCKED, Pages, Scratch, for_each_move,
 };
 use super::links::LinkIndex;
 use super::path::{Path, PathError};
@@ -78,7 +78,7 @@ impl Estimate {
         self.link_exit = if self.heuristic == Heuristic::Zero {
             u64::MAX
         } else {
-            link_exit_bound(grid.links_raw(), true, |i| {
+            grid.links_raw().exit_bound(true, |i| {
                 let c = grid.cell_of(i);
                 self.h(c.x as u32, c.y as u32)
             })

@@ -10,7 +10,7 @@ use super::cell::{BLOCKED, Cell, NORMAL};
 use super::cost::CostModel;
 use super::islands::Islands;
 use super::jump_table::JumpTable;
-use super::links::{Link, LinkError, LinkId, LinkIndex, Shape};
+use super::links::{Link, LinkError, LinkId, LinkIndex, LinkKeys, Shape};
 
 /// A jump table built apart from its grid ([`NavGrid::build_jump_table_apart`]), with the
 /// terrain it was built from.
@@ -697,6 +697,21 @@ impl NavGrid {
         Ok(())
     }
 
+    /// Gives the grid's searches `keys` to hold: links that need other keys ([`Link::keys`])
+    /// are not crossed, as closed ones are not. A grid holds no keys at first (only links
+    /// without keys are crossed). The version is bumped only if that changed a crossing.
+    pub fn set_held_keys(&mut self, keys: LinkKeys) {
+        let shape = self.link_shape();
+        if self.links.set_held(keys, shape) {
+            self.version += 1;
+        }
+    }
+
+    /// The keys the grid's searches hold ([`NavGrid::set_held_keys`]).
+    pub fn held_keys(&self) -> LinkKeys {
+        self.links.held()
+    }
+
     /// Every link handle's link so far (`None` for a removed one), in handle order: what
     /// [`NavGrid::restore_links`] takes.
     pub fn link_slots(&self) -> &[Option<Link>] {
@@ -762,6 +777,33 @@ impl NavGrid {
         self.links.crossing(a, b)
     }
 
+    /// A lower bound of the cost (fixed point, as [`Path::cost`](super::Path::cost)) of any
+    /// path from `from` to `to` on this grid, links included: what the search's estimate
+    /// would say (the open-grid distance at the cheapest terrain, lowered to what a path
+    /// through a link could cost). Both cells in bounds.
+    pub fn cost_bound(&self, from: Cell, to: Cell) -> u64 {
+        use super::heuristic::{Heuristic, WEIGHT_ONE};
+        let min_terrain = u64::from(self.min_terrain().max(1));
+        let h = |a: Cell| {
+            let (dx, dy) = match self.rules.topology {
+                Topology::Hex => (super::hex::distance(a, to), 0),
+                _ => ((to.x - a.x).unsigned_abs(), (to.y - a.y).unsigned_abs()),
+            };
+            Heuristic::Octile.estimate(dx, dy, self.rules.costs, min_terrain, WEIGHT_ONE)
+        };
+        let direct = h(from);
+        if !self.links.any() {
+            return direct;
+        }
+        // A path through links walks to some link's end first and leaves its last crossing's
+        // exit for `to` over cells.
+        let exit = self.links.exit_bound(false, |i| h(self.cell_of(i)));
+        let entry = self
+            .links
+            .entry_bound(self.pad(from.x as u32, from.y as u32));
+        direct.min((entry * min_terrain).saturating_add(exit))
+    }
+
     /// Whether the path's step from `from` to `to` is a link's crossing rather than a move to a
     /// neighbour: the move rules do not allow it as a step, and an open link joins them.
     pub fn is_crossing(&self, from: Cell, to: Cell) -> bool {
@@ -771,7 +813,10 @@ impl NavGrid {
     /// Gives this grid `other`'s links, with the same handles (a class grid of a map follows the
     /// shared grid's links). The grids must have the same size and move rules.
     pub(crate) fn copy_links_from(&mut self, other: &NavGrid) {
+        let held = self.links.held();
         let before = std::mem::replace(&mut self.links, other.links.clone());
+        let shape = self.link_shape();
+        self.links.set_held(held, shape);
         if let Some(jumps) = self.jumps.as_mut() {
             let stop = super::jump_table::is_stop;
             let (old, new) = (before.ends(), self.links.ends());

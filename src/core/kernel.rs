@@ -14,7 +14,6 @@ use super::cell::Cell;
 use super::cost::CostModel;
 use super::grid::{CornerRule, NavGrid, Topology};
 use super::heuristic::{Heuristic, WEIGHT_ONE};
-use super::links::LinkIndex;
 use super::zeroed::{Zeroed, grow_zeroed, zeroed_vec};
 
 /// Extra cost on a cell for one search only, e.g. cells claimed or occupied by other units.
@@ -678,16 +677,4 @@ impl Query {
             via * self.weight / WEIGHT_ONE
         })
     }
-}
-
-/// The least cost from any open crossing's entry to the goal: the crossing's cost plus `h` from
-/// its exit (`h` of a padded index, unweighted); `u64::MAX` without crossings. A `backward`
-/// search walks crossings from exit to entry: `h` is taken from the entry then.
-pub(super) fn link_exit_bound(links: &LinkIndex, backward: bool, h: impl Fn(usize) -> u64) -> u64 {
-    links
-        .crossings()
-        .iter()
-        .map(|e| e.cost + h(if backward { e.from } else { e.to } as usize))
-        .min()
-        .unwrap_or(u64::MAX)
 }

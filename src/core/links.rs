@@ -52,6 +52,64 @@ pub struct Link {
     /// How many units may be inside the link at once (a ladder: 1); 0 for any number. Units
     /// that find it full wait at the entry. Searches do not see it: it is for movement.
     pub capacity: u16,
+    /// Who may cross: a unit holding any one of these keys (a gate for one player's units, a
+    /// tunnel for one unit class). [`LinkKeys::NONE`], the default, needs no key: everyone
+    /// crosses. A grid searches with the keys it holds ([`NavGrid::set_held_keys`](super::NavGrid::set_held_keys)).
+    #[cfg_attr(feature = "serialize", serde(default))]
+    pub keys: LinkKeys,
+}
+
+/// A set of up to 64 keys that open links ([`Link::keys`]): a game numbers its keys (a player's
+/// gate, a class's tunnel) and gives units the keys they hold.
+///
+/// ```
+/// use bevy_tilepath::core::{Cell, find_path, Link, LinkKeys, NavGrid, SearchConfig};
+///
+/// const BLUE: LinkKeys = LinkKeys::key(0);
+/// let mut grid = NavGrid::new(20, 10).unwrap();
+/// for y in 0..10 {
+///     grid.set_walkable(Cell::new(10, y), false).unwrap();
+/// }
+/// // A gate through the wall that only blue's units may use.
+/// grid.add_link(Link::two_way(Cell::new(9, 5), Cell::new(11, 5), 2.0).for_keys(BLUE)).unwrap();
+/// let (from, to) = (Cell::new(2, 5), Cell::new(18, 5));
+/// assert!(find_path(&grid, from, to, &SearchConfig::default()).is_err());
+/// grid.set_held_keys(BLUE);
+/// // 7 steps to the gate, its 2 tiles, 7 steps on.
+/// assert_eq!(find_path(&grid, from, to, &SearchConfig::default()).unwrap().length, 16.0);
+/// ```
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, bevy::reflect::Reflect,
+)]
+pub struct LinkKeys(pub u64);
+
+impl LinkKeys {
+    /// No keys: on a link, everyone may cross; held, only links without keys open.
+    pub const NONE: LinkKeys = LinkKeys(0);
+    /// Every key.
+    pub const ALL: LinkKeys = LinkKeys(u64::MAX);
+
+    /// Key number `k` alone (`k` below 64; higher numbers wrap).
+    pub const fn key(k: u8) -> LinkKeys {
+        LinkKeys(1 << (k % 64))
+    }
+
+    /// These keys and key number `k`.
+    pub const fn with(self, k: u8) -> LinkKeys {
+        LinkKeys(self.0 | LinkKeys::key(k).0)
+    }
+
+    /// Whether there are no keys here.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether a unit holding `held` may cross a link that needs these keys: no key needed, or
+    /// it holds one of them.
+    pub const fn open_to(self, held: LinkKeys) -> bool {
+        self.0 == 0 || self.0 & held.0 != 0
+    }
 }
 
 impl Link {
@@ -64,6 +122,7 @@ impl Link {
             two_way: true,
             open: true,
             capacity: 0,
+            keys: LinkKeys::NONE,
         }
     }
 
@@ -76,6 +135,7 @@ impl Link {
             two_way: false,
             open: true,
             capacity: 0,
+            keys: LinkKeys::NONE,
         }
     }
 
@@ -85,6 +145,11 @@ impl Link {
             open: false,
             ..self
         }
+    }
+
+    /// The same link, crossed only by units holding one of `keys` ([`Link::keys`]).
+    pub fn for_keys(self, keys: LinkKeys) -> Self {
+        Link { keys, ..self }
     }
 
     /// The same link, holding at most `units` units at once (0: any number).
@@ -135,6 +200,9 @@ pub(crate) struct LinkIndex {
     bound: Vec<u32>,
     /// The sum of the open links' costs (a bound on what crossings add to any path).
     total_cost: u64,
+    /// The keys the grid's searches hold: links that need others are left out of the
+    /// crossings, as closed ones are.
+    held: LinkKeys,
 }
 
 /// Why a link could not be added or changed.
@@ -183,6 +251,11 @@ impl Shape {
 #[inline(always)]
 fn bit(bits: &[u64], i: usize) -> bool {
     bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
+/// Whether a search holding `held` may cross `link` now.
+fn crosses(link: &Link, held: LinkKeys) -> bool {
+    link.open && link.keys.open_to(held)
 }
 
 /// The run of `edges` (sorted by `key`) whose `key` is padded cell `i`; `bits` marks the cells
@@ -255,6 +328,41 @@ impl LinkIndex {
         Ok(true)
     }
 
+    /// Whether the grid's searches may cross `link` now: open, and needing no key the grid
+    /// does not hold.
+    pub(crate) fn crosses(&self, link: &Link) -> bool {
+        crosses(link, self.held)
+    }
+
+    /// The keys the grid's searches hold.
+    pub(crate) fn held(&self) -> LinkKeys {
+        self.held
+    }
+
+    /// Holds `keys` from now on; whether that changed the crossings.
+    pub(crate) fn set_held(&mut self, keys: LinkKeys, shape: Shape) -> bool {
+        if keys == self.held {
+            return false;
+        }
+        let before: Vec<bool> = self
+            .slots
+            .iter()
+            .flatten()
+            .map(|l| self.crosses(l))
+            .collect();
+        self.held = keys;
+        let changed = self
+            .slots
+            .iter()
+            .flatten()
+            .zip(before)
+            .any(|(l, b)| self.crosses(l) != b);
+        if changed {
+            self.rebuild(shape, false);
+        }
+        changed
+    }
+
     fn get_mut(&mut self, id: LinkId) -> Result<&mut Link, LinkError> {
         self.slots
             .get_mut(id.0 as usize)
@@ -301,11 +409,12 @@ impl LinkIndex {
     pub(crate) fn rebuild(&mut self, shape: Shape, ends_changed: bool) {
         self.out.clear();
         self.total_cost = 0;
-        let open = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(k, l)| l.as_ref().filter(|l| l.open).map(|l| (LinkId(k as u32), l)));
+        let held = self.held;
+        let open = self.slots.iter().enumerate().filter_map(|(k, l)| {
+            l.as_ref()
+                .filter(|l| crosses(l, held))
+                .map(|l| (LinkId(k as u32), l))
+        });
         for (id, link) in open {
             let cost = shape.costs.from_tiles(link.cost) as u64;
             let (a, b) = (shape.pad(link.from), shape.pad(link.to));
@@ -422,11 +531,6 @@ impl LinkIndex {
         run_at(&self.into, &self.has_into, i, |e| e.to)
     }
 
-    /// Every open crossing, by entry.
-    pub(crate) fn crossings(&self) -> &[Edge] {
-        &self.out
-    }
-
     /// The cheapest open crossing from padded cell `a` to `b` (the first added among equals),
     /// if any: its link and cost.
     pub(crate) fn crossing(&self, a: usize, b: usize) -> Option<(LinkId, u64)> {
@@ -434,6 +538,17 @@ impl LinkIndex {
             .iter()
             .find(|e| e.to as usize == b)
             .map(|e| (e.id, e.cost))
+    }
+
+    /// The least cost from any open crossing's entry to a goal: the crossing's cost plus `h`
+    /// from its exit (`h` of a padded index, unweighted); `u64::MAX` without crossings. A
+    /// `backward` search walks crossings from exit to entry: `h` is taken from the entry then.
+    pub(crate) fn exit_bound(&self, backward: bool, h: impl Fn(usize) -> u64) -> u64 {
+        self.out
+            .iter()
+            .map(|e| e.cost + h(if backward { e.from } else { e.to } as usize))
+            .min()
+            .unwrap_or(u64::MAX)
     }
 
     /// The sum of the open links' costs.

@@ -76,7 +76,7 @@ pub use hierarchy::{HierarchicalSearch, RegionMap, find_path_hierarchical};
 pub use kernel::CellOverlay;
 pub use lanes::{Lane, LaneWalk, Lanes};
 pub use line::{overlaps_blocked, polyline_cells, traverse, walkable, walkable_sampled};
-pub use links::{Link, LinkError, LinkId};
+pub use links::{Link, LinkError, LinkId, LinkKeys};
 #[cfg(test)]
 pub(crate) use passages::gate_in_a_wall;
 pub use passages::{Crossing, passage_crossings};

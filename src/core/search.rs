@@ -12,8 +12,7 @@ use super::hex;
 use super::jps;
 use super::kernel::{
     self, CellOverlay, Closed, Counts, End, Expand, Frontier, HEX, KeyPacking, Marks,
-    Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move, link_exit_bound,
-    overlay_extra,
+    Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move, overlay_extra,
 };
 use super::links::LinkIndex;
 use super::path::{Path, PathError};
@@ -331,7 +330,7 @@ impl AStar {
         let link_exit = if config.heuristic == Heuristic::Zero || multi_goal {
             u64::MAX
         } else {
-            link_exit_bound(grid.links_raw(), false, |i| {
+            grid.links_raw().exit_bound(false, |i| {
                 let c = grid.cell_of(i);
                 let (dx, dy) = if grid.is_hex() {
                     (hex::distance(c, goal_cell), 0)

@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{MoveClass, TerrainCosts};
+use crate::core::{LinkKeys, MoveClass, TerrainCosts};
 use crate::plugin::agent::NavAgent;
 
 /// What terrain costs a unit: put it on units that are not infantry (vehicles that cannot enter
@@ -38,6 +38,23 @@ impl UnitClass {
     }
 }
 
+/// The keys a unit holds: it may cross links that need one of them
+/// ([`Link::keys`](crate::core::Link::keys)), such as a gate that opens for one player's units
+/// only. A unit without this component holds none: it crosses only links that need no key.
+/// Units holding keys plan on a grid of their own, like a class ([`ClassId`]).
+///
+/// ```
+/// use bevy_tilepath::core::LinkKeys;
+/// use bevy_tilepath::HeldKeys;
+///
+/// // Each player's gates open with the key numbered as the player.
+/// let blue = HeldKeys(LinkKeys::key(0));
+/// assert!(LinkKeys::key(0).open_to(blue.0) && !LinkKeys::key(1).open_to(blue.0));
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component, Default)]
+pub struct HeldKeys(pub LinkKeys);
+
 /// The player a unit belongs to: under fog of war
 /// ([`FogSettings`](crate::FogSettings)) it plans on what its player's units have seen, and
 /// reveals what it sees ([`Sight`](crate::Sight)). Without fog it changes nothing.
@@ -46,7 +63,7 @@ impl UnitClass {
 pub struct PlayerId(pub u8);
 
 /// The class a unit plans and moves as, resolved by the plugin from its [`UnitClass`], its
-/// [`NavAgent`]'s radius and, under fog of war, its [`PlayerId`] ([`ClassId::DEFAULT`] when
+/// [`NavAgent`]'s radius, its [`HeldKeys`] and, under fog of war, its [`PlayerId`] ([`ClassId::DEFAULT`] when
 /// none sets it apart). Read it with [`NavMap::grid_of`](crate::NavMap::grid_of) to see the grid the unit sees.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
@@ -115,18 +132,23 @@ impl NavClasses {
     }
 }
 
+/// What a unit's class is made of: its [`UnitClass`], [`NavAgent`], [`PlayerId`] and
+/// [`HeldKeys`].
+pub(crate) type ClassParts<'a> = (
+    Option<&'a UnitClass>,
+    Option<&'a NavAgent>,
+    Option<&'a PlayerId>,
+    Option<&'a HeldKeys>,
+);
+
 /// The class of a unit with these components (its player counts under fog only).
-pub(crate) fn class_key(
-    class: Option<&UnitClass>,
-    agent: Option<&NavAgent>,
-    player: Option<&PlayerId>,
-    fog: bool,
-) -> ClassKey {
+pub(crate) fn class_key((class, agent, player, keys): ClassParts, fog: bool) -> ClassKey {
     ClassKey {
         class: MoveClass::new(
             class.map(|c| c.costs.clone()).unwrap_or_default(),
             MoveClass::footprint_for_radius(agent.map_or(0.0, |a| a.radius)),
-        ),
+        )
+        .with_keys(keys.map_or(LinkKeys::NONE, |k| k.0)),
         player: player.filter(|_| fog).map(|p| p.0),
     }
 }

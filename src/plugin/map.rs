@@ -9,7 +9,9 @@ use crate::core::{
     Cell, ClassError, ClassGrid, GridError, Knowledge, Link, LinkError, LinkId, NavGrid,
 };
 use crate::plugin::agent::NavAgent;
-use crate::plugin::classes::{ClassId, ClassKey, NavClasses, PlayerId, UnitClass, class_key};
+use crate::plugin::classes::{
+    ClassId, ClassKey, ClassParts, HeldKeys, NavClasses, PlayerId, UnitClass, class_key,
+};
 use crate::plugin::settings::TilepathSettings;
 
 pub(crate) mod jump_tables;
@@ -55,6 +57,9 @@ pub struct NavMap {
     to_world: Affine2,
     to_grid: Affine2,
     changed: Vec<Cell>,
+    /// Links that became crossable since the plugin last handled changes (added open, or
+    /// opened): units whose way they may shorten search again.
+    opened_links: Vec<Link>,
     /// The links placed by [`NavLink`](links::NavLink) entities (a saved map leaves them out:
     /// the entities bring them back).
     entity_links: Vec<LinkId>,
@@ -83,6 +88,7 @@ impl NavMap {
             to_world: Affine2::IDENTITY,
             to_grid: Affine2::IDENTITY,
             changed: Vec::new(),
+            opened_links: Vec::new(),
             entity_links: Vec::new(),
         };
         map.set_placement(to_world);
@@ -344,10 +350,14 @@ impl NavMap {
 
     /// Adds a link between two cells ([`Link`]: a door, a one-way drop, a teleporter), on the
     /// shared grid and every class grid, with the same handle. Units whose remaining path
-    /// comes near either end search again, as after an edit of those cells.
+    /// comes near either end search again, as after an edit of those cells, and so do units
+    /// whose way an open link may shorten (see [`NavMap::set_link_open`]).
     pub fn add_link(&mut self, link: Link) -> Result<LinkId, LinkError> {
         let id = self.grid_mut().add_link(link)?;
         self.links_changed(&link);
+        if link.open {
+            self.opened_links.push(link);
+        }
         Ok(id)
     }
 
@@ -372,14 +382,26 @@ impl NavMap {
         self.entity_links.contains(&id)
     }
 
-    /// Opens or closes a link (a door), on every grid of the map.
+    /// Opens or closes a link (a door), on every grid of the map. Units whose remaining path
+    /// comes near either end search again; so, when it opens, do units far from it whose way
+    /// it may shorten: those for which the least a path through it could cost
+    /// ([`NavGrid::cost_bound`](crate::core::NavGrid::cost_bound) to its entry, the crossing,
+    /// from its exit to the goal) is below what their path still costs.
     pub fn set_link_open(&mut self, id: LinkId, open: bool) -> Result<(), LinkError> {
         let before = self.grid.link(id).copied();
         self.grid_mut().set_link_open(id, open)?;
         if let Some(link) = before.filter(|l| l.open != open) {
             self.links_changed(&link);
+            if open {
+                self.opened_links.push(Link { open, ..link });
+            }
         }
         Ok(())
+    }
+
+    /// The links that became crossable since the plugin last handled changes.
+    pub(crate) fn take_opened_links(&mut self) -> Vec<Link> {
+        std::mem::take(&mut self.opened_links)
     }
 
     /// After a change to the shared grid's links: the class grids follow, and the link's ends
@@ -495,39 +517,36 @@ struct ClassEntry {
 }
 
 /// What [`resolve_classes`] reads of a unit.
-type ClassParts = (
-    Entity,
-    Option<&'static UnitClass>,
-    Option<&'static NavAgent>,
-    Option<&'static PlayerId>,
-    Option<&'static ClassId>,
-);
+type UnitParts = (Entity, ClassParts<'static>, Option<&'static ClassId>);
 
-/// Resolves the class of units whose [`UnitClass`], [`NavAgent`] or [`PlayerId`] changed (or
-/// was removed), of every unit when fog of war is turned on or off, and gives every map a grid
-/// for every class in use.
+/// What changes a unit's class.
+type ClassChanged = Or<(
+    Changed<UnitClass>,
+    Changed<NavAgent>,
+    Changed<PlayerId>,
+    Changed<HeldKeys>,
+)>;
+
+/// Resolves the class of units whose [`UnitClass`], [`NavAgent`], [`PlayerId`] or [`HeldKeys`]
+/// changed (or was removed), of every unit when fog of war is turned on or off, and gives every
+/// map a grid for every class in use.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn resolve_classes(
     mut registry: ResMut<NavClasses>,
     settings: Res<TilepathSettings>,
     mut fog_was: Local<bool>,
-    changed: Query<ClassParts, Or<(Changed<UnitClass>, Changed<NavAgent>, Changed<PlayerId>)>>,
+    changed: Query<UnitParts, ClassChanged>,
     mut removed_class: RemovedComponents<UnitClass>,
     mut removed_player: RemovedComponents<PlayerId>,
-    units: Query<ClassParts>,
+    mut removed_keys: RemovedComponents<HeldKeys>,
+    units: Query<UnitParts>,
     mut maps: Query<&mut NavMap>,
     mut commands: Commands,
 ) {
     let fog = settings.fog.enabled;
-    let mut set = |(entity, class, agent, player, id): (
-        Entity,
-        Option<&UnitClass>,
-        Option<&NavAgent>,
-        Option<&PlayerId>,
-        Option<&ClassId>,
-    ),
+    let mut set = |(entity, parts, id): (Entity, ClassParts, Option<&ClassId>),
                    commands: &mut Commands| {
-        let new = registry.intern(class_key(class, agent, player, fog));
+        let new = registry.intern(class_key(parts, fog));
         if ClassId::of(id) != new {
             commands.entity(entity).insert(new);
         }
@@ -540,7 +559,8 @@ pub(crate) fn resolve_classes(
         for parts in &changed {
             set(parts, &mut commands);
         }
-        for entity in removed_class.read().chain(removed_player.read()) {
+        let removed = removed_class.read().chain(removed_player.read());
+        for entity in removed.chain(removed_keys.read()) {
             if let Ok(parts) = units.get(entity) {
                 set(parts, &mut commands);
             }

@@ -3,7 +3,7 @@
 //! A game saves through reflection (Bevy's `DynamicWorld`, or any reflection-based saver) and
 //! the plugin's components are saved as they are: [`PathRequest`], [`PathStatus`],
 //! [`NavPath`], [`PathProgress`], [`Mover`](crate::Mover), [`NavAgent`], [`UnitClass`],
-//! [`PlayerId`], [`Sight`](crate::Sight), [`LockstepKey`](crate::LockstepKey),
+//! [`PlayerId`], [`HeldKeys`](crate::HeldKeys), [`Sight`](crate::Sight), [`LockstepKey`](crate::LockstepKey),
 //! [`DesiredVelocity`](crate::DesiredVelocity), [`OrderQueue`](crate::OrderQueue),
 //! [`HoldPosition`](crate::HoldPosition), and, with the `serialize` feature,
 //! [`NavMap`](crate::NavMap). What the plugin keeps in its resources is not: requests owed an
@@ -24,7 +24,7 @@ use bevy::prelude::*;
 use super::movement::state::PathProgress;
 use super::queue::path_queue::PathQueue;
 use crate::plugin::agent::NavAgent;
-use crate::plugin::classes::{NavClasses, PlayerId, UnitClass, class_key};
+use crate::plugin::classes::{HeldKeys, NavClasses, PlayerId, UnitClass, class_key};
 use crate::plugin::outcomes::NavPath;
 use crate::plugin::request::{PathOrigin, PathRequest, PathStatus, PendingRequests, Ticket};
 use crate::plugin::settings::TilepathSettings;
@@ -232,6 +232,7 @@ type Loaded = (
     Option<&'static UnitClass>,
     Option<&'static NavAgent>,
     Option<&'static PlayerId>,
+    Option<&'static HeldKeys>,
 );
 
 /// Carries loaded units on (see the [module](self)): first in the plugin's frame.
@@ -249,10 +250,11 @@ pub(crate) fn restore_saved(
     let mut loaded: Vec<_> = units.iter_mut().collect();
     // Stable order: the loaded entities' ids, as the game spawned them.
     loaded.sort_unstable_by_key(|u| u.0);
-    for (entity, saved, mut path, progress, class, agent, player) in loaded {
+    for (entity, saved, mut path, progress, class, agent, player, keys) in loaded {
         if let Some(path) = &mut path {
             // Class ids are handed out as classes appear: the loaded game's may differ.
-            path.class = registry.intern(class_key(class, agent, player, settings.fog.enabled));
+            let parts = (class, agent, player, keys);
+            path.class = registry.intern(class_key(parts, settings.fog.enabled));
         }
         if let Some(mut progress) = progress {
             progress.restore(path.as_ref().map(|p| (p.map, p.ticket)));

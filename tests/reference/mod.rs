@@ -68,7 +68,7 @@ pub fn reference_costs(grid: &NavGrid, start: Cell) -> Vec<Option<u64>> {
 }
 
 /// The crossings of `links` written from their fields alone: an open link between walkable
-/// cells is crossed from `from` to `to` (and back if two-way) at its cost in tiles times the
+/// cells that needs no key or one the grid holds ([`NavGrid::held_keys`]) is crossed from `from` to `to` (and back if two-way) at its cost in tiles times the
 /// straight step's cost, rounded, plus the penalty of the cell it lands on.
 pub fn link_steps(grid: &NavGrid, links: &[Link]) -> Vec<(Cell, Cell, u64)> {
     let open = |c: Cell| grid.terrain(c).is_ok_and(|t| t != BLOCKED);
@@ -77,6 +77,7 @@ pub fn link_steps(grid: &NavGrid, links: &[Link]) -> Vec<(Cell, Cell, u64)> {
     for l in links
         .iter()
         .filter(|l| l.open && open(l.from) && open(l.to))
+        .filter(|l| l.keys.is_empty() || l.keys.0 & grid.held_keys().0 != 0)
     {
         let cost = (l.cost as f64 * straight).round() as u64;
         steps.push((l.from, l.to, cost + grid.penalty(l.to).unwrap() as u64));

@@ -2,7 +2,8 @@
 //! ([`keep_regions`]), and repath on edit and on reveal: units whose remaining path comes near a cell edited this
 //! frame (through [`NavMap::set_terrain`] or [`NavMap::set_walkable`]), or a cell of their
 //! class's grid that their player's units saw other than assumed (fog of war), search again for
-//! the same goal; the rest keep their paths. A path near walls put up (and no other edit) is
+//! the same goal; the rest keep their paths. A link that opens (a door) also sends units far from
+//! it searching again when a path through it could cost less than theirs still does. A path near walls put up (and no other edit) is
 //! kept while the body can still walk its waypoints: blocking cells never makes a way cheaper,
 //! and in a game that edits its map all the time (`soak`: 3 cells every 10 frames) half of the
 //! repaths were of such paths. How far a unit has got is read from the movement plugin's
@@ -12,7 +13,7 @@ use bevy::platform::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 
-use crate::core::{BLOCKED, Cell, NavGrid, cells_around, walkable};
+use crate::core::{BLOCKED, Cell, Link, NavGrid, cells_around, walkable};
 use crate::plugin::agent::NavAgent;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::NavMap;
@@ -103,10 +104,35 @@ pub(crate) fn repath_on_change(
     }
 }
 
+/// Whether one of `opened` (links that just became crossable) may shorten what is left of
+/// `path` from its corridor cell `from`: the least a path through it could cost on `grid` is
+/// below the most the rest of the path costs (its whole cost less the least its walked part
+/// could have cost).
+fn shortened_by(grid: &NavGrid, path: &NavPath, from: usize, opened: &[Link]) -> bool {
+    let (Some(&start), Some(&at)) = (path.cells.first(), path.corridor.get(from)) else {
+        return false;
+    };
+    if !grid.in_bounds(at) || !grid.in_bounds(path.goal) {
+        return false;
+    }
+    let rest = path.cost.saturating_sub(grid.cost_bound(start, at));
+    opened.iter().any(|l| {
+        let back = l.two_way.then_some((l.to, l.from));
+        std::iter::once((l.from, l.to)).chain(back).any(|(a, b)| {
+            grid.crossing(a, b).is_some_and(|(_, cost)| {
+                let via = grid.cost_bound(at, a) + cost + grid.cost_bound(b, path.goal);
+                via < rest
+            })
+        })
+    })
+}
+
 /// One map's edits and reveals of this frame, and the cells near them (worked out once per
 /// reach or class, as units need them).
 struct Edits {
     changed: Vec<Cell>,
+    /// Links that became crossable (added open, or opened).
+    opened_links: Vec<Link>,
     /// The edited cells now blocked on the map's grid.
     blocked: Vec<Cell>,
     /// The others: opened, or of new terrain.
@@ -123,6 +149,7 @@ impl Edits {
     /// Takes `map`'s edits and reveals; `None` if it has neither.
     fn take(map: &mut NavMap) -> Option<Edits> {
         let changed = map.take_changed();
+        let opened_links = map.take_opened_links();
         let (blocked, opened): (Vec<Cell>, Vec<Cell>) =
             changed.iter().partition(|&&c| !map.grid().is_walkable(c));
         let mut revealed: HashMap<ClassId, (Vec<Cell>, HashSet<Cell>)> = HashMap::new();
@@ -139,6 +166,7 @@ impl Edits {
         }
         Some(Edits {
             changed,
+            opened_links,
             blocked,
             opened,
             revealed,
@@ -197,7 +225,9 @@ impl Edits {
                         .collect();
                     !still_walkable(grid, &points, radius, &self.blocked, reach)
                 });
-        if edited {
+        if edited
+            || !self.opened_links.is_empty() && shortened_by(grid, path, from, &self.opened_links)
+        {
             return Some(PathOrigin::GridEdit);
         }
         let (blocked, dearer) = seen?;
