@@ -10,7 +10,9 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, Link, LinkId, LinkKeys, NavGrid, overlaps_blocked};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{EnteredLink, HeldKeys, LeftLink, MoveState, NavLink, NavPath, PathProgress};
+use bevy_tilepath::{
+    EnteredLink, HeldKeys, LeftLink, MoveState, NavLink, NavPath, PathProgress, SearchKind,
+};
 
 #[derive(Resource, Default)]
 struct Log {
@@ -414,4 +416,32 @@ fn a_door_opened_far_away_shortens_the_way_of_the_units_it_helps_only() {
     assert!(track[0].iter().all(|p| p.y > 1.0), "went round by the gap");
     // The door is no use to the unit that stays west: it kept its path.
     assert_eq!(ticket(&app, west), tickets.1);
+}
+
+#[test]
+fn a_long_request_goes_through_the_region_map_and_its_teleporter() {
+    // 160 tiles of map, a wall down the middle, a teleporter through it: far beyond the
+    // distance past which requests go through the region map. A strip of dearer ground: a
+    // grid of two terrains, where jump point search does not run.
+    let mut grid = NavGrid::new(160, 40).unwrap();
+    for y in 0..40 {
+        grid.set_walkable(Cell::new(80, y), false).unwrap();
+    }
+    for x in 0..160 {
+        grid.set_terrain(Cell::new(x, 0), 3).unwrap();
+    }
+    let teleporter = Link::two_way(Cell::new(70, 20), Cell::new(90, 20), 1.0);
+    let (mut app, ids) = app(grid.clone(), &[teleporter]);
+    for _ in 0..10 {
+        app.update();
+    }
+    let u = unit(&mut app, Cell::new(2, 20), Cell::new(157, 20));
+    let mut track = vec![Vec::new()];
+    run(&mut app, 60 * 60, &[u], &grid, &mut track);
+    assert!(arrived(&app, u), "not arrived: at {}", at(&mut app, u));
+    let path = app.world().get::<NavPath>(u).unwrap();
+    assert_eq!(path.search, SearchKind::Hierarchical);
+    let log = app.world().resource::<Log>();
+    assert_eq!(log.entered.len(), 1, "{:?}", log.entered);
+    assert_eq!(log.entered[0].0.link, ids[0]);
 }

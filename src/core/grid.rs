@@ -782,26 +782,40 @@ impl NavGrid {
     /// would say (the open-grid distance at the cheapest terrain, lowered to what a path
     /// through a link could cost). Both cells in bounds.
     pub fn cost_bound(&self, from: Cell, to: Cell) -> u64 {
+        self.cost_bound_to(to)(from)
+    }
+
+    /// [`NavGrid::cost_bound`] to `to`, from any cell in bounds (what depends on `to` alone is
+    /// worked out once).
+    pub(crate) fn cost_bound_to(&self, to: Cell) -> impl Fn(Cell) -> u64 + '_ {
         use super::heuristic::{Heuristic, WEIGHT_ONE};
         let min_terrain = u64::from(self.min_terrain().max(1));
-        let h = |a: Cell| {
-            let (dx, dy) = match self.rules.topology {
-                Topology::Hex => (super::hex::distance(a, to), 0),
-                _ => ((to.x - a.x).unsigned_abs(), (to.y - a.y).unsigned_abs()),
+        let (costs, hex) = (self.rules.costs, self.is_hex());
+        let h = move |a: Cell| {
+            let (dx, dy) = if hex {
+                (super::hex::distance(a, to), 0)
+            } else {
+                ((to.x - a.x).unsigned_abs(), (to.y - a.y).unsigned_abs())
             };
-            Heuristic::Octile.estimate(dx, dy, self.rules.costs, min_terrain, WEIGHT_ONE)
+            Heuristic::Octile.estimate(dx, dy, costs, min_terrain, WEIGHT_ONE)
         };
-        let direct = h(from);
-        if !self.links.any() {
-            return direct;
-        }
         // A path through links walks to some link's end first and leaves its last crossing's
         // exit for `to` over cells.
-        let exit = self.links.exit_bound(false, |i| h(self.cell_of(i)));
-        let entry = self
-            .links
-            .entry_bound(self.pad(from.x as u32, from.y as u32));
-        direct.min((entry * min_terrain).saturating_add(exit))
+        let exit = if self.links.any() {
+            self.links.exit_bound(false, |i| h(self.cell_of(i)))
+        } else {
+            u64::MAX
+        };
+        move |from: Cell| {
+            let direct = h(from);
+            if exit == u64::MAX {
+                return direct;
+            }
+            let entry = self
+                .links
+                .entry_bound(self.pad(from.x as u32, from.y as u32));
+            direct.min((entry * min_terrain).saturating_add(exit))
+        }
     }
 
     /// Whether the path's step from `from` to `to` is a link's crossing rather than a move to a

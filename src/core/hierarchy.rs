@@ -15,6 +15,11 @@
 //! 2.6-3.7 % to 0.3-1.3 %; see BENCHMARKS.md).
 //! After grid edits the map is brought up to date cluster by cluster ([`RegionMap::update`]);
 //! until then it is stale ([`RegionMap::is_current`]).
+//!
+//! A grid's links ([`Link`](super::Link)) are edges of the region map: each end of a link is a
+//! node of its cluster (linked to the cluster's transitions like one), and each open crossing
+//! the grid may take an edge between its ends at the crossing's cost. Opening or closing a link
+//! changes only those edges.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -23,7 +28,6 @@ use bevy::platform::collections::HashMap;
 
 use super::cell::{BLOCKED, Cell};
 use super::grid::{CornerRule, NavGrid, Topology};
-use super::heuristic::{Heuristic, WEIGHT_ONE};
 use super::islands::RING;
 use super::kernel::CellOverlay;
 use super::path::{Path, PathError};
@@ -72,6 +76,11 @@ pub struct RegionMap {
     /// The transitions (pairs of facing nodes) of each border: cluster `k`'s right border at
     /// `2 k`, its upper border at `2 k + 1`.
     borders: Vec<Vec<(u32, u32)>>,
+    /// The walkable ends of the grid's links, each a node (sorted).
+    link_ends: Vec<Cell>,
+    /// The crossings the grid may take now, as edges between the nodes of their ends: (entry
+    /// node, exit node, cost), sorted.
+    crossings: Vec<(u32, u32, u64)>,
 }
 
 /// A cluster's right border, or its upper one.
@@ -102,15 +111,19 @@ impl RegionMap {
             uses: Vec::new(),
             free: Vec::new(),
             borders: vec![Vec::new(); 2 * count],
+            link_ends: Vec::new(),
+            crossings: Vec::new(),
         };
         for k in 0..count {
             for side in [Side::Right, Side::Up] {
                 map.set_border(grid, k, side);
             }
         }
+        map.set_link_ends(grid);
         for k in 0..count {
             map.link_cluster(grid, k);
         }
+        map.set_crossings(grid);
         map
     }
 
@@ -118,6 +131,8 @@ impl RegionMap {
     /// the clusters they touch only: their borders' transitions are found again, and the costs
     /// inside those clusters and their neighbours. Gives the same map as [`RegionMap::build`]
     /// on the edited grid (up to node numbering), at a fraction of its cost on a large map.
+    /// Links are followed whatever the cells given: after opening or closing a link, `changed`
+    /// may be empty.
     pub fn update(&mut self, grid: &NavGrid, changed: impl IntoIterator<Item = Cell>) {
         let mut borders: Vec<(usize, Side)> = Vec::new();
         let mut touched: Vec<usize> = Vec::new();
@@ -147,12 +162,77 @@ impl RegionMap {
                 clusters.extend(self.across(k, side));
             }
         }
+        clusters.extend(self.set_link_ends(grid));
         clusters.sort_unstable();
         clusters.dedup();
         for k in clusters {
             self.link_cluster(grid, k);
         }
+        self.set_crossings(grid);
         self.version = grid.version();
+    }
+
+    /// Makes the walkable ends of the grid's links nodes (and those no longer such, not);
+    /// returns the clusters whose nodes changed.
+    fn set_link_ends(&mut self, grid: &NavGrid) -> Vec<usize> {
+        let mut ends: Vec<Cell> = grid
+            .links()
+            .flat_map(|(_, l)| [l.from, l.to])
+            .filter(|&c| grid.is_walkable(c))
+            .collect();
+        ends.sort_unstable_by_key(|c| (c.y, c.x));
+        ends.dedup();
+        if ends == self.link_ends {
+            return Vec::new();
+        }
+        let old = std::mem::take(&mut self.link_ends);
+        let gone: Vec<Cell> = old.iter().filter(|c| !ends.contains(c)).copied().collect();
+        let new: Vec<Cell> = ends.iter().filter(|c| !old.contains(c)).copied().collect();
+        for &cell in &gone {
+            let id = self.by_cell[&cell];
+            self.release(id);
+        }
+        for &cell in &new {
+            self.node(cell);
+        }
+        self.link_ends = ends;
+        gone.iter()
+            .chain(&new)
+            .map(|&c| self.cluster_of(c))
+            .collect()
+    }
+
+    /// The edges of the crossings the grid may take now (open, open to the keys it holds,
+    /// between walkable ends), at their cost.
+    fn set_crossings(&mut self, grid: &NavGrid) {
+        self.crossings.clear();
+        for (_, link) in grid.links() {
+            let back = link.two_way.then_some((link.to, link.from));
+            for (a, b) in std::iter::once((link.from, link.to)).chain(back) {
+                if grid.crossing(a, b).is_none() {
+                    continue;
+                }
+                let (Some(&na), Some(&nb), Some(cost)) = (
+                    self.by_cell.get(&a),
+                    self.by_cell.get(&b),
+                    grid.step_cost(a, b),
+                ) else {
+                    continue;
+                };
+                self.crossings.push((na, nb, cost));
+            }
+        }
+        self.crossings.sort_unstable();
+        self.crossings.dedup_by_key(|&mut (a, b, _)| (a, b));
+    }
+
+    /// The crossings' edges out of node `id`, as (node, cost).
+    fn crossings_from(&self, id: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let first = self.crossings.partition_point(|&(a, _, _)| a < id);
+        self.crossings[first..]
+            .iter()
+            .take_while(move |&&(a, _, _)| a == id)
+            .map(|&(_, b, cost)| (b, cost))
     }
 
     /// Whether the map was built from `grid` as it is now (a grid edit makes it stale).
@@ -165,9 +245,9 @@ impl RegionMap {
         self.nodes.len() - self.free.len()
     }
 
-    /// Every link of the map, as (from cell, to cell, cost), sorted: between the two cells of a
-    /// transition, and between the transitions of one cluster (for drawing the map, or for
-    /// comparing two maps).
+    /// Every edge of the map, as (from cell, to cell, cost), sorted: between the two cells of a
+    /// transition, between the transitions of one cluster, and across the grid's open links
+    /// (for drawing the map, or for comparing two maps).
     pub fn links(&self) -> Vec<(Cell, Cell, u64)> {
         let mut out: Vec<(Cell, Cell, u64)> = Vec::new();
         for (a, edges) in self.edges.iter().enumerate() {
@@ -177,6 +257,9 @@ impl RegionMap {
             for &(b, cost) in edges {
                 out.push((self.nodes[a], self.nodes[b as usize], cost));
             }
+        }
+        for &(a, b, cost) in &self.crossings {
+            out.push((self.nodes[a as usize], self.nodes[b as usize], cost));
         }
         out.sort_unstable_by_key(|&(a, b, c)| (a.x, a.y, b.x, b.y, c));
         out
@@ -428,12 +511,8 @@ impl RegionMap {
             .filter_map(|&m| to_goal.get(&self.nodes[m as usize]).map(|&d| (m, d)))
             .collect();
 
-        let rules = grid.rules();
-        let min_terrain = grid.min_terrain() as u64;
-        let h = |cell: Cell| {
-            let d = (cell - goal).abs();
-            Heuristic::Octile.estimate(d.x as u32, d.y as u32, rules.costs, min_terrain, WEIGHT_ONE)
-        };
+        // The search's own estimate: lowered to what a path through a link could cost.
+        let h = grid.cost_bound_to(goal);
         // Best cost so far and parent of every node (start and goal last).
         let mut best = vec![(u64::MAX, u32::MAX); n + 2];
         let mut heap = BinaryHeap::new();
@@ -461,7 +540,8 @@ impl RegionMap {
                 &self.edges[id as usize]
             };
             let to_goal = into_goal.get(&id).map(|&c| (g, c));
-            for &(next, cost) in edges.iter().chain(to_goal.iter()) {
+            let crossings = self.crossings_from(id);
+            for (next, cost) in edges.iter().copied().chain(to_goal).chain(crossings) {
                 let nd = d + cost;
                 if nd < best[next as usize].0 {
                     best[next as usize] = (nd, id);
@@ -621,10 +701,8 @@ impl HierarchicalSearch {
         }
         let (_, goal) = resolve_ends(grid, start, goal, config.goal_policy)?;
         let apart = (goal - start).abs().max_element();
-        // Region maps know square moves and steps between neighbours only: a hexagonal grid,
-        // and one with links, is searched flat.
+        // Region maps know square moves only: a hexagonal grid is searched flat.
         if grid.is_hex()
-            || grid.has_links()
             || apart <= 2 * regions.cluster
             || regions.cluster_of(start) == regions.cluster_of(goal)
         {
