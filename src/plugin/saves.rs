@@ -3,7 +3,7 @@
 //! A game saves through reflection (Bevy's `DynamicWorld`, or any reflection-based saver) and
 //! the plugin's components are saved as they are: [`PathRequest`], [`PathStatus`],
 //! [`NavPath`], [`PathProgress`], [`Mover`](crate::Mover), [`NavAgent`], [`UnitClass`],
-//! [`PlayerId`], [`HeldKeys`](crate::HeldKeys), [`Sight`](crate::Sight), [`LockstepKey`](crate::LockstepKey),
+//! [`PlayerId`], [`HeldKeys`], [`Sight`](crate::Sight), [`LockstepKey`](crate::LockstepKey),
 //! [`DesiredVelocity`](crate::DesiredVelocity), [`OrderQueue`](crate::OrderQueue),
 //! [`HoldPosition`](crate::HoldPosition), and, with the `serialize` feature,
 //! [`NavMap`](crate::NavMap). What the plugin keeps in its resources is not: requests owed an
