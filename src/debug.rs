@@ -44,8 +44,8 @@ pub struct DebugLayers {
     /// far pushes have moved units off their paths (magenta) and the velocities local avoidance
     /// chose (yellow, half a second's travel).
     pub crowd: bool,
-    /// `F7`: links between cells (green open, grey closed; an arrow for one way, a line with a
-    /// ring at each end for both ways).
+    /// `F7`: links between cells (green open, gold open to key holders only, grey closed; an
+    /// arrow for one way, a line with a ring at each end for both ways).
     pub links: bool,
 }
 
@@ -249,8 +249,8 @@ fn draw_overlay(
     }
 }
 
-/// The map's links: green open to all, gold open to key holders only ([`Link::keys`](crate::core::Link::keys)), grey
-/// closed; one way an arrow, both ways a line with a ring at
+/// The map's links: green open to all, gold open to key holders only
+/// ([`Link::keys`](crate::core::Link::keys)), grey closed; one way an arrow, both ways a line with a ring at
 /// each end.
 fn draw_links(gizmos: &mut Gizmos, map: &NavMap) {
     let ring = map.tile_scale() * 0.3;
