@@ -11,7 +11,8 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{Cell, Link, LinkId, LinkKeys, NavGrid, overlaps_blocked};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    EnteredLink, HeldKeys, LeftLink, MoveState, NavLink, NavPath, PathProgress, SearchKind,
+    EnteredLink, HeldKeys, LeftLink, MoveState, NavLink, NavPath, PathProgress, PathQueue,
+    SearchKind,
 };
 
 #[derive(Resource, Default)]
@@ -432,8 +433,22 @@ fn a_long_request_goes_through_the_region_map_and_its_teleporter() {
     }
     let teleporter = Link::two_way(Cell::new(70, 20), Cell::new(90, 20), 1.0);
     let (mut app, ids) = app(grid.clone(), &[teleporter]);
-    for _ in 0..10 {
+    // The region map is built on a worker: wait for it.
+    let map_entity = {
+        let mut maps = app.world_mut().query_filtered::<Entity, With<NavMap>>();
+        maps.single(app.world()).unwrap()
+    };
+    let mut frames = 0;
+    while app
+        .world()
+        .resource::<PathQueue>()
+        .region_map(map_entity)
+        .is_none()
+    {
+        std::thread::sleep(Duration::from_millis(5));
         app.update();
+        frames += 1;
+        assert!(frames < 2000, "no region map");
     }
     let u = unit(&mut app, Cell::new(2, 20), Cell::new(157, 20));
     let mut track = vec![Vec::new()];
@@ -444,4 +459,17 @@ fn a_long_request_goes_through_the_region_map_and_its_teleporter() {
     let log = app.world().resource::<Log>();
     assert_eq!(log.entered.len(), 1, "{:?}", log.entered);
     assert_eq!(log.entered[0].0.link, ids[0]);
+}
+
+#[test]
+fn a_unit_ordered_onto_a_teleporter_exit_crosses_once_and_arrives() {
+    let grid = wall(&[]);
+    let teleporter = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 1.0);
+    let (mut app, _) = app(grid.clone(), &[teleporter]);
+    let u = unit(&mut app, Cell::new(3, 6), Cell::new(17, 6));
+    let mut track = vec![Vec::new()];
+    run(&mut app, 60 * 20, &[u], &grid, &mut track);
+    assert!(arrived(&app, u), "not arrived: at {}", at(&mut app, u));
+    assert_eq!(grid.cell_at(at(&mut app, u)), Cell::new(17, 6));
+    assert_eq!(app.world().resource::<Log>().entered.len(), 1);
 }

@@ -34,6 +34,7 @@ fn links_within(size: i32, count: usize) -> impl Strategy<Value = Vec<Link>> {
             open,
             capacity: 0,
             keys,
+            walked: false,
         });
     proptest::collection::vec(link, 0..count)
 }

@@ -57,6 +57,12 @@ pub struct Link {
     /// crosses. A grid searches with the keys it holds ([`NavGrid::set_held_keys`](super::NavGrid::set_held_keys)).
     #[cfg_attr(feature = "serialize", serde(default))]
     pub keys: LinkKeys,
+    /// Whether a unit crossing it moves along the straight line from entry to exit in the
+    /// crossing's time (a road between two towns of a waypoint map, a ferry), rather than
+    /// waiting at the entry and coming out at the exit (a door, a teleporter). Searches do not
+    /// see it: it is for movement.
+    #[cfg_attr(feature = "serialize", serde(default))]
+    pub walked: bool,
 }
 
 /// A set of up to 64 keys that open links ([`Link::keys`]): a game numbers its keys (a player's
@@ -123,6 +129,7 @@ impl Link {
             open: true,
             capacity: 0,
             keys: LinkKeys::NONE,
+            walked: false,
         }
     }
 
@@ -136,6 +143,7 @@ impl Link {
             open: true,
             capacity: 0,
             keys: LinkKeys::NONE,
+            walked: false,
         }
     }
 
@@ -143,6 +151,14 @@ impl Link {
     pub fn closed(self) -> Self {
         Link {
             open: false,
+            ..self
+        }
+    }
+
+    /// The same link, its crossing walked along the line between its ends ([`Link::walked`]).
+    pub fn walked(self) -> Self {
+        Link {
+            walked: true,
             ..self
         }
     }

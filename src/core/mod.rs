@@ -9,6 +9,8 @@
 //!   hexagonal cells ([`Topology`]).
 //! - [`Link`]: links between cells that are not neighbours (doors, one-way drops,
 //!   teleporters), kept on the grid; the grid searches cross them (a vehicle's does not).
+//! - [`WaypointGraph`]: a map that is a graph (designer waypoints anywhere, ways between them),
+//!   built into a grid whose only moves are its ways.
 //! - [`ClassGrid`]: a unit class's own grid (its [`TerrainCosts`] per terrain kind, and the
 //!   clearance its footprint needs), derived from the shared one and kept up to date.
 //! - The search kernel (`kernel`): the one best-first loop, node records, the open list and
@@ -55,6 +57,7 @@ mod smooth;
 mod test_rng;
 mod turn;
 mod vehicle;
+mod waypoints;
 mod zeroed;
 
 pub use avoidance::{AvoidanceParams, Body, avoid_velocity, wall_points};
@@ -92,3 +95,4 @@ pub use vehicle::{
     HEADINGS, ReverseRules, VehicleError, VehicleModel, VehicleRules, heading_vector,
     nearest_heading,
 };
+pub use waypoints::{BuiltWaypoints, WaypointError, WaypointGraph, WaypointId};

@@ -74,6 +74,27 @@ impl NavMap {
         )
     }
 
+    /// The map of a waypoint graph ([`WaypointGraph`](crate::core::WaypointGraph)): units walk
+    /// its ways from waypoint to waypoint, each at the world position of its cell's centre
+    /// (order them to a waypoint with [`BuiltWaypoints::cell`](crate::core::BuiltWaypoints::cell)).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_tilepath::core::WaypointGraph;
+    /// use bevy_tilepath::prelude::*;
+    ///
+    /// let mut graph = WaypointGraph::new(10.0);
+    /// let town = graph.add_waypoint(Vec2::new(0.0, 0.0));
+    /// let port = graph.add_waypoint(Vec2::new(400.0, 300.0));
+    /// graph.add_way(town, port).unwrap();
+    /// let built = graph.build().unwrap();
+    /// let map = NavMap::from_waypoints(&built);
+    /// assert!(map.cell_to_world(built.cell(port)).distance(Vec2::new(400.0, 300.0)) < 10.0);
+    /// ```
+    pub fn from_waypoints(built: &crate::core::BuiltWaypoints) -> Self {
+        Self::new(built.grid.clone(), built.origin, Vec2::splat(built.spacing))
+    }
+
     /// A map placed in the world by `to_world`, from grid space (cell units, see
     /// [`NavGrid::cell_center`]; on hexagonal grids neighbouring centres are one unit apart) to
     /// world space. It must be invertible (no zero scale); a

@@ -1,7 +1,8 @@
 //! Crossing links: a unit whose path leads across a [`Link`](crate::core::Link) (two
 //! consecutive waypoints that are the link's ends, not neighbours) stops at the link's entry,
 //! spends the link's cost in tiles at its own speed there, and comes out at the exit, where it
-//! walks on. [`EnteredLink`] and [`LeftLink`] tell the game, so it can animate the crossing (a
+//! walks on; a walked link ([`Link::walked`](crate::core::Link::walked)) is crossed along the
+//! line between its ends in that time instead. [`EnteredLink`] and [`LeftLink`] tell the game, so it can animate the crossing (a
 //! jump, a fade, a ride). A link with a capacity holds that many units at once: the next waits
 //! at the entry, first come first served (in lockstep order in lockstep mode). A unit given a
 //! new path while inside a link comes out at the exit all the same and walks on along the new
@@ -59,7 +60,7 @@ pub(super) fn cross(
     if let Some(crossing) = progress.crossing.as_mut() {
         crossing.left -= ctx.dt;
         if crossing.left > 0.0 {
-            return Some(None);
+            return Some(crossing.walked.then(|| walking(unit, crossing)));
         }
         return Some(Some(come_out(ctx, unit, progress)));
     }
@@ -67,7 +68,10 @@ pub(super) fn cross(
         return None;
     }
     let (entry, exit, (link, cost)) = crossing_ahead(unit, progress.waypoint, pos)?;
-    let capacity = unit.grid.link(link).map_or(0, |l| l.capacity);
+    let (capacity, walked) = unit
+        .grid
+        .link(link)
+        .map_or((0, false), |l| (l.capacity, l.walked));
     if capacity > 0 && ctx.claims.units_in_link(unit.map_entity, link) >= capacity as usize {
         // Full: it waits where it stands, at the entry.
         return Some(None);
@@ -75,13 +79,16 @@ pub(super) fn cross(
     ctx.claims.enter_link(unit.map_entity, link, unit.entity);
     let tiles = unit.grid.rules().costs.to_tiles(cost) as f32;
     let seconds = tiles / unit.mover.speed.max(1e-3);
-    progress.crossing = Some(Crossing {
+    let crossing = Crossing {
         link,
         from: entry.1,
         to: exit.1,
         exit_waypoint: exit.0,
         left: seconds,
-    });
+        seconds,
+        walked,
+    };
+    progress.crossing = Some(crossing);
     let (entity, from, to) = (unit.entity, entry.1, exit.1);
     let entered = EnteredLink {
         entity,
@@ -92,12 +99,32 @@ pub(super) fn cross(
     };
     ctx.commands.write_message(entered);
     ctx.commands.trigger(entered);
+    if walked {
+        return Some(Some(walking(unit, &crossing)));
+    }
     Some(Some((unit.grid.cell_center(from), progress.heading)))
+}
+
+/// Where a unit walking a link's crossing is (grid space), and its heading: along the line
+/// from the entry's centre to the exit's, as far as the time spent (it is recomputed every
+/// frame, so pushes do not carry it off the line).
+fn walking(unit: &Unit, crossing: &Crossing) -> (Vec2, Vec2) {
+    let (a, b) = (
+        unit.grid.cell_center(crossing.from),
+        unit.grid.cell_center(crossing.to),
+    );
+    let done = if crossing.seconds > 0.0 {
+        (1.0 - crossing.left / crossing.seconds).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    (a.lerp(b, done), (b - a).normalize_or(Vec2::X))
 }
 
 /// The crossing of the unit's path it is at, as `(waypoint index, cell)` of its entry and
 /// exit, and the link crossed with its cost: the waypoint it walks to is a crossing's exit (it
-/// passed the entry), or a crossing's entry it is within [`ENTRY_REACH`] of.
+/// passed the entry, and is not out at the exit yet), or a crossing's entry it is within
+/// [`ENTRY_REACH`] of.
 fn crossing_ahead(
     unit: &Unit,
     waypoint: usize,
@@ -120,6 +147,10 @@ fn crossing_ahead(
             continue;
         };
         if k == waypoint && pos.distance(unit.grid.cell_center(a)) > ENTRY_REACH {
+            continue;
+        }
+        // Come out at the exit already (the exit ends its path: the waypoint stays on it).
+        if k < waypoint && pos.distance(unit.grid.cell_center(b)) <= ENTRY_REACH {
             continue;
         }
         return Some(((k, a), (k + 1, b), link));

@@ -224,8 +224,9 @@ pub struct PathProgress {
     pub(crate) crossing: Option<Crossing>,
 }
 
-/// A link being crossed: which, between which cells, the index of the exit's waypoint, and the
-/// seconds left.
+/// A link being crossed: which, between which cells, the index of the exit's waypoint, the
+/// seconds left of how many, and whether the unit walks it (see
+/// [`Link::walked`](crate::core::Link::walked)).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Crossing {
     pub(crate) link: LinkId,
@@ -233,6 +234,8 @@ pub(crate) struct Crossing {
     pub(crate) to: Cell,
     pub(crate) exit_waypoint: usize,
     pub(crate) left: f32,
+    pub(crate) seconds: f32,
+    pub(crate) walked: bool,
 }
 
 /// Searches a unit may ask for, its way blocked by a wall, without getting a tile closer to its
