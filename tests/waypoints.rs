@@ -1,8 +1,8 @@
 //! Maps that are graphs: a unit on a map of waypoints (towns and the roads between them) is
 //! ordered from town to town with the plugin's ordinary request; it walks each road along its
 //! line at its speed, one `EnteredLink` / `LeftLink` pair a road, and arrives; a one-way road is
-//! not taken back; a town no road leads to fails with its reason; every search mode agrees with
-//! a plain Dijkstra over the roads.
+//! not taken back; a town no road leads to fails with its reason; five units sent to one town
+//! all arrive in it; every search mode agrees with a plain Dijkstra over the roads.
 
 use std::time::Duration;
 
@@ -196,5 +196,45 @@ fn searches_on_a_waypoint_map_agree_with_a_dijkstra_over_its_roads() {
         let path = find_nearest(&built.grid, built.cell(towns[a]), &goals, &default()).unwrap();
         let want = best[a][(a + 5) % 12].min(best[a][(a + 7) % 12]);
         assert!((path.length - want).abs() < 1e-2, "nearest from {a}");
+    }
+}
+
+#[test]
+fn a_caravan_of_units_reaches_one_town() {
+    let (graph, [west, _, east, ..]) = towns();
+    let built = graph.build().unwrap();
+    let mut app = app();
+    let map = NavMap::from_waypoints(&built);
+    let (w, e) = (
+        map.cell_to_world(built.cell(west)),
+        map.cell_to_world(built.cell(east)),
+    );
+    app.world_mut().spawn(map);
+    app.update();
+    let units: Vec<Entity> = (0..5)
+        .map(|_| {
+            app.world_mut()
+                .spawn((
+                    Transform::from_translation(w.extend(0.0)),
+                    Mover::default(),
+                    PathRequest::to_cell(built.cell(east)),
+                ))
+                .id()
+        })
+        .collect();
+    for _ in 0..60 * 40 {
+        app.update();
+    }
+    for (k, &u) in units.iter().enumerate() {
+        let p = app
+            .world()
+            .get::<Transform>(u)
+            .unwrap()
+            .translation
+            .truncate();
+        let state = app.world().get::<PathProgress>(u).unwrap().state;
+        assert_eq!(state, MoveState::Arrived, "unit {k}");
+        // In the east town's cell (10 world units), sharing it.
+        assert!(p.distance(e) < 5.0, "unit {k} at {p}, not in the east town");
     }
 }
