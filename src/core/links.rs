@@ -581,19 +581,23 @@ impl LinkIndex {
         backward: bool,
         label: impl Fn(usize) -> Option<u32>,
     ) -> Vec<u32> {
-        let mut reached = vec![start];
-        let hops: Vec<(u32, u32)> = self
+        let mut hops: Vec<(u32, u32)> = self
             .out
             .iter()
             .filter_map(|e| Some((label(e.from as usize)?, label(e.to as usize)?)))
             .filter(|(a, b)| a != b)
             .map(|(a, b)| if backward { (b, a) } else { (a, b) })
             .collect();
+        hops.sort_unstable();
+        hops.dedup();
+        let mut reached = vec![start];
+        let mut seen = std::collections::HashSet::from([start]);
         let mut k = 0;
         while k < reached.len() {
             let at = reached[k];
-            for &(a, b) in &hops {
-                if a == at && !reached.contains(&b) {
+            let first = hops.partition_point(|&(a, _)| a < at);
+            for &(_, b) in hops[first..].iter().take_while(|&&(a, _)| a == at) {
+                if seen.insert(b) {
                     reached.push(b);
                 }
             }

@@ -265,16 +265,22 @@ impl WaypointGraph {
         }
         let mut grid = NavGrid::from_terrain(w, h, MoveRules::default(), &terrain)
             .map_err(WaypointError::Grid)?;
-        let mut links = Vec::with_capacity(self.ways.len());
-        for way in &self.ways {
-            let (a, b) = (cells[way.from.0 as usize], cells[way.to.0 as usize]);
-            let link = if way.two_way {
-                Link::two_way(a, b, way.cost)
-            } else {
-                Link::one_way(a, b, way.cost)
-            };
-            links.push(grid.add_link(link.walked()).map_err(WaypointError::Link)?);
-        }
+        // All the links at once: one rebuild of the grid's link index, not one a link.
+        let slots: Vec<Option<Link>> = self
+            .ways
+            .iter()
+            .map(|way| {
+                let (a, b) = (cells[way.from.0 as usize], cells[way.to.0 as usize]);
+                let link = if way.two_way {
+                    Link::two_way(a, b, way.cost)
+                } else {
+                    Link::one_way(a, b, way.cost)
+                };
+                Some(link.walked())
+            })
+            .collect();
+        let links = (0..slots.len() as u32).map(LinkId).collect();
+        grid.restore_links(slots).map_err(WaypointError::Link)?;
         Ok(BuiltWaypoints {
             grid,
             origin,
