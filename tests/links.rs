@@ -90,6 +90,38 @@ fn step_cost(grid: &NavGrid, crossings: &[(Cell, Cell, u64)], a: Cell, b: Cell) 
     }
 }
 
+/// A region map's answer against the reference cost: a path whose own steps cost what it says,
+/// no cheaper than the reference (a route through the region map may be a little dearer),
+/// found exactly when the reference finds one.
+fn region_path_is_sound(
+    grid: &NavGrid,
+    crossings: &[(Cell, Cell, u64)],
+    (start, goal): (Cell, Cell),
+    found: Result<Path, PathError>,
+    reference: Option<u64>,
+) -> Result<(), TestCaseError> {
+    match (found, reference) {
+        (Ok(p), Some(c)) => {
+            prop_assert!(
+                p.cost >= c,
+                "region map {} under the reference {}",
+                p.cost,
+                c
+            );
+            let sum: Option<u64> = p
+                .cells
+                .windows(2)
+                .map(|s| step_cost(grid, crossings, s[0], s[1]))
+                .sum();
+            prop_assert_eq!(sum, Some(p.cost), "the path's own steps: {:?}", p.cells);
+            prop_assert_eq!((p.cells[0], *p.cells.last().unwrap()), (start, goal));
+        }
+        (Err(PathError::Unreachable), None) => {}
+        (r, c) => prop_assert!(false, "region map {:?} vs reference {:?}", r, c),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
 
@@ -143,21 +175,11 @@ proptest! {
         tree.add_starts(&grid, &[start]);
         while tree.step(&grid, 64) == TreeStep::Pending {}
         prop_assert_eq!(tree.path_from(&grid, start).map(|p| p.cost), reference, "goal tree");
-        // Region maps (links are edges between their clusters): a path whose own steps cost
-        // what it says, no cheaper than the reference (a route through the region map may be
-        // a little dearer), found exactly when the reference finds one.
+        // Region maps (links are edges between their clusters).
         if !grid.is_hex() && grid.has_links() {
             let regions = RegionMap::build(&grid, 4);
-            match (find_path_hierarchical(&grid, &regions, start, goal, &SearchConfig::default()), reference) {
-                (Ok(p), Some(c)) => {
-                    prop_assert!(p.cost >= c, "region map {} under the reference {}", p.cost, c);
-                    let sum: Option<u64> = p.cells.windows(2).map(|s| step_cost(&grid, &crossings, s[0], s[1])).sum();
-                    prop_assert_eq!(sum, Some(p.cost), "the region map path's own steps: {:?}", p.cells);
-                    prop_assert_eq!((p.cells[0], *p.cells.last().unwrap()), (start, goal));
-                }
-                (Err(PathError::Unreachable), None) => {}
-                (r, c) => prop_assert!(false, "region map {:?} vs reference {:?}", r, c),
-            }
+            let found = find_path_hierarchical(&grid, &regions, start, goal, &SearchConfig::default());
+            region_path_is_sound(&grid, &crossings, (start, goal), found, reference)?;
         }
     }
 
@@ -491,16 +513,8 @@ proptest! {
                 continue;
             }
             let reference = reference_costs_with(&grid, start, &crossings)[(goal.y * w + goal.x) as usize];
-            match (find_path_hierarchical(&grid, &regions, start, goal, &SearchConfig::default()), reference) {
-                (Ok(p), Some(c)) => {
-                    prop_assert!(p.cost >= c, "region map {} under the reference {}", p.cost, c);
-                    let sum: Option<u64> = p.cells.windows(2).map(|s| step_cost(&grid, &crossings, s[0], s[1])).sum();
-                    prop_assert_eq!(sum, Some(p.cost), "the path's own steps: {:?}", p.cells);
-                    prop_assert_eq!((p.cells[0], *p.cells.last().unwrap()), (start, goal));
-                }
-                (Err(PathError::Unreachable), None) => {}
-                (r, c) => prop_assert!(false, "region map {:?} vs reference {:?}", r, c),
-            }
+            let found = find_path_hierarchical(&grid, &regions, start, goal, &SearchConfig::default());
+            region_path_is_sound(&grid, &crossings, (start, goal), found, reference)?;
         }
         // Changes: every other link toggled, one removed, new ones added, some ends walled or
         // freed; the map follows each batch.

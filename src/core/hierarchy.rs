@@ -317,8 +317,9 @@ impl RegionMap {
             } else {
                 (self.node(a), self.node(b))
             };
-            let ab = grid.step_cost(a, b).expect("open pair");
-            let ba = grid.step_cost(b, a).expect("open pair");
+            // The step itself: a link between the two cells is an edge of its own.
+            let ab = step_over_border(grid, a, b);
+            let ba = step_over_border(grid, b, a);
             self.edges[na as usize].push((nb, ab));
             self.edges[nb as usize].push((na, ba));
             linked.push((na, nb));
@@ -551,6 +552,16 @@ impl RegionMap {
         }
         None
     }
+}
+
+/// The cost of the step from `a` to its neighbour `b` across a border (an open pair of a
+/// transition): the move's, not a link's that may join the two cells too.
+fn step_over_border(grid: &NavGrid, a: Cell, b: Cell) -> u64 {
+    let i = grid.index(a).expect("a transition cell is on the grid");
+    let d = b - a;
+    Steps::of(grid)
+        .cost(grid, (a, i), (d.x, d.y), false)
+        .expect("open pair")
 }
 
 /// The transitions of a border (pairs of facing cells, in order): its runs where both sides are
