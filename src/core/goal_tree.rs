@@ -66,11 +66,7 @@ impl Estimate {
     /// search's estimate is, backward: a crossing is walked from its exit to its entry here).
     #[inline(always)]
     fn h_links(&self, x: u32, y: u32, links: &LinkIndex, i: usize) -> u64 {
-        let h = self.h(x, y);
-        if self.link_exit == u64::MAX {
-            return h;
-        }
-        h.min(links.entry_bound(i) * self.min_terrain + self.link_exit)
+        links.lowered(self.h(x, y), i, self.min_terrain, self.link_exit)
     }
 
     /// Recomputes [`Estimate::link_exit`] for the box as it is.

@@ -807,14 +807,8 @@ impl NavGrid {
             u64::MAX
         };
         move |from: Cell| {
-            let direct = h(from);
-            if exit == u64::MAX {
-                return direct;
-            }
-            let entry = self
-                .links
-                .entry_bound(self.pad(from.x as u32, from.y as u32));
-            direct.min((entry * min_terrain).saturating_add(exit))
+            let i = self.pad(from.x as u32, from.y as u32);
+            self.links.lowered(h(from), i, min_terrain, exit)
         }
     }
 

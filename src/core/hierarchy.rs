@@ -186,8 +186,11 @@ impl RegionMap {
             return Vec::new();
         }
         let old = std::mem::take(&mut self.link_ends);
-        let gone: Vec<Cell> = old.iter().filter(|c| !ends.contains(c)).copied().collect();
-        let new: Vec<Cell> = ends.iter().filter(|c| !old.contains(c)).copied().collect();
+        // Both sorted: membership by binary search.
+        let key = |c: &Cell| (c.y, c.x);
+        let absent = |from: &[Cell], c: &Cell| from.binary_search_by_key(&key(c), key).is_err();
+        let gone: Vec<Cell> = old.iter().filter(|c| absent(&ends, c)).copied().collect();
+        let new: Vec<Cell> = ends.iter().filter(|c| absent(&old, c)).copied().collect();
         for &cell in &gone {
             let id = self.by_cell[&cell];
             self.release(id);
@@ -207,8 +210,7 @@ impl RegionMap {
     fn set_crossings(&mut self, grid: &NavGrid) {
         self.crossings.clear();
         for (_, link) in grid.links() {
-            let back = link.two_way.then_some((link.to, link.from));
-            for (a, b) in std::iter::once((link.from, link.to)).chain(back) {
+            for (a, b) in link.crossings() {
                 if grid.crossing(a, b).is_none() {
                     continue;
                 }

@@ -155,6 +155,13 @@ impl Link {
         }
     }
 
+    /// The crossings it allows when open, as (entry, exit): from `from` to `to`, and back if
+    /// it is two-way.
+    pub fn crossings(&self) -> impl Iterator<Item = (Cell, Cell)> {
+        let back = self.two_way.then_some((self.to, self.from));
+        std::iter::once((self.from, self.to)).chain(back)
+    }
+
     /// The same link, its crossing walked along the line between its ends ([`Link::walked`]).
     pub fn walked(self) -> Self {
         Link {
@@ -344,12 +351,6 @@ impl LinkIndex {
         Ok(true)
     }
 
-    /// Whether the grid's searches may cross `link` now: open, and needing no key the grid
-    /// does not hold.
-    pub(crate) fn crosses(&self, link: &Link) -> bool {
-        crosses(link, self.held)
-    }
-
     /// The keys the grid's searches hold.
     pub(crate) fn held(&self) -> LinkKeys {
         self.held
@@ -357,22 +358,12 @@ impl LinkIndex {
 
     /// Holds `keys` from now on; whether that changed the crossings.
     pub(crate) fn set_held(&mut self, keys: LinkKeys, shape: Shape) -> bool {
-        if keys == self.held {
-            return false;
-        }
-        let before: Vec<bool> = self
-            .slots
-            .iter()
-            .flatten()
-            .map(|l| self.crosses(l))
-            .collect();
-        self.held = keys;
+        let was = std::mem::replace(&mut self.held, keys);
         let changed = self
             .slots
             .iter()
             .flatten()
-            .zip(before)
-            .any(|(l, b)| self.crosses(l) != b);
+            .any(|l| crosses(l, was) != crosses(l, keys));
         if changed {
             self.rebuild(shape, false);
         }
@@ -433,17 +424,10 @@ impl LinkIndex {
         });
         for (id, link) in open {
             let cost = shape.costs.from_tiles(link.cost) as u64;
-            let (a, b) = (shape.pad(link.from), shape.pad(link.to));
-            self.out.push(Edge {
-                from: a,
-                to: b,
-                cost,
-                id,
-            });
-            if link.two_way {
+            for (a, b) in link.crossings() {
                 self.out.push(Edge {
-                    from: b,
-                    to: a,
+                    from: shape.pad(a),
+                    to: shape.pad(b),
                     cost,
                     id,
                 });
@@ -554,6 +538,17 @@ impl LinkIndex {
             .iter()
             .find(|e| e.to as usize == b)
             .map(|e| (e.id, e.cost))
+    }
+
+    /// An estimate `h` from padded cell `i` lowered to what a path through a link could cost:
+    /// the open-grid cost to the nearest link end (at the cheapest terrain, `min_terrain`),
+    /// then `exit` ([`LinkIndex::exit_bound`]; `u64::MAX` leaves `h` as it is).
+    #[inline(always)]
+    pub(crate) fn lowered(&self, h: u64, i: usize, min_terrain: u64, exit: u64) -> u64 {
+        if exit == u64::MAX {
+            return h;
+        }
+        h.min((self.entry_bound(i) * min_terrain).saturating_add(exit))
     }
 
     /// The least cost from any open crossing's entry to a goal: the crossing's cost plus `h`

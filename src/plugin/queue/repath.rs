@@ -116,14 +116,10 @@ fn shortened_by(grid: &NavGrid, path: &NavPath, from: usize, opened: &[Link]) ->
         return false;
     }
     let rest = path.cost.saturating_sub(grid.cost_bound(start, at));
-    opened.iter().any(|l| {
-        let back = l.two_way.then_some((l.to, l.from));
-        std::iter::once((l.from, l.to)).chain(back).any(|(a, b)| {
-            grid.crossing(a, b).is_some_and(|(_, cost)| {
-                let via = grid.cost_bound(at, a) + cost + grid.cost_bound(b, path.goal);
-                via < rest
-            })
-        })
+    let to_goal = grid.cost_bound_to(path.goal);
+    opened.iter().flat_map(Link::crossings).any(|(a, b)| {
+        grid.crossing(a, b)
+            .is_some_and(|(_, cost)| grid.cost_bound(at, a) + cost + to_goal(b) < rest)
     })
 }
 
