@@ -10,7 +10,7 @@
 //! - `avian`: dynamic bodies; the plugin's pushes go into the velocity, contacts part the rest.
 //! - `contacts`: dynamic bodies, the plugin's pushing off: contacts alone part bodies.
 //!
-//! Measured (BENCHMARKS.md: bodies moved by the game): 100, 300 and 1,000 bodies all arrive, settling 1.0-1.2
+//! Measured (BENCHMARKS.md, physics): 100, 300 and 1,000 bodies all arrive, settling 1.0-1.2
 //! times as late as the plugin's own movement at 2.5-4 times its frame cost; with contacts alone
 //! (`contacts`), crowds jam in the gates (its failures do not fail the process: it is the
 //! comparison).

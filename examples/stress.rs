@@ -752,7 +752,7 @@ impl CrowdTrips {
 
     /// The `crowd` line: the median unit's time to the goal area, a lone unit's (its smoothed
     /// path's length at the crowd's speed), the gap's capacity (units through the wall's two
-    /// gaps per second, over the middle 60 % of the crowd) and the target the issue sets: 1.5 x
+    /// gaps per second, over the middle 60 % of the crowd) and the crowd's target time: 1.5 x
     /// the lone time plus the crowd's time through the gaps at that capacity.
     fn report(&self, grid: &NavGrid, units: u32, speed: f32) {
         let seconds = |f: usize| f as f64 / 60.0;

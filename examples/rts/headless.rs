@@ -21,7 +21,7 @@
 //! `RTS_NUDGE=300` moves one unit (the first in entity order) a ten-thousandth of a tile east
 //! after frame 300: the same game to the eye, but a crowd is chaotic, so every figure of the
 //! summary moves from then on. Runs nudged at a few frames give the noise floor a change of the
-//! crowd's rules must rise above (see BENCHMARKS.md: a crowd's noise floor).
+//! crowd's rules must rise above (see BENCHMARKS.md, crowds: a crowd's noise floor).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;

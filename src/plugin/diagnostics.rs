@@ -161,7 +161,7 @@ impl FrameTally {
 /// Counted work: what each unit of the plugin's main-thread work costs on the budget's clock in
 /// lockstep mode ([`TilepathSettings::lockstep`](crate::TilepathSettings::lockstep)), in
 /// nanoseconds. Nominal costs, measured on a 2-core x86-64 machine (see BENCHMARKS.md,
-/// "Lockstep"), so that [`TilepathSettings::time_budget`](crate::TilepathSettings::time_budget)
+/// "How the defaults were chosen: lockstep"), so that [`TilepathSettings::time_budget`](crate::TilepathSettings::time_budget)
 /// buys about as much work counted as it does timed there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cost {
@@ -245,11 +245,11 @@ impl Cost {
 
     /// Nominal nanoseconds on a grid of [`doublings`] `d` (0 for work that does not read a
     /// grid): work that reads a grid's arrays costs more on bigger grids, as the arrays of
-    /// nodes, jumps and trees outgrow the caches. Measured (BENCHMARKS.md: lockstep's counted
-    /// work refitted) with `perf` and thread CPU time, per unit of work on 256 x 256 and
+    /// nodes, jumps and trees outgrow the caches. Measured (BENCHMARKS.md, how the defaults
+    /// were chosen: lockstep) with `perf` and thread CPU time, per unit of work on 256 x 256 and
     /// 512 x 512 maps: a node expanded by A* 160 and 210 ns, by a jump-table search 360 and
     /// 980, by a shared tree 180 and 300. A cell a line check looks at was refitted
-    /// (BENCHMARKS.md: where a lockstep tick's CPU goes over its counted work) from the ticks of
+    /// (the same section) from the ticks of
     /// six lockstep runs, each three times, once a check counted one look per cell of open ground
     /// (not its block of nine): 15 and 25 ns (7 and 30 before, with which a tick smoothing long
     /// lines on 256 x 256 took 2.6 times its budget at the 99th percentile).

@@ -55,8 +55,9 @@ pub struct TilepathSettings {
     /// ([`SearchConfig::jump_points`] on an eight-way grid of one terrain without penalties), so
     /// the queue's jump point searches read where each jump ends instead of scanning: the same
     /// paths, found faster. A table costs 16 bytes a cell (4 MB on 512 x 512) and is built on
-    /// the main thread when a grid comes to qualify (15-20 ms on 512 x 512), then kept up to
-    /// date by edits locally. Off: searches scan, and tables already built are dropped.
+    /// the async compute pool when a grid comes to qualify (15-20 ms on 512 x 512; searches
+    /// scan until it is given to the grid), then kept up to date by edits locally. Off:
+    /// searches scan, and tables already built are dropped.
     pub jump_tables: bool,
     /// A waiting request gains one priority point per this many frames, so nothing starves.
     pub ageing_frames: u32,
@@ -306,7 +307,7 @@ pub struct CrowdSettings {
     /// of walls; it goes on along its path by that velocity's share along it and moves aside of
     /// it by the rest. Off by default: with pushing it halves the bodies overlapping in a dense
     /// stream through narrow gaps, but in two armies crossing (the RTS demo) it holds units in
-    /// ORCA's standstills and costs more than it gains (see BENCHMARKS.md).
+    /// ORCA's standstills and costs more than it gains (see BENCHMARKS.md, crowds).
     pub avoidance: bool,
     /// Seconds ahead within which avoidance keeps units from touching.
     pub avoidance_horizon: f32,

@@ -145,8 +145,7 @@ pub(crate) fn may_stop_short(s: &Situation) -> bool {
 /// unit behind it, and not with a wall between (the goal that many steps away without a way
 /// through a gate one cell wide in the map's `walls`): units stopped at a gate's mouth with
 /// their goals through it stood on the wrong side of the wall and closed the gate
-/// (BENCHMARKS.md: followers filing through a gap, a unit stopping in a gate, and a wall
-/// between a unit and its goal).
+/// (BENCHMARKS.md, how the defaults were chosen: crowds).
 pub(crate) fn near_goal(
     (grid, walls): (&NavGrid, &NavGrid),
     here: Cell,

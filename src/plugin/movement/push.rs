@@ -50,7 +50,7 @@ const ALONG: f32 = 0.25;
 /// jostling at the gate ahead (see [`Entering`]): two side by side at one, each pressed against
 /// a post by the other, never get a tile. A quarter second, less than a free walk takes for a
 /// tile: a unit slowed at a gate lets the nearer go first at once, and files through gates
-/// one cell wide moved sooner (BENCHMARKS.md: followers filing through a gap).
+/// one cell wide moved sooner (BENCHMARKS.md, how the defaults were chosen: crowds).
 const GATE_JOSTLE: f32 = 0.25;
 
 /// A unit on its way that has jostled for [`GATE_JOSTLE`] seconds to enter `gate`, the next cell

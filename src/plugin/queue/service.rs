@@ -68,7 +68,7 @@ pub(crate) fn prepare_scratch(
 /// search reading the table costs a tenth of an A* or less on the MovingAI maps, while a shared
 /// tree costs at least one A* (a backward search from the goal to every member), more the
 /// further apart they start. 2,000 random requests on 512 x 512, where a few goals repeat: see
-/// BENCHMARKS.md, jump tables (JPS+) in the core and the plugin.
+/// BENCHMARKS.md, how the defaults were chosen: search.
 const SHARE_WITH_JUMP_TABLE: usize = 8;
 
 /// Whether the first of `members` requests to one cell searches alone ([`SHARE_WITH_JUMP_TABLE`]):
