@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example soak -- [--units N] [--frames F] [--drain D] [--workers W] \
 //!     [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] \
-//!     [--save-at F] [--no-jump-tables]
+//!     [--save-at F] [--no-jump-tables] [--vehicles K] [--threads T]
 //! ```
 //!
 //! A busy game's mix, as its players and AI would make it: on an S x S map (256 by
@@ -67,6 +67,13 @@
 //! (two runs with the same arguments must print the same lines, whatever the machine's load),
 //! and `--jitter` sleeps a random 0-4 ms between ticks (from the wall clock, not the seed).
 //! `--no-jump-tables` turns [`TilepathSettings::jump_tables`] off (jump point searches scan).
+//! `--vehicles K` makes every K-th unit spawned a [`Vehicle`](bevy_tilepath::Vehicle) (turning
+//! radius 1.5 tiles, reversing allowed, body radius 0.3): it drives legal turns, never in place;
+//! a `vehicles` line gives how many, the tiles they drove, their sharpest turn against their
+//! turning radius (`max_turn_ratio`: the heading's change over the distance driven in a frame,
+//! times the radius) and the frames in which one turned standing still (`in_place_turns`).
+//! `--threads T` gives Bevy's task pools T threads in all (by default, as many as the machine
+//! has cores): in lockstep mode the checksums must not depend on it.
 //!
 //! With `--save-at F` (feature `serialize`) the game is saved at the end of frame F (units, map
 //! and settings, as RON, through `bevy_tilepath::save_with`) and goes on in a new app that
@@ -92,7 +99,7 @@ use bevy_tilepath::{
 };
 use common::Rng;
 
-const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] [--save-at F] [--no-jump-tables]";
+const USAGE: &str = "usage: soak [--units N] [--frames F] [--drain D] [--workers W] [--map-size S] [--seed X] [--sample K] [--lockstep] [--checksums N] [--jitter] [--save-at F] [--no-jump-tables] [--vehicles K] [--threads T]";
 
 /// Frames within which a request may still be without an outcome when its unit is despawned
 /// (3 s: the longest latency of these runs is under a second): a despawn ends the requests of
@@ -115,6 +122,10 @@ struct Args {
     save_at: usize,
     /// `--no-jump-tables`: jump point searches scan (no JPS+ tables).
     no_jump_tables: bool,
+    /// `--vehicles K`: every K-th unit spawned is a vehicle (0: none).
+    vehicles: u32,
+    /// `--threads T`: the task pools' threads in all (0: Bevy's default).
+    threads: usize,
 }
 
 impl Args {
@@ -133,6 +144,8 @@ impl Args {
             jitter: false,
             save_at: 0,
             no_jump_tables: false,
+            vehicles: 0,
+            threads: 0,
         };
         let mut parser = lexopt::Parser::from_env();
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -149,6 +162,8 @@ impl Args {
                 Long("jitter") => a.jitter = true,
                 Long("save-at") => a.save_at = common::value(&mut parser, "--save-at")?,
                 Long("no-jump-tables") => a.no_jump_tables = true,
+                Long("vehicles") => a.vehicles = common::value(&mut parser, "--vehicles")?,
+                Long("threads") => a.threads = common::value(&mut parser, "--threads")?,
                 _ => return Err(common::unexpected(arg)),
             }
         }
@@ -395,6 +410,8 @@ struct Game {
     size: u32,
     units: Vec<(Key, Entity)>,
     next_key: u32,
+    /// Every this many units spawned is a vehicle (0: none).
+    vehicles: u32,
     /// The game's requests inserted.
     requests: u64,
     /// Requests without an outcome when their unit was despawned (they vanish with it).
@@ -464,6 +481,9 @@ impl Game {
                 PathRequest::to_cell(c).with_policy(GoalPolicy::NearestReachable)
             };
             e.insert(goal);
+        }
+        if self.vehicles > 0 && key.0 % self.vehicles == 0 {
+            e.insert((bevy_tilepath::Vehicle::default(), NavAgent::default()));
         }
         let id = e.id();
         self.units.push((key, id));
@@ -692,21 +712,28 @@ fn slope(points: &[(f64, f64)]) -> f64 {
 
 /// The app: the plugins with `settings` in `schedule`, stepping 1/60 s a frame, counting
 /// outcomes (into the [`Outcomes`] the caller inserts).
-fn new_app(settings: &TilepathSettings, schedule: TilepathSchedule) -> App {
+fn new_app(settings: &TilepathSettings, schedule: TilepathSchedule, threads: usize) -> App {
     let period = Duration::from_secs_f64(1.0 / 60.0);
     let mut app = App::new();
-    app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
-        .insert_resource(Time::<Fixed>::from_duration(period))
-        .insert_resource(settings.clone())
-        .add_plugins(TilepathPlugins { schedule })
-        .register_type::<Key>()
-        .add_systems(
-            schedule.0,
-            count_outcomes
-                .after(TilepathSystems::Receive)
-                .before(TilepathSystems::Last),
-        );
+    let pools = if threads == 0 {
+        TaskPoolOptions::default()
+    } else {
+        TaskPoolOptions::with_num_threads(threads)
+    };
+    app.add_plugins(MinimalPlugins.set(TaskPoolPlugin {
+        task_pool_options: pools,
+    }))
+    .insert_resource(TimeUpdateStrategy::ManualDuration(period))
+    .insert_resource(Time::<Fixed>::from_duration(period))
+    .insert_resource(settings.clone())
+    .add_plugins(TilepathPlugins { schedule })
+    .register_type::<Key>()
+    .add_systems(
+        schedule.0,
+        count_outcomes
+            .after(TilepathSystems::Receive)
+            .before(TilepathSystems::Last),
+    );
     app
 }
 
@@ -720,6 +747,7 @@ fn save_and_reload(
     settings: &TilepathSettings,
     schedule: TilepathSchedule,
     frame: usize,
+    threads: usize,
 ) {
     let t = Instant::now();
     let ron = common::saved_game::save(app.world_mut()).unwrap_or_else(|e| {
@@ -727,7 +755,7 @@ fn save_and_reload(
         std::process::exit(1);
     });
     let save_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let mut loaded = new_app(settings, schedule);
+    let mut loaded = new_app(settings, schedule, threads);
     let outcomes = app
         .world_mut()
         .remove_resource::<Outcomes>()
@@ -761,6 +789,44 @@ fn blocked_pct(world: &World, map: Entity) -> f64 {
     100.0 * blocked as f64 / (w * h) as f64
 }
 
+/// What the runner sees of the vehicles frame to frame: how far they drove, how sharply they
+/// turned against their turning radius, and whether any turned without moving.
+#[derive(Default)]
+struct DriveTally {
+    last: bevy::platform::collections::HashMap<Entity, (Vec2, Vec2)>,
+    vehicles: usize,
+    tiles: f64,
+    /// The sharpest turn seen, as the heading's change over the distance driven, times the
+    /// turning radius (at most 1 for a legal arc).
+    max_turn_ratio: f32,
+    /// Vehicle-frames whose heading changed while the vehicle stood still.
+    in_place_turns: u64,
+}
+
+impl DriveTally {
+    fn frame(&mut self, e: Entity, pos: Vec2, heading: Vec2, radius: f32) {
+        let Some((before, facing)) = self.last.insert(e, (pos, heading)) else {
+            self.vehicles += 1;
+            return;
+        };
+        let moved = pos.distance(before);
+        let turned = facing.angle_to(heading).abs();
+        self.tiles += f64::from(moved);
+        if turned > 1e-3 && moved < 1e-4 {
+            self.in_place_turns += 1;
+        } else if moved > 1e-3 {
+            self.max_turn_ratio = self.max_turn_ratio.max(turned * radius / moved);
+        }
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "vehicles count={} tiles_driven={:.0} max_turn_ratio={:.3} in_place_turns={}",
+            self.vehicles, self.tiles, self.max_turn_ratio, self.in_place_turns
+        )
+    }
+}
+
 fn main() {
     let args = match Args::parse() {
         Ok(a) => a,
@@ -790,7 +856,7 @@ fn main() {
     } else {
         TilepathSchedule::new(Update)
     };
-    let mut app = new_app(&settings, schedule);
+    let mut app = new_app(&settings, schedule, args.threads);
     app.insert_resource(Outcomes {
         // Orders, group orders, respawns and bad requests, and the plugin's own requests
         // (which take tickets too), with room to spare.
@@ -814,6 +880,7 @@ fn main() {
         size: args.size,
         units: Vec::new(),
         next_key: 0,
+        vehicles: args.vehicles,
         requests: 0,
         vanished: 0,
         lost: 0,
@@ -846,6 +913,7 @@ fn main() {
     let mut rss: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut heap: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut blocked_overlaps = 0u64;
+    let mut drives = DriveTally::default();
     let mut walking_raw = 0u64;
     let mut seen_raw = 0u64;
     let mut queue_max = 0usize;
@@ -918,6 +986,10 @@ fn main() {
                     seen_raw += 1;
                 }
                 let pos = map.world_to_grid(tf.translation.truncate());
+                if let Some(vehicle) = world.get::<bevy_tilepath::Vehicle>(e) {
+                    let heading = (tf.rotation * Vec3::X).truncate();
+                    drives.frame(e, pos, heading, vehicle.turning_radius);
+                }
                 let over = common::in_wall(map.grid(), pos, agent.radius);
                 blocked_overlaps += u64::from(over);
                 if over && verbose {
@@ -942,7 +1014,14 @@ fn main() {
         }
         #[cfg(feature = "serialize")]
         if frame == args.save_at {
-            save_and_reload(&mut app, &mut game, &settings, schedule, frame);
+            save_and_reload(
+                &mut app,
+                &mut game,
+                &settings,
+                schedule,
+                frame,
+                args.threads,
+            );
         }
         if frame.is_multiple_of(args.sample) && frame > warm_up && frame <= args.frames {
             rss.push((frame as f64, common::resident_bytes() as f64 / 1e6));
@@ -1032,6 +1111,9 @@ fn main() {
         100.0 * in_time as f64 / wanted as f64
     };
     println!("{}", movement.line());
+    if args.vehicles > 0 {
+        println!("{}", drives.line());
+    }
     println!(
         "rests smoothed={} abandoned={rests_abandoned} abandoned_after_30={rests_late} wait_p50={} wait_p99={} wait_max={}",
         rest_waits.count(),
