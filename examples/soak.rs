@@ -71,7 +71,8 @@
 //! radius 1.5 tiles, reversing allowed, body radius 0.3): it drives legal turns, never in place;
 //! a `vehicles` line gives how many, the tiles they drove, their sharpest turn against their
 //! turning radius (`max_turn_ratio`: the heading's change over the distance driven in a frame,
-//! times the radius) and the frames in which one turned standing still (`in_place_turns`).
+//! times the radius), the vehicle-frames spent waiting for a plan (`planning_frames`) and those
+//! in which one turned standing still (`in_place_turns`).
 //! `--threads T` gives Bevy's task pools T threads in all (by default, as many as the machine
 //! has cores): in lockstep mode the checksums must not depend on it.
 //!
@@ -194,9 +195,9 @@ struct Histogram(Vec<u64>);
 struct MovementTally {
     total_us: Histogram,
     frames: u64,
-    /// Sums over the frames: steps, push, facing, release (microseconds); units moving,
-    /// standing, asleep.
-    phases_us: [u64; 4],
+    /// Sums over the frames: steps, push, facing, release, vehicles (microseconds); units
+    /// moving, standing, asleep.
+    phases_us: [u64; 5],
     units: [u64; 3],
 }
 
@@ -205,7 +206,7 @@ impl MovementTally {
         MovementTally {
             total_us: Histogram::new(100_000),
             frames: 0,
-            phases_us: [0; 4],
+            phases_us: [0; 5],
             units: [0; 3],
         }
     }
@@ -217,7 +218,7 @@ impl MovementTally {
         for (sum, d) in self
             .phases_us
             .iter_mut()
-            .zip([m.steps, m.push, m.facing, m.release])
+            .zip([m.steps, m.push, m.facing, m.release, m.vehicles])
         {
             *sum += us(d);
         }
@@ -226,15 +227,15 @@ impl MovementTally {
         }
     }
 
-    /// `movement p50_ms= p99_ms= max_ms= steps_ms= push_ms= facing_ms= release_ms= moving=
-    /// standing= asleep=` (phases and units: means a frame).
+    /// `movement p50_ms= p99_ms= max_ms= steps_ms= push_ms= facing_ms= release_ms=
+    /// vehicles_ms= moving= standing= asleep=` (phases and units: means a frame).
     fn line(&self) -> String {
         let n = self.frames.max(1) as f64;
         let ms = |us: u64| us as f64 / 1000.0 / n;
-        let [steps, push, facing, release] = self.phases_us;
+        let [steps, push, facing, release, vehicles] = self.phases_us;
         let [moving, standing, asleep] = self.units;
         format!(
-            "movement p50_ms={:.3} p99_ms={:.3} max_ms={:.3} steps_ms={:.3} push_ms={:.3} facing_ms={:.3} release_ms={:.3} moving={:.0} standing={:.0} asleep={:.0}",
+            "movement p50_ms={:.3} p99_ms={:.3} max_ms={:.3} steps_ms={:.3} push_ms={:.3} facing_ms={:.3} release_ms={:.3} vehicles_ms={:.3} moving={:.0} standing={:.0} asleep={:.0}",
             self.total_us.percentile(0.5) as f64 / 1000.0,
             self.total_us.percentile(0.99) as f64 / 1000.0,
             self.total_us.percentile(1.0) as f64 / 1000.0,
@@ -242,6 +243,7 @@ impl MovementTally {
             ms(push),
             ms(facing),
             ms(release),
+            ms(vehicles),
             moving as f64 / n,
             standing as f64 / n,
             asleep as f64 / n,
@@ -482,7 +484,7 @@ impl Game {
             };
             e.insert(goal);
         }
-        if self.vehicles > 0 && key.0 % self.vehicles == 0 {
+        if self.vehicles > 0 && key.0.is_multiple_of(self.vehicles) {
             e.insert((bevy_tilepath::Vehicle::default(), NavAgent::default()));
         }
         let id = e.id();
@@ -801,6 +803,8 @@ struct DriveTally {
     max_turn_ratio: f32,
     /// Vehicle-frames whose heading changed while the vehicle stood still.
     in_place_turns: u64,
+    /// Vehicle-frames spent waiting for a plan.
+    planning: u64,
 }
 
 impl DriveTally {
@@ -821,8 +825,8 @@ impl DriveTally {
 
     fn line(&self) -> String {
         format!(
-            "vehicles count={} tiles_driven={:.0} max_turn_ratio={:.3} in_place_turns={}",
-            self.vehicles, self.tiles, self.max_turn_ratio, self.in_place_turns
+            "vehicles count={} tiles_driven={:.0} planning_frames={} max_turn_ratio={:.3} in_place_turns={}",
+            self.vehicles, self.tiles, self.planning, self.max_turn_ratio, self.in_place_turns
         )
     }
 }
@@ -989,6 +993,11 @@ fn main() {
                 if let Some(vehicle) = world.get::<bevy_tilepath::Vehicle>(e) {
                     let heading = (tf.rotation * Vec3::X).truncate();
                     drives.frame(e, pos, heading, vehicle.turning_radius);
+                    let status = world
+                        .get::<bevy_tilepath::DriveProgress>(e)
+                        .map(|d| d.status);
+                    drives.planning +=
+                        u64::from(status == Some(bevy_tilepath::DriveStatus::Planning));
                 }
                 let over = common::in_wall(map.grid(), pos, agent.radius);
                 blocked_overlaps += u64::from(over);

@@ -7,7 +7,10 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{DriveProgress, DriveStatus, PathProgress, Vehicle};
+use bevy_tilepath::{
+    DriveProgress, DriveSettings, DriveStatus, LockstepKey, PathProgress, TilepathSettings,
+    Vehicle, WorkerMode,
+};
 
 const DT: f32 = 1.0 / 60.0;
 
@@ -367,4 +370,108 @@ fn a_vehicle_drives_round_another_standing_in_its_way() {
             .truncate(),
         there
     );
+}
+
+/// `app` with searches on two workers (the vehicles' drive searches too), in lockstep mode
+/// or not, and vehicles given 1 state a frame on the main thread: a vehicle that plans there
+/// would never get a plan.
+fn app_on_workers(grid: NavGrid, lockstep: bool) -> App {
+    let mut app = App::new();
+    let settings = TilepathSettings {
+        workers: WorkerMode::Async { max_in_flight: 2 },
+        ..if lockstep {
+            TilepathSettings::lockstep()
+        } else {
+            TilepathSettings::default()
+        }
+    };
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+            DT,
+        )))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_secs_f32(DT)))
+        .insert_resource(settings)
+        .insert_resource(DriveSettings {
+            expansions_per_frame: 1,
+            ..default()
+        });
+    if lockstep {
+        app.add_plugins(TilepathPlugins::in_schedule(FixedUpdate));
+    } else {
+        app.add_plugins(TilepathPlugins::default());
+    }
+    app.world_mut()
+        .spawn(NavMap::new(grid, Vec2::ZERO, Vec2::ONE));
+    app
+}
+
+#[test]
+fn with_workers_a_vehicle_plans_off_the_main_thread_and_backs_out_of_a_dead_end() {
+    let grid = dead_end();
+    let mut app = app_on_workers(grid.clone(), false);
+    let unit = vehicle(
+        &mut app,
+        Cell::new(13, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(2, 10)),
+    );
+    // Its plan comes from a worker within a few frames (at one state a frame on the main
+    // thread it would take hundreds).
+    let planned = (1..=10).find(|_| {
+        app.update();
+        app.world().get::<DriveProgress>(unit).unwrap().status == DriveStatus::Driving
+    });
+    assert!(planned.is_some(), "no plan after 10 frames");
+    let drive = watch(&mut app, unit, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.reversed_frames > 10, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    assert_eq!(drive.wall_touches, 0, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(2.5, 10.5)) < 0.01, "{at}");
+}
+
+#[test]
+fn with_workers_in_lockstep_two_games_drive_their_vehicles_alike() {
+    let grid = NavGrid::new(40, 40).unwrap();
+    let run = || {
+        let mut app = app_on_workers(grid.clone(), true);
+        let units: Vec<Entity> = (0..4)
+            .map(|k| {
+                let e = vehicle(
+                    &mut app,
+                    Cell::new(5 + 8 * k, 10),
+                    Vec2::X,
+                    PathRequest::to_cell(Cell::new(30 - 6 * k, 30)),
+                );
+                app.world_mut().entity_mut(e).insert(LockstepKey(k as u64));
+                e
+            })
+            .collect();
+        let mut trace = Vec::new();
+        for frame in 0..900 {
+            app.update();
+            if frame == 300 {
+                // A new order mid-drive.
+                app.world_mut()
+                    .entity_mut(units[0])
+                    .insert(PathRequest::to_cell(Cell::new(20, 5)));
+            }
+            for &u in &units {
+                let t = app.world().get::<Transform>(u).unwrap();
+                trace.push((t.translation.x.to_bits(), t.translation.y.to_bits()));
+            }
+        }
+        let arrived = units
+            .iter()
+            .filter(|&&u| {
+                app.world().get::<DriveProgress>(u).unwrap().status == DriveStatus::Arrived
+            })
+            .count();
+        (trace, arrived)
+    };
+    let (a, arrived) = run();
+    let (b, _) = run();
+    assert_eq!(arrived, 4);
+    assert!(a == b, "the two games' vehicles parted");
 }

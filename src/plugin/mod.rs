@@ -27,6 +27,7 @@ pub mod agent;
 pub mod checksum;
 pub mod claims;
 pub mod classes;
+pub(crate) mod cooperative;
 mod cpu_clock;
 pub mod diagnostics;
 pub mod fog;

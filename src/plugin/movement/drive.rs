@@ -1,6 +1,8 @@
 //! Vehicles driving: each [`Vehicle`]'s new path planned as legal turns (a [`DriveSearch`] kept
-//! to a band round the path first, then the whole map), a few thousand states a frame among all
-//! vehicles in turn, and the plan driven: its arcs slower, its reversing pieces backward.
+//! to a band round the path first, then the whole map), and the plan driven: its arcs slower,
+//! its reversing pieces backward. Inline, the searches run on the main thread, a few thousand
+//! states a frame among all vehicles in turn; with workers, on the async compute pool
+//! ([`drive_workers`](super::drive_workers)).
 
 use std::collections::VecDeque;
 
@@ -14,13 +16,15 @@ use crate::core::{
 
 use super::super::agent::NavAgent;
 use super::super::claims::Claims;
-use super::super::map::NavMap;
+use super::super::map::{GridSnapshot, NavMap};
 use super::super::outcomes::NavPath;
-use super::super::settings::TilepathSettings;
+use super::super::settings::{TilepathSettings, WorkerMode};
 use super::super::unit_order::{LockstepKey, sort_key};
+use super::drive_workers::{DRIVES_PER_RUNNER, DriveEnd, DriveJob, DriveWorkers};
 use super::mover::{Arrived, Mover};
 use super::output::DesiredVelocity;
 use super::state::{MoveState, PathProgress};
+use super::stats::{MovementFrameStats, Stopwatch};
 use super::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
 
 /// Tiles a vehicle would rather drive round another vehicle standing in its way than through
@@ -55,6 +59,8 @@ pub(crate) struct Planner {
     active: Option<(Entity, Entity)>,
     /// Models built, by their rules' bits (a vehicle's lattice is built once).
     models: Vec<VehicleModel>,
+    /// With workers: the searches handed to them.
+    workers: DriveWorkers,
 }
 
 /// Plans and drives every [`Vehicle`] (see the module docs).
@@ -69,12 +75,34 @@ pub(crate) fn drive_vehicles(
     mut arrived: MessageWriter<Arrived>,
     mut commands: Commands,
     mut claims: ResMut<Claims>,
+    mut stats: ResMut<MovementFrameStats>,
+) {
+    let watch = Stopwatch::start();
+    drive_all(
+        (&time, &settings, &drive, &maps),
+        &mut vehicles,
+        &mut planner,
+        &mut arrived,
+        &mut commands,
+        &mut claims,
+    );
+    stats.vehicles = watch.elapsed();
+}
+
+/// [`drive_vehicles`]'s work.
+fn drive_all(
+    (time, settings, drive, maps): (&Time, &TilepathSettings, &DriveSettings, &Query<&NavMap>),
+    vehicles: &mut Vehicles,
+    planner: &mut Planner,
+    arrived: &mut MessageWriter<Arrived>,
+    commands: &mut Commands,
+    claims: &mut Claims,
 ) {
     if vehicles.is_empty() {
         return;
     }
     let dt = time.delta_secs();
-    let bodies = Bodies::of_vehicles(&maps, &vehicles, settings.lockstep.is_some());
+    let bodies = Bodies::of_vehicles(maps, vehicles, settings.lockstep.is_some());
     let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
         let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired, ..)) =
             vehicles.get_mut(entity)
@@ -104,7 +132,7 @@ pub(crate) fn drive_vehicles(
         if !done {
             return;
         }
-        let spot = Spot::of(&claims, &bodies, (path, map), entity);
+        let spot = Spot::of(claims, &bodies, (path, map), entity);
         let here = spot
             .grid
             .cell_at(map.world_to_grid(transform.translation.truncate()));
@@ -117,20 +145,26 @@ pub(crate) fn drive_vehicles(
     };
     // In lockstep mode vehicles go in their lockstep order, so they wait for plans in it.
     for body in &bodies.list {
-        visit(body.entity, &mut vehicles, &mut planner);
+        visit(body.entity, vehicles, planner);
     }
-    plan(
-        (&drive, &claims, &bodies),
-        &maps,
-        &mut vehicles,
-        &mut planner,
-    );
-    for (entity, _, _, _, transform, path, progress, _, _, mut walk) in &mut vehicles {
+    let fleet = (drive, &*claims, &bodies);
+    match settings.workers {
+        WorkerMode::Inline => plan(fleet, maps, vehicles, planner),
+        WorkerMode::Async { max_in_flight } => {
+            let ticks = settings
+                .lockstep
+                .as_ref()
+                .map(|l| u64::from(l.worker_ticks));
+            let runners = max_in_flight.max(1);
+            plan_on_workers(fleet, maps, vehicles, planner, (runners, ticks));
+        }
+    }
+    for (entity, _, _, _, transform, path, progress, _, _, mut walk) in vehicles.iter_mut() {
         mirror(&progress, &mut walk);
         if let Some(path) = path
             && let Ok(map) = maps.get(path.map)
         {
-            occupy(&mut claims, (entity, path, map), &transform, &mut walk);
+            occupy(claims, (entity, path, map), &transform, &mut walk);
         }
     }
 }
@@ -474,38 +508,122 @@ fn plan(
             .step(grid, budget.min(u32::MAX as u64) as u32);
         let spent = planner.search.expansions().saturating_sub(before).max(1);
         budget = budget.saturating_sub(spent);
-        match step {
-            DriveStep::Pending => {}
-            DriveStep::Found(plan) => {
-                planner.active = None;
-                progress.plan = Some(plan);
-                progress.along = 0.0;
-                progress.status = DriveStatus::Driving;
-                progress.replan = false;
-                progress.version = grid.version();
-            }
-            DriveStep::Failed(_) => {
-                planner.active = None;
-                progress.tries += 1;
-                if progress.tries < 2 && drive.band > 0 {
-                    // Round the path was too tight: the whole map next.
-                    planner.waiting.push_front(entity);
-                } else {
-                    progress.status = DriveStatus::NoWay;
-                    progress.plan = None;
-                }
-            }
+        let end = match step {
+            DriveStep::Pending => continue,
+            DriveStep::Found(plan) => DriveEnd::Found(plan),
+            DriveStep::Failed(_) => DriveEnd::Failed,
+        };
+        planner.active = None;
+        if apply(drive, &mut progress, end, grid.version()) {
+            planner.waiting.push_front(entity);
         }
+    }
+}
+
+/// Applies the end of `progress`'s search (on a grid of `version`): a plan to drive, another
+/// try over the whole map, or no way; whether it plans again (first of those waiting).
+fn apply(drive: &DriveSettings, progress: &mut DriveProgress, end: DriveEnd, version: u64) -> bool {
+    match end {
+        DriveEnd::Found(plan) => {
+            progress.plan = Some(plan);
+            progress.along = 0.0;
+            progress.status = DriveStatus::Driving;
+            progress.replan = false;
+            progress.version = version;
+            false
+        }
+        DriveEnd::Failed => {
+            progress.tries += 1;
+            if progress.tries < 2 && drive.band > 0 {
+                // Round the path was too tight: the whole map next.
+                return true;
+            }
+            progress.status = DriveStatus::NoWay;
+            progress.plan = None;
+            false
+        }
+        DriveEnd::CannotBegin => {
+            progress.status = DriveStatus::NoWay;
+            progress.plan = None;
+            false
+        }
+    }
+}
+
+/// With workers: applies the plans workers found (those for a path the vehicle no longer
+/// plans for are dropped), then hands the vehicles waiting to workers, up to
+/// [`DRIVES_PER_RUNNER`] a runner in flight; in lockstep mode a plan is applied `ticks` after
+/// its hand-off.
+fn plan_on_workers(
+    fleet: (&DriveSettings, &Claims, &Bodies),
+    maps: &Query<&NavMap>,
+    vehicles: &mut Vehicles,
+    planner: &mut Planner,
+    (runners, ticks): (usize, Option<u64>),
+) {
+    let drive = fleet.0;
+    planner.workers.next_tick();
+    for (handed, end) in planner.workers.take_done(ticks.is_some()) {
+        let Ok((.., mut progress, _, _, _)) = vehicles.get_mut(handed.entity) else {
+            continue;
+        };
+        if progress.status != DriveStatus::Planning || progress.ticket != handed.ticket {
+            continue;
+        }
+        if apply(drive, &mut progress, end, handed.version) {
+            planner.waiting.push_front(handed.entity);
+        }
+    }
+    while planner.workers.in_flight() < runners * DRIVES_PER_RUNNER {
+        let Some((entity, ticket, grid, job)) = next_job(fleet, maps, vehicles, planner) else {
+            return;
+        };
+        planner
+            .workers
+            .hand_off((entity, ticket), (grid, job), runners, ticks);
     }
 }
 
 /// Begins the search of the first vehicle waiting that still wants a plan; whether one began.
 fn begin_next(
-    (drive, claims, fleet): (&DriveSettings, &Claims, &Bodies),
+    fleet: (&DriveSettings, &Claims, &Bodies),
     maps: &Query<&NavMap>,
     vehicles: &mut Vehicles,
     planner: &mut Planner,
 ) -> bool {
+    while let Some((entity, _, grid, job)) = next_job(fleet, maps, vehicles, planner) {
+        let begun = planner.search.begin_among(
+            &grid,
+            &job.model,
+            job.query,
+            job.band.as_deref(),
+            &job.overlay,
+        );
+        if begun.is_err() {
+            if let Ok((.., mut progress, _, _, _)) = vehicles.get_mut(entity) {
+                progress.status = DriveStatus::NoWay;
+                progress.plan = None;
+            }
+            continue;
+        }
+        let map = vehicles
+            .get(entity)
+            .ok()
+            .and_then(|(.., path, _, _, _, _)| path.map(|p| p.map));
+        planner.active = map.map(|m| (entity, m));
+        return planner.active.is_some();
+    }
+    false
+}
+
+/// The search of the first vehicle waiting that still wants a plan: the vehicle, the path
+/// (ticket) it plans for, its grid and what its search is given.
+fn next_job(
+    (drive, claims, fleet): (&DriveSettings, &Claims, &Bodies),
+    maps: &Query<&NavMap>,
+    vehicles: &mut Vehicles,
+    planner: &mut Planner,
+) -> Option<(Entity, Option<u64>, GridSnapshot, DriveJob)> {
     while let Some(entity) = planner.waiting.pop_front() {
         let Ok((_, _, vehicle, agent, transform, path, mut progress, ..)) =
             vehicles.get_mut(entity)
@@ -547,18 +665,15 @@ fn begin_next(
         });
         let penalty = CellOverlay::Penalty(grid.rules().costs.from_tiles(STANDING_DETOUR));
         let overlay = fleet.standing_cells(path.map, entity, penalty);
-        let begun = planner
-            .search
-            .begin_among(grid, &model, query, band.as_deref(), &overlay);
-        if begun.is_err() {
-            progress.status = DriveStatus::NoWay;
-            progress.plan = None;
-            continue;
-        }
-        planner.active = Some((entity, path.map));
-        return true;
+        let job = DriveJob {
+            model,
+            query,
+            band,
+            overlay,
+        };
+        return Some((entity, progress.ticket, map.snapshot_of(path.class), job));
     }
-    false
+    None
 }
 
 /// Where a vehicle may stop: a cell of its grid no other vehicle stands on or near (infantry

@@ -19,6 +19,9 @@ pub struct MovementFrameStats {
     /// Each unit's frame: tracking its path, claims and intent, the crowd's decision, the step
     /// along its curve (with avoidance), arriving; standing units' checks.
     pub steps: Duration,
+    /// The vehicles' frame ([`Vehicle`](crate::Vehicle)s): planning their drives (inline: the
+    /// searches themselves; with workers, preparing them and taking their plans) and driving.
+    pub vehicles: Duration,
     /// Pushing overlapping bodies apart (indexing every body, then the passes).
     pub push: Duration,
     /// Turning arrived units toward their facing.
@@ -35,7 +38,7 @@ pub struct MovementFrameStats {
 impl MovementFrameStats {
     /// Wall time of all the movement systems.
     pub fn total(&self) -> Duration {
-        self.release + self.index + self.steps + self.push + self.facing
+        self.release + self.index + self.steps + self.vehicles + self.push + self.facing
     }
 
     /// Mean wall time of the movement systems per unit (zero with no units).

@@ -131,12 +131,16 @@ impl DriveProgress {
     }
 }
 
-/// How much vehicle planning movement does a frame.
+/// How vehicles plan: how much of their search runs on the main thread a frame (inline: with
+/// workers, [`WorkerMode::Async`](crate::WorkerMode), the searches run on the async compute
+/// pool and this budget is not used), the band round the path they keep to first, and their
+/// limit.
 #[derive(Resource, Clone, Debug, Reflect)]
 #[reflect(Resource)]
 pub struct DriveSettings {
-    /// States a frame's vehicle searches expand, all vehicles together (a count, not a time:
-    /// the same on every lockstep client). A state costs about 0.3-0.5 us.
+    /// Inline: states a frame's vehicle searches expand on the main thread, all vehicles
+    /// together (a count, not a time: the same on every lockstep client). A state costs about
+    /// 0.3-0.5 us.
     pub expansions_per_frame: u32,
     /// Cells either side of the path a vehicle's search keeps to first (0: the whole map at once).
     pub band: u32,

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bevy::tasks::AsyncComputeTaskPool;
-use bevy::tasks::futures_lite::future::yield_now;
 use crossbeam_channel::{Receiver, Sender};
 
 use bevy::prelude::Vec2;
@@ -20,6 +19,7 @@ use crate::core::{
     SearchStep, Smoother,
 };
 
+use crate::plugin::cooperative::Cooperative;
 use crate::plugin::map::GridSnapshot;
 use crate::plugin::outcomes::SearchKind;
 
@@ -562,55 +562,11 @@ impl Drop for Scratch {
     }
 }
 
-/// How long a worker search runs before it gives way (see [`Cooperative`]).
-const WORKER_YIELD_EVERY: Duration = Duration::from_micros(200);
-
 /// Heap pops per slice of a worker search between pause points.
 const WORKER_SLICE: u32 = 256;
 
 /// Line checks per step of a worker's smoothing between pause points.
 const WORKER_SMOOTH_STEP: u32 = 4;
-
-/// Makes a long computation on a worker give way now and then (every [`WORKER_YIELD_EVERY`]):
-///
-/// - to the other searches on the pool: it goes to the back of the executor's queue, so
-///   searches take turns in slices instead of running one after the other. On 2 cores Bevy's
-///   async compute pool has one thread: a player's order spawned behind three long searches
-///   waited for all three to finish;
-/// - to the frame's threads (`yield_now` of the thread), so they wait for a core at most that
-///   long instead of the scheduler's full time slice. Measured on 2 cores (`perf sched`): without
-///   it the main thread and Bevy's compute thread waited 2-4 ms for the core a worker search
-///   held, in most frames where a search was spawned.
-struct Cooperative {
-    since: Instant,
-    /// Set when the search is to stop (see [`WorkerChannel::preempt_for`]).
-    stop: Option<Arc<AtomicBool>>,
-}
-
-impl Cooperative {
-    fn new() -> Self {
-        Cooperative {
-            since: Instant::now(),
-            stop: None,
-        }
-    }
-
-    /// Whether the search is asked to stop.
-    fn stopped(&self) -> bool {
-        self.stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-    }
-
-    /// Called between slices of work: gives way once `WORKER_YIELD_EVERY` has passed.
-    async fn pause_point(&mut self) {
-        if self.since.elapsed() >= WORKER_YIELD_EVERY {
-            std::thread::yield_now();
-            yield_now().await;
-            self.since = Instant::now();
-        }
-    }
-}
 
 /// Steps `search` until it ends, giving way between slices, its work added to `counted`;
 /// `None` if asked to stop.
