@@ -795,7 +795,9 @@ fn blocked_pct(world: &World, map: Entity) -> f64 {
 /// turned against their turning radius, and whether any turned without moving.
 #[derive(Default)]
 struct DriveTally {
-    last: bevy::platform::collections::HashMap<Entity, (Vec2, Vec2)>,
+    /// Where each vehicle was and which way it faced last frame, by the game's key (a loaded
+    /// game's entities are new).
+    last: bevy::platform::collections::HashMap<u32, (Vec2, Vec2)>,
     vehicles: usize,
     tiles: f64,
     /// The sharpest turn seen, as the heading's change over the distance driven, times the
@@ -808,8 +810,8 @@ struct DriveTally {
 }
 
 impl DriveTally {
-    fn frame(&mut self, e: Entity, pos: Vec2, heading: Vec2, radius: f32) {
-        let Some((before, facing)) = self.last.insert(e, (pos, heading)) else {
+    fn frame(&mut self, key: u32, pos: Vec2, heading: Vec2, radius: f32) {
+        let Some((before, facing)) = self.last.insert(key, (pos, heading)) else {
             self.vehicles += 1;
             return;
         };
@@ -992,7 +994,8 @@ fn main() {
                 let pos = map.world_to_grid(tf.translation.truncate());
                 if let Some(vehicle) = world.get::<bevy_tilepath::Vehicle>(e) {
                     let heading = (tf.rotation * Vec3::X).truncate();
-                    drives.frame(e, pos, heading, vehicle.turning_radius);
+                    let key = world.get::<Key>(e).map_or(u32::MAX, |k| k.0);
+                    drives.frame(key, pos, heading, vehicle.turning_radius);
                     let status = world
                         .get::<bevy_tilepath::DriveProgress>(e)
                         .map(|d| d.status);

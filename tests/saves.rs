@@ -14,8 +14,8 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::core::{BLOCKED, Cell, MoveRules, NavGrid, TerrainCosts, Topology};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    Claims, ClassId, MoveState, NavAgent, NavClasses, PathProgress, PathQueue, PendingRequests,
-    PlayerId, Sight, UnitClass,
+    Claims, ClassId, DriveProgress, DriveStatus, MoveState, NavAgent, NavClasses, PathProgress,
+    PathQueue, PendingRequests, PlayerId, Sight, UnitClass, Vehicle,
 };
 
 const FOREST: u8 = 3;
@@ -461,4 +461,107 @@ fn a_follow_order_follows_its_target_after_loading() {
             .map(|p| (p.target, p.in_range)),
         Some((target, true))
     );
+}
+
+/// Where a unit is and which way it faces.
+fn pose(app: &App, unit: Entity) -> (Vec2, Vec2) {
+    let t = app.world().get::<Transform>(unit).unwrap();
+    (t.translation.truncate(), (t.rotation * Vec3::X).truncate())
+}
+
+#[test]
+fn a_vehicle_saved_mid_drive_drives_on_along_its_plan_after_loading() {
+    let mut app = app();
+    app.world_mut().spawn(NavMap::new(
+        NavGrid::new(32, 32).unwrap(),
+        Vec2::ZERO,
+        Vec2::ONE,
+    ));
+    // Sent to a goal behind it: it backs up and turns round.
+    let vehicle = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(16.5, 16.5, 0.0),
+            Mover {
+                speed: 3.0,
+                ..default()
+            },
+            NavAgent { radius: 0.3 },
+            Vehicle::default(),
+            PathRequest::to_cell(Cell::new(10, 16)),
+        ))
+        .id();
+    for _ in 0..40 {
+        app.update();
+    }
+    let ron = save(&mut app);
+    // The game that was saved drives on: so does the loaded one, pose for pose (after the
+    // loaded app's first frame, in which Bevy's clock does not advance).
+    let saved: Vec<(Vec2, Vec2)> = (0..90)
+        .map(|_| {
+            app.update();
+            pose(&app, vehicle)
+        })
+        .collect();
+    let (mut app, ids) = load(&ron);
+    let vehicle = ids[&vehicle];
+    app.update();
+    for (frame, &(next_at, next_facing)) in saved.iter().enumerate() {
+        app.update();
+        let (at, facing) = pose(&app, vehicle);
+        // No snap to a cell centre, no pivot.
+        assert!(
+            at.distance(next_at) < 1e-3,
+            "frame {frame}: {at} against {next_at}"
+        );
+        assert!(facing.angle_to(next_facing).abs() < 1e-3, "frame {frame}");
+    }
+    let arrived = (0..1200).any(|_| {
+        app.update();
+        app.world().get::<DriveProgress>(vehicle).unwrap().status == DriveStatus::Arrived
+    });
+    assert!(arrived, "the loaded vehicle arrives");
+    let end = position(&app, vehicle);
+    assert!(end.distance(Vec2::new(10.5, 16.5)) < 0.01, "{end}");
+}
+
+#[test]
+fn a_vehicle_saved_while_it_plans_plans_and_arrives_after_loading() {
+    let mut app = app();
+    // One state a frame: its search is still under way when the game is saved.
+    app.insert_resource(bevy_tilepath::DriveSettings {
+        expansions_per_frame: 1,
+        ..default()
+    });
+    app.world_mut().spawn(NavMap::new(
+        NavGrid::new(32, 32).unwrap(),
+        Vec2::ZERO,
+        Vec2::ONE,
+    ));
+    let vehicle = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(16.5, 16.5, 0.0),
+            Mover {
+                speed: 3.0,
+                ..default()
+            },
+            NavAgent { radius: 0.3 },
+            Vehicle::default(),
+            PathRequest::to_cell(Cell::new(10, 16)),
+        ))
+        .id();
+    for _ in 0..5 {
+        app.update();
+    }
+    let status = app.world().get::<DriveProgress>(vehicle).unwrap().status;
+    assert_eq!(status, DriveStatus::Planning);
+    let ron = save(&mut app);
+    let (mut app, ids) = load(&ron);
+    let vehicle = ids[&vehicle];
+    let arrived = (0..1200).any(|_| {
+        app.update();
+        app.world().get::<DriveProgress>(vehicle).unwrap().status == DriveStatus::Arrived
+    });
+    assert!(arrived, "the loaded vehicle plans again and arrives");
 }

@@ -109,6 +109,17 @@ fn dead_end() -> NavGrid {
     grid
 }
 
+/// Checks a drive out of a dead end: it arrived at `goal`, reversing on the way, never turning
+/// faster than its radius allows, its body off the walls.
+fn backed_out_to(app: &App, unit: Entity, drive: &Drive, goal: Vec2) {
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.reversed_frames > 10, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    assert_eq!(drive.wall_touches, 0, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(goal) < 0.01, "{at}");
+}
+
 #[test]
 fn a_vehicle_facing_a_dead_end_backs_out_to_a_goal_behind_it() {
     let grid = dead_end();
@@ -120,12 +131,7 @@ fn a_vehicle_facing_a_dead_end_backs_out_to_a_goal_behind_it() {
         PathRequest::to_cell(Cell::new(2, 10)),
     );
     let drive = watch(&mut app, unit, &grid, 1200);
-    assert!(drive.arrived, "{drive:?}");
-    assert!(drive.reversed_frames > 10, "{drive:?}");
-    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
-    assert_eq!(drive.wall_touches, 0, "{drive:?}");
-    let at = app.world().get::<Transform>(unit).unwrap().translation;
-    assert!(at.truncate().distance(Vec2::new(2.5, 10.5)) < 0.01, "{at}");
+    backed_out_to(&app, unit, &drive, Vec2::new(2.5, 10.5));
 }
 
 #[test]
@@ -423,12 +429,7 @@ fn with_workers_a_vehicle_plans_off_the_main_thread_and_backs_out_of_a_dead_end(
     });
     assert!(planned.is_some(), "no plan after 10 frames");
     let drive = watch(&mut app, unit, &grid, 1200);
-    assert!(drive.arrived, "{drive:?}");
-    assert!(drive.reversed_frames > 10, "{drive:?}");
-    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
-    assert_eq!(drive.wall_touches, 0, "{drive:?}");
-    let at = app.world().get::<Transform>(unit).unwrap().translation;
-    assert!(at.truncate().distance(Vec2::new(2.5, 10.5)) < 0.01, "{at}");
+    backed_out_to(&app, unit, &drive, Vec2::new(2.5, 10.5));
 }
 
 #[test]

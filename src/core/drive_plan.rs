@@ -2,13 +2,14 @@
 //! reverse, and the pose on it at any distance along it.
 
 use bevy::math::Vec2;
+use bevy::reflect::Reflect;
 
 use super::cell::Cell;
 use super::fmath;
 
 /// The shape of one [`DriveSegment`], in grid space (a cell is 1 x 1, cell `(x, y)` spans
 /// `x..x + 1`, `y..y + 1`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 pub enum DriveShape {
     /// A straight line.
     Line {
@@ -31,7 +32,7 @@ pub enum DriveShape {
 }
 
 /// One piece of a [`DrivePlan`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 pub struct DriveSegment {
     /// Its shape.
     pub shape: DriveShape,
@@ -139,7 +140,9 @@ impl DriveSegment {
 
 /// A vehicle's way to its goal: a list of straights and arcs, each legal for its turning radius,
 /// forward or in reverse (a three-point turn is a forward arc, a reverse arc and a forward arc).
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// Reflected, so a saved game keeps a vehicle's plan: it drives on from where it was.
+#[derive(Clone, Debug, Default, PartialEq, Reflect)]
 pub struct DrivePlan {
     /// The pieces, from the start to the goal.
     pub segments: Vec<DriveSegment>,

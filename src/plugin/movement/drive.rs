@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use crate::core::{
@@ -63,6 +63,19 @@ pub(crate) struct Planner {
     workers: DriveWorkers,
 }
 
+impl Planner {
+    /// The vehicles waiting for a plan, planning or with a search on a worker.
+    fn planned(&self) -> EntityHashSet {
+        let active = self.active.map(|(e, _)| e);
+        self.waiting
+            .iter()
+            .copied()
+            .chain(active)
+            .chain(self.workers.handed())
+            .collect()
+    }
+}
+
 /// Plans and drives every [`Vehicle`] (see the module docs).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn drive_vehicles(
@@ -103,6 +116,8 @@ fn drive_all(
     }
     let dt = time.delta_secs();
     let bodies = Bodies::of_vehicles(maps, vehicles, settings.lockstep.is_some());
+    // A vehicle planning that the planner does not know of (a loaded game's) joins the line.
+    let planned = planner.planned();
     let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
         let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired, ..)) =
             vehicles.get_mut(entity)
@@ -111,7 +126,9 @@ fn drive_all(
         };
         let Some(path) = path else { return };
         let Ok(map) = maps.get(path.map) else { return };
-        if notice_changes(&mut progress, path, map.grid_of(path.class)) {
+        if notice_changes(&mut progress, path, map.grid_of(path.class))
+            || progress.status == DriveStatus::Planning && !planned.contains(&entity)
+        {
             planner.waiting.push_back(entity);
         }
         if progress.status != DriveStatus::Driving {

@@ -97,6 +97,11 @@ impl DriveWorkers {
         self.handed.len()
     }
 
+    /// The vehicles whose searches are handed off.
+    pub(super) fn handed(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.handed.iter().map(|h| h.entity)
+    }
+
     /// Hands `job` for `entity` (planning for path `ticket`) to a worker, on `grid`, served by at
     /// most `runners` at once; in lockstep mode its plan is applied `ticks` runs later.
     pub(super) fn hand_off(

@@ -98,8 +98,8 @@ pub enum DriveStatus {
 pub struct DriveProgress {
     /// What it is doing.
     pub status: DriveStatus,
-    /// The plan it drives (grid space), if it has one.
-    #[reflect(ignore)]
+    /// The plan it drives (grid space), if it has one (saved with a game: a loaded vehicle
+    /// drives on along it).
     pub plan: Option<DrivePlan>,
     /// Tiles driven along the plan.
     pub along: f32,
