@@ -48,7 +48,9 @@
 //!   least-squares slope after warm-up (the first quarter of the input frames) until the input
 //!   stops, in MB per 10,000 frames (the `frames` line gives the same slope of the bytes live
 //!   on the heap, `heap_growth_mb_per_10k`, counted by the runner's allocator: memory the
-//!   program holds, apart from pages the allocator keeps);
+//!   program holds, apart from pages the allocator keeps; and, in lockstep mode with workers,
+//!   the frames in which the queue waited more than 1 ms for a result due, `worker_waits_over_1ms`,
+//!   and the longest wait, `max_worker_wait_ms`);
 //! - the `load` line: the share of the map's cells blocked at the start and the end (the edits
 //!   toggle cells, so walls accumulate: the same mix grows dearer to serve), and by quarter of
 //!   the input frames, the node expansions per search started, the searches started and the
@@ -919,6 +921,9 @@ fn main() {
     let mut rss: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut heap: Vec<(f64, f64)> = Vec::with_capacity(total / args.sample + 1);
     let mut blocked_overlaps = 0u64;
+    // Frames in which the queue waited more than 1 ms for a worker's due result (lockstep
+    // mode), and the longest wait (ms).
+    let mut waits = (0u64, 0f64);
     let mut drives = DriveTally::default();
     let mut walking_raw = 0u64;
     let mut seen_raw = 0u64;
@@ -953,6 +958,9 @@ fn main() {
         rests_late += stats.abandoned_rests.iter().filter(|&&w| w > 30).count() as u64;
         rests_abandoned += stats.abandoned_rests.len() as u64;
         cpu_us.add(stats.main_thread_cpu.as_micros() as usize);
+        let waited = stats.worker_wait.as_secs_f64() * 1000.0;
+        waits.0 += u64::from(waited > 1.0);
+        waits.1 = waits.1.max(waited);
         movement.add(world.resource::<MovementFrameStats>());
         queue_max = queue_max.max(stats.queue_len);
         if frame <= args.frames {
@@ -1108,10 +1116,12 @@ fn main() {
         by_quarter(&|q| q.2.to_string()),
     );
     println!(
-        "frames wall_s={:.1} p99_plugin_cpu_ms={:.3} max_plugin_cpu_ms={:.3} queue_max={queue_max} rss_mb_at_input_end={rss_last:.1} heap_mb_at_input_end={heap_last:.1} heap_growth_mb_per_10k={heap_growth:.2}",
+        "frames wall_s={:.1} p99_plugin_cpu_ms={:.3} max_plugin_cpu_ms={:.3} queue_max={queue_max} rss_mb_at_input_end={rss_last:.1} heap_mb_at_input_end={heap_last:.1} heap_growth_mb_per_10k={heap_growth:.2} worker_waits_over_1ms={} max_worker_wait_ms={:.3}",
         elapsed.as_secs_f64(),
         cpu_us.percentile(0.99) as f64 / 1000.0,
         cpu_us.percentile(1.0) as f64 / 1000.0,
+        waits.0,
+        waits.1,
     );
     // Of the rests still wanted 30 frames after their delivery, the share smoothed by then.
     let in_time = rest_waits.count_at_most(30);
