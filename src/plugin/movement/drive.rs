@@ -176,6 +176,12 @@ fn drive_all(
             plan_on_workers(fleet, maps, vehicles, planner, (runners, ticks));
         }
     }
+    publish(maps, vehicles, claims);
+}
+
+/// Writes what the rest of the plugin reads of each vehicle: its [`MoveState`] and facing, and
+/// the cells it stands or drives on in the claims.
+fn publish(maps: &Query<&NavMap>, vehicles: &mut Vehicles, claims: &mut Claims) {
     for (entity, _, _, _, transform, path, progress, _, _, mut walk) in vehicles.iter_mut() {
         mirror(&progress, &mut walk);
         if let Some(path) = path
