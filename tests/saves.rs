@@ -469,17 +469,15 @@ fn pose(app: &App, unit: Entity) -> (Vec2, Vec2) {
     (t.translation.truncate(), (t.rotation * Vec3::X).truncate())
 }
 
-#[test]
-fn a_vehicle_saved_mid_drive_drives_on_along_its_plan_after_loading() {
-    let mut app = app();
+/// A 32 x 32 open map and a vehicle in its middle, facing east, sent to a goal behind it (it
+/// backs up and turns round).
+fn vehicle_on_open_ground(app: &mut App) -> Entity {
     app.world_mut().spawn(NavMap::new(
         NavGrid::new(32, 32).unwrap(),
         Vec2::ZERO,
         Vec2::ONE,
     ));
-    // Sent to a goal behind it: it backs up and turns round.
-    let vehicle = app
-        .world_mut()
+    app.world_mut()
         .spawn((
             Transform::from_xyz(16.5, 16.5, 0.0),
             Mover {
@@ -490,7 +488,13 @@ fn a_vehicle_saved_mid_drive_drives_on_along_its_plan_after_loading() {
             Vehicle::default(),
             PathRequest::to_cell(Cell::new(10, 16)),
         ))
-        .id();
+        .id()
+}
+
+#[test]
+fn a_vehicle_saved_mid_drive_drives_on_along_its_plan_after_loading() {
+    let mut app = app();
+    let vehicle = vehicle_on_open_ground(&mut app);
     for _ in 0..40 {
         app.update();
     }
@@ -533,24 +537,7 @@ fn a_vehicle_saved_while_it_plans_plans_and_arrives_after_loading() {
         expansions_per_frame: 1,
         ..default()
     });
-    app.world_mut().spawn(NavMap::new(
-        NavGrid::new(32, 32).unwrap(),
-        Vec2::ZERO,
-        Vec2::ONE,
-    ));
-    let vehicle = app
-        .world_mut()
-        .spawn((
-            Transform::from_xyz(16.5, 16.5, 0.0),
-            Mover {
-                speed: 3.0,
-                ..default()
-            },
-            NavAgent { radius: 0.3 },
-            Vehicle::default(),
-            PathRequest::to_cell(Cell::new(10, 16)),
-        ))
-        .id();
+    let vehicle = vehicle_on_open_ground(&mut app);
     for _ in 0..5 {
         app.update();
     }

@@ -598,12 +598,13 @@ fn plan_on_workers(
         }
     }
     while planner.workers.in_flight() < runners * DRIVES_PER_RUNNER {
-        let Some((entity, ticket, grid, job)) = next_job(fleet, maps, vehicles, planner) else {
+        let Some(next) = next_job(fleet, maps, vehicles, planner) else {
             return;
         };
+        let to = (next.entity, next.ticket);
         planner
             .workers
-            .hand_off((entity, ticket), (grid, job), runners, ticks);
+            .hand_off(to, (next.grid, next.job), runners, ticks);
     }
 }
 
@@ -614,39 +615,43 @@ fn begin_next(
     vehicles: &mut Vehicles,
     planner: &mut Planner,
 ) -> bool {
-    while let Some((entity, _, grid, job)) = next_job(fleet, maps, vehicles, planner) {
+    while let Some(next) = next_job(fleet, maps, vehicles, planner) {
+        let job = &next.job;
         let begun = planner.search.begin_among(
-            &grid,
+            &next.grid,
             &job.model,
             job.query,
             job.band.as_deref(),
             &job.overlay,
         );
-        if begun.is_err() {
-            if let Ok((.., mut progress, _, _, _)) = vehicles.get_mut(entity) {
-                progress.status = DriveStatus::NoWay;
-                progress.plan = None;
-            }
-            continue;
+        if begun.is_ok() {
+            planner.active = Some((next.entity, next.map));
+            return true;
         }
-        let map = vehicles
-            .get(entity)
-            .ok()
-            .and_then(|(.., path, _, _, _, _)| path.map(|p| p.map));
-        planner.active = map.map(|m| (entity, m));
-        return planner.active.is_some();
+        if let Ok((.., mut progress, _, _, _)) = vehicles.get_mut(next.entity) {
+            apply(fleet.0, &mut progress, DriveEnd::CannotBegin, 0);
+        }
     }
     false
 }
 
-/// The search of the first vehicle waiting that still wants a plan: the vehicle, the path
-/// (ticket) it plans for, its grid and what its search is given.
+/// A vehicle's search, ready to begin.
+struct NextJob {
+    entity: Entity,
+    map: Entity,
+    /// The path (ticket) it plans for.
+    ticket: Option<u64>,
+    grid: GridSnapshot,
+    job: DriveJob,
+}
+
+/// The search of the first vehicle waiting that still wants a plan.
 fn next_job(
     (drive, claims, fleet): (&DriveSettings, &Claims, &Bodies),
     maps: &Query<&NavMap>,
     vehicles: &mut Vehicles,
     planner: &mut Planner,
-) -> Option<(Entity, Option<u64>, GridSnapshot, DriveJob)> {
+) -> Option<NextJob> {
     while let Some(entity) = planner.waiting.pop_front() {
         let Ok((_, _, vehicle, agent, transform, path, mut progress, ..)) =
             vehicles.get_mut(entity)
@@ -694,7 +699,13 @@ fn next_job(
             band,
             overlay,
         };
-        return Some((entity, progress.ticket, map.snapshot_of(path.class), job));
+        return Some(NextJob {
+            entity,
+            map: path.map,
+            ticket: progress.ticket,
+            grid: map.snapshot_of(path.class),
+            job,
+        });
     }
     None
 }
