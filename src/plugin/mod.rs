@@ -24,6 +24,7 @@
 //!   insert, cancelled on removal, dropped with its despawned unit).
 
 pub mod agent;
+mod background;
 pub mod checksum;
 pub mod claims;
 pub mod classes;

@@ -55,7 +55,7 @@ pub struct TilepathSettings {
     /// ([`SearchConfig::jump_points`] on an eight-way grid of one terrain without penalties), so
     /// the queue's jump point searches read where each jump ends instead of scanning: the same
     /// paths, found faster. A table costs 16 bytes a cell (4 MB on 512 x 512) and is built on
-    /// the async compute pool when a grid comes to qualify (15-20 ms on 512 x 512; searches
+    /// a thread of its own when a grid comes to qualify (15-20 ms on 512 x 512; searches
     /// scan until it is given to the grid), then kept up to date by edits locally. Off:
     /// searches scan, and tables already built are dropped.
     pub jump_tables: bool,
@@ -142,7 +142,7 @@ pub struct TilepathSettings {
     /// (and drops the region maps).
     pub hierarchical_beyond: u32,
     /// Side, in tiles, of the region map's square clusters (at least 4). Each map's region map
-    /// is built on the async compute pool when the map appears (searches are flat until it is
+    /// is built on a thread of its own when the map appears (searches are flat until it is
     /// ready) and updated after edits in the clusters they touch.
     pub region_cluster: u32,
     /// How units in a crowd wait, make way, step aside and, as a last resort, walk through.

@@ -1,4 +1,4 @@
-//! Jump tables (JPS+) of the maps' grids, built on the `AsyncComputeTaskPool` (a 512 x 512 grid
+//! Jump tables (JPS+) of the maps' grids, built on a thread of their own (a 512 x 512 grid
 //! takes 15-20 ms, a 1024 x 1024 one four times that: a frame's worth, or several, if built on the
 //! main thread) and given to their grid when done, brought up to date with the edits made
 //! meanwhile. Searches scan until then; in lockstep mode a table is given to its grid at a
@@ -7,10 +7,10 @@
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy::tasks::AsyncComputeTaskPool;
 use crossbeam_channel::Receiver;
 
 use crate::core::{BuiltJumpTable, NavGrid};
+use crate::plugin::background::build_apart;
 use crate::plugin::classes::ClassId;
 use crate::plugin::settings::TilepathSettings;
 
@@ -39,10 +39,7 @@ impl Build {
             // The receiver is gone only if the build was given up meanwhile.
             let _ = sender.send(grid.build_jump_table_apart());
         };
-        match AsyncComputeTaskPool::try_get() {
-            Some(pool) => pool.spawn(async move { work() }).detach(),
-            None => work(),
-        }
+        build_apart("tilepath jump table", work);
         Build { receiver, due }
     }
 

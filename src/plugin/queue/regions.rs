@@ -1,6 +1,6 @@
 //! Region maps for the hierarchical search of long requests: one per navigation map and unit
 //! class (the classes that plan with a player's knowledge under fog of war have none: what they
-//! see changes every frame), built on the `AsyncComputeTaskPool` when the map or class appears
+//! see changes every frame), built on a thread of their own when the map or class appears
 //! (a 512 x 512 map takes 0.1-0.5 s; searches are flat until it is ready), brought up to date
 //! after edits cluster by cluster ([`RegionMap::update`], under a millisecond for one tile on a
 //! 512 x 512 map) and shared with worker searches like the grid's snapshot (copy-on-write).
@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use bevy::tasks::AsyncComputeTaskPool;
 use crossbeam_channel::Receiver;
 
 use crate::core::{Cell, NavGrid, RegionMap};
+use crate::plugin::background::build_apart;
 use crate::plugin::classes::ClassId;
 use crate::plugin::map::{GridSnapshot, NavMap};
 
@@ -86,17 +86,14 @@ impl Regions {
     }
 }
 
-/// Builds a region map of `grid` on the async compute pool (at once where there is none).
+/// Builds a region map of `grid` on a thread of its own (see [`build_apart`]).
 fn build_in_background(grid: GridSnapshot, cluster: u32) -> Receiver<RegionMap> {
     let (sender, receiver) = crossbeam_channel::bounded(1);
     let work = move || {
         // The receiver is gone only if the map was removed meanwhile.
         let _ = sender.send(RegionMap::build(&grid, cluster));
     };
-    match AsyncComputeTaskPool::try_get() {
-        Some(pool) => pool.spawn(async move { work() }).detach(),
-        None => work(),
-    }
+    build_apart("tilepath region map", work);
     receiver
 }
 
