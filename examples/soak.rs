@@ -40,7 +40,7 @@
 //!   would not have: one cell step from the waypoint before it and from the one after, with a
 //!   clear line for its body from the one before to the one after (the raw cell centers of a
 //!   rest). `walking_raw` is the plugin's own count of the same, `seen_raw` checks it from
-//!   outside;
+//!   outside (walkers only: vehicles drive plans of their own);
 //! - `blocked_overlaps`: unit-frames in which a unit's body overlaps a blocked cell (by more than
 //!   a thousandth of a tile: smoothed lines may touch walls, and a body sampled on one, float
 //!   rounding aside, touches them);
@@ -993,8 +993,10 @@ fn main() {
                 &PathStatus,
             )>();
             for (e, tf, agent, progress, path, status) in q.iter(world) {
+                // Vehicles drive plans of their own, not the path's waypoints.
                 if let (Some(p), Some(path)) = (progress, path)
                     && p.state == MoveState::Moving
+                    && world.get::<bevy_tilepath::Vehicle>(e).is_none()
                     && raw_waypoint(&map, path, p.waypoint, agent.radius)
                 {
                     seen_raw += 1;

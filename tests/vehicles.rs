@@ -51,6 +51,8 @@ struct Drive {
     max_turn_rate_ratio: f32,
     wall_touches: usize,
     reversed_frames: usize,
+    /// The farthest it moved in one frame.
+    max_step: f32,
     arrived: bool,
 }
 
@@ -74,6 +76,7 @@ fn watch(app: &mut App, unit: Entity, grid: &NavGrid, max: usize) -> Drive {
             .max_turn_rate_ratio
             .max(turned / (speed * DT / radius));
         let moved = at - last_at;
+        drive.max_step = drive.max_step.max(moved.length());
         if moved.length() > 1e-4 && moved.dot(f) < 0.0 {
             drive.reversed_frames += 1;
         }
@@ -376,6 +379,102 @@ fn a_vehicle_drives_round_another_standing_in_its_way() {
             .truncate(),
         there
     );
+}
+
+/// The map's grid as it is now.
+fn live_grid(app: &mut App) -> NavGrid {
+    let mut maps = app.world_mut().query::<&NavMap>();
+    maps.single(app.world()).unwrap().grid().clone()
+}
+
+/// Edits the map's cell `cell` to be walkable or not.
+fn set_walkable(app: &mut App, cell: Cell, walkable: bool) {
+    let mut maps = app.world_mut().query::<&mut NavMap>();
+    let mut map = maps.single_mut(app.world_mut()).unwrap();
+    map.set_walkable(cell, walkable).unwrap();
+}
+
+/// The cell of the next state of `unit`'s plan (where it can stop and plan again), and how far
+/// its body is from that cell.
+fn next_stop(app: &App, unit: Entity) -> Option<(Cell, f32)> {
+    let progress = app.world().get::<DriveProgress>(unit)?;
+    let plan = progress.plan.as_ref()?;
+    let k = plan.distances.iter().position(|&d| d > progress.along)?;
+    let cell = plan.states[k].0;
+    let at = app.world().get::<Transform>(unit)?.translation.truncate();
+    let nearest = at.clamp(cell.as_vec2(), cell.as_vec2() + Vec2::ONE);
+    Some((cell, nearest.distance(at) - 0.3))
+}
+
+/// Where a wall goes up on the cell a driving vehicle would stop at next, it stops short of it
+/// (its body never over the wall), backs to the point of its plan it passed last, plans again
+/// from there and drives round to its goal, never turning faster than its radius allows and
+/// never jumping.
+#[test]
+fn a_wall_put_up_just_ahead_of_a_driving_vehicle_stops_it_short_and_it_drives_round() {
+    let grid = NavGrid::new(40, 40).unwrap();
+    let mut app = app(grid.clone());
+    let unit = vehicle(
+        &mut app,
+        Cell::new(5, 20),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(30, 20)),
+    );
+    let mut wall = None;
+    for _ in 0..600 {
+        app.update();
+        let driving =
+            app.world().get::<DriveProgress>(unit).unwrap().status == DriveStatus::Driving;
+        if let Some((cell, gap)) = next_stop(&app, unit)
+            && driving
+            && cell.x > 8
+            && gap > 0.05
+        {
+            set_walkable(&mut app, cell, false);
+            wall = Some(cell);
+            break;
+        }
+    }
+    let wall = wall.expect("the vehicle drove its plan");
+    let grid = live_grid(&mut app);
+    assert!(!grid.is_walkable(wall));
+    let drive = watch(&mut app, unit, &grid, 1500);
+    assert!(drive.arrived, "{drive:?}");
+    assert_eq!(drive.wall_touches, 0, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    // It backed to the point it passed last: no jump to a cell's center.
+    assert!(drive.reversed_frames > 0, "{drive:?}");
+    assert!(drive.max_step <= 3.0 * DT + 1e-3, "{drive:?}");
+}
+
+/// An edit away from a driving vehicle's plan does not stop it: it drives on along the same
+/// plan, never waiting for the planner.
+#[test]
+fn an_edit_away_from_a_vehicles_plan_leaves_it_driving() {
+    let grid = NavGrid::new(40, 40).unwrap();
+    let mut app = app(grid.clone());
+    let unit = vehicle(
+        &mut app,
+        Cell::new(5, 20),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(30, 20)),
+    );
+    for _ in 0..30 {
+        app.update();
+    }
+    let before = app.world().get::<DriveProgress>(unit).unwrap().plan.clone();
+    assert!(before.is_some());
+    let mut planning = 0;
+    for k in 0..60 {
+        if k % 5 == 0 {
+            set_walkable(&mut app, Cell::new(10 + k / 5, 30), false);
+        }
+        app.update();
+        let progress = app.world().get::<DriveProgress>(unit).unwrap();
+        planning += usize::from(progress.status == DriveStatus::Planning);
+    }
+    assert_eq!(planning, 0);
+    assert_eq!(app.world().get::<DriveProgress>(unit).unwrap().plan, before);
 }
 
 /// `app` with searches on two workers (the vehicles' drive searches too), in lockstep mode

@@ -514,6 +514,7 @@ mod tests {
     use bevy::math::Vec2;
 
     use super::super::cost::CostModel;
+    use super::super::drive_plan::{DriveSegment, Pose};
     use super::super::search::{SearchConfig, find_path};
     use super::super::vehicle::{ReverseRules, VehicleRules, heading_vector};
     use super::*;
@@ -577,6 +578,8 @@ mod tests {
             }
             last = pose;
         }
+        // What a driving vehicle checks its plan with after an edit agrees: clear throughout.
+        assert_eq!(plan.first_blocked(grid, 0.0, 0.3 - 0.02), None);
     }
 
     #[test]
@@ -586,6 +589,71 @@ mod tests {
         assert!((plan.length() - 10.0).abs() < 1e-3, "{}", plan.length());
         assert!(!plan.reverses());
         check_drivable(&grid, &plan, 1.5, 0);
+    }
+
+    #[test]
+    fn a_wall_put_across_a_plan_is_found_where_the_body_first_touches_it() {
+        let mut grid = NavGrid::new(20, 20).unwrap();
+        let plan = find_drive(&grid, &model(1.5, true), query((2, 5), 0, (12, 5))).unwrap();
+        grid.set_walkable(Cell::new(8, 5), false).unwrap();
+        // The body (0.28) starts at x = 2.5 and touches the wall's face x = 8 at x = 7.72.
+        let at = plan.first_blocked(&grid, 0.0, 0.28).unwrap();
+        assert!((at - 5.22).abs() <= 0.1, "{at}");
+        assert_eq!(plan.first_blocked(&grid, 2.0, 0.28), Some(at));
+        // Past the wall, the rest of the plan is clear.
+        assert_eq!(plan.first_blocked(&grid, 7.0, 0.28), None);
+    }
+
+    #[test]
+    fn from_anywhere_on_a_plan_it_can_back_to_the_state_before_and_go_on_from_there() {
+        let grid = NavGrid::new(24, 24).unwrap();
+        let m = model(2.0, true);
+        // A loop round to a goal behind: arcs and straights.
+        let plan = find_drive(&grid, &m, query((12, 12), 0, (9, 12))).unwrap();
+        let close = |a: Pose, b: Pose| {
+            a.position.distance(b.position) < 1e-3 && a.facing.distance(b.facing) < 1e-3
+        };
+        for tenth in 0..(plan.length() * 10.0) as usize {
+            let along = tenth as f32 / 10.0;
+            let (k, back) = plan.back_to_state(along).unwrap();
+            assert!(plan.distances[k] <= along + 1e-4);
+            assert!(plan.distances.get(k + 1).is_none_or(|&d| d > along));
+            let back_len: f32 = back.iter().map(DriveSegment::length).sum();
+            assert!((back_len - (along - plan.distances[k])).abs() < 1e-3);
+            // From its state on, a plan of its own; the pieces back join it to where it is.
+            let (cell, heading) = plan.states[k];
+            let mut on = query((cell.x, cell.y), heading, (9, 12));
+            on.max_expansions = 1_000_000;
+            let joined = find_drive(&grid, &m, on).unwrap().after(back);
+            let here = plan.pose_at(along).unwrap();
+            let start = joined.pose_at(0.0).unwrap();
+            assert!(
+                close(
+                    start,
+                    Pose {
+                        reverse: start.reverse,
+                        curvature: start.curvature,
+                        ..here
+                    }
+                ),
+                "{along}"
+            );
+            assert!(
+                back_len < 1e-4 || start.reverse != here.reverse,
+                "backs in the other gear"
+            );
+            let at_state = joined.pose_at(back_len).unwrap();
+            assert!(close(
+                at_state,
+                Pose {
+                    reverse: at_state.reverse,
+                    curvature: at_state.curvature,
+                    ..plan.pose_at(plan.distances[k]).unwrap()
+                }
+            ));
+            assert!((joined.distances[0] - back_len).abs() < 1e-4);
+            assert_eq!(joined.first_blocked(&grid, 0.0, 0.28), None);
+        }
     }
 
     #[test]

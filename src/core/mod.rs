@@ -70,7 +70,7 @@ pub use classes::{
 };
 pub use cost::CostModel;
 pub use drive::{DriveQuery, DriveSearch, DriveStep, band_around, find_drive};
-pub use drive_plan::{DrivePlan, DriveSegment, DriveShape, Pose};
+pub use drive_plan::{DrivePlan, DriveSegment, DriveShape, PlanCells, Pose};
 pub use goal_tree::{GoalTree, TreeStep};
 pub(crate) use grid::BuiltJumpTable;
 pub use grid::{CornerRule, GridError, MoveRules, NavGrid, Topology};

@@ -15,7 +15,7 @@ use bevy::math::{IVec2, Vec2};
 use bevy::reflect::Reflect;
 
 use super::cost::CostModel;
-use super::drive_plan::{DriveSegment, DriveShape};
+use super::drive_plan::{DriveSegment, DriveShape, body_cells};
 
 /// The number of headings a vehicle's search knows (counter-clockwise from the x axis, 45
 /// degrees apart).
@@ -322,6 +322,7 @@ fn make_move(h: u8, turn: i8, segments: Vec<DriveSegment>, body: f32, costs: Cos
     let offset = IVec2::new(end.x.round() as i32, end.y.round() as i32);
     // Sample the center line finely: the start cell's center is (0.5, 0.5) of its cell.
     let mut swept = BTreeSet::new();
+    let mut cells = Vec::new();
     let mut lengths: BTreeMap<(i32, i32), f64> = BTreeMap::new();
     let half = Vec2::splat(0.5);
     const STEP: f32 = 0.025;
@@ -330,7 +331,9 @@ fn make_move(h: u8, turn: i8, segments: Vec<DriveSegment>, body: f32, costs: Cos
         let n = (len / STEP).ceil().max(1.0) as usize;
         for k in 0..=n {
             let p = seg.pose_at(len * k as f32 / n as f32).position + half;
-            body_cells(p, body, &mut swept);
+            cells.clear();
+            body_cells(p, body, &mut cells);
+            swept.extend(cells.iter().map(|c| (c.x, c.y)));
             if k < n {
                 let mid = seg.pose_at(len * (k as f32 + 0.5) / n as f32).position + half;
                 let c = (mid.x.floor() as i32, mid.y.floor() as i32);
@@ -348,25 +351,6 @@ fn make_move(h: u8, turn: i8, segments: Vec<DriveSegment>, body: f32, costs: Cos
             .map(|((x, y), l)| (IVec2::new(x, y), (l * costs.straight as f64).round() as u64))
             .collect(),
         segments,
-    }
-}
-
-/// Adds the cells a circle of `radius` at `p` (cell `(x, y)` spans `x..x + 1`) overlaps.
-fn body_cells(p: Vec2, radius: f32, out: &mut BTreeSet<(i32, i32)>) {
-    let (x0, x1) = ((p.x - radius).floor() as i32, (p.x + radius).floor() as i32);
-    let (y0, y1) = ((p.y - radius).floor() as i32, (p.y + radius).floor() as i32);
-    for y in y0..=y1 {
-        for x in x0..=x1 {
-            let nearest = p.clamp(
-                Vec2::new(x as f32, y as f32),
-                Vec2::new(x as f32 + 1.0, y as f32 + 1.0),
-            );
-            let inside =
-                p.x >= x as f32 && p.x < x as f32 + 1.0 && p.y >= y as f32 && p.y < y as f32 + 1.0;
-            if inside || nearest.distance_squared(p) < radius * radius {
-                out.insert((x, y));
-            }
-        }
     }
 }
 

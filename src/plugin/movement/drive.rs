@@ -10,8 +10,8 @@ use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use crate::core::{
-    Cell, CellOverlay, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, VehicleModel,
-    band_around, fmath, nearest_heading,
+    Cell, CellOverlay, CostModel, DrivePlan, DriveQuery, DriveSearch, DriveStep, NavGrid,
+    VehicleModel, band_around, fmath, nearest_heading,
 };
 
 use super::super::agent::NavAgent;
@@ -31,6 +31,10 @@ use super::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
 /// it: its plan goes round where that is at most this much longer (round a tank in the open),
 /// and through where it is not (a road one vehicle wide: it waits, then drives through).
 const STANDING_DETOUR: f32 = 6.0;
+
+/// Tiles a body may touch a wall by before a plan counts as blocked (the searches' own sampling
+/// and rounding: a plan found on a grid always counts as clear on it).
+const TOUCH: f32 = 0.02;
 
 /// The vehicles [`drive_vehicles`] moves.
 type Vehicles<'w, 's> = Query<
@@ -55,18 +59,29 @@ type Vehicles<'w, 's> = Query<
 pub(crate) struct Planner {
     search: DriveSearch,
     waiting: VecDeque<Entity>,
-    /// The vehicle whose plan `search` is finding, and its map.
-    active: Option<(Entity, Entity)>,
+    /// The vehicle whose plan `search` is finding.
+    active: Option<Active>,
     /// Models built, by their rules' bits (a vehicle's lattice is built once).
     models: Vec<VehicleModel>,
     /// With workers: the searches handed to them.
     workers: DriveWorkers,
 }
 
+/// The search [`Planner::search`] runs inline.
+struct Active {
+    entity: Entity,
+    map: Entity,
+    /// The path (ticket) it plans for.
+    ticket: Option<u64>,
+    /// The grid as it was when the search began: the search runs on to its end on it however the
+    /// map is edited meanwhile (a driving vehicle checks its plan against the edits).
+    grid: GridSnapshot,
+}
+
 impl Planner {
     /// The vehicles waiting for a plan, planning or with a search on a worker.
     fn planned(&self) -> EntityHashSet {
-        let active = self.active.map(|(e, _)| e);
+        let active = self.active.as_ref().map(|a| a.entity);
         self.waiting
             .iter()
             .copied()
@@ -119,14 +134,16 @@ fn drive_all(
     // A vehicle planning that the planner does not know of (a loaded game's) joins the line.
     let planned = planner.planned();
     let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
-        let Ok((_, mover, vehicle, _, mut transform, path, mut progress, desired, ..)) =
+        let Ok((_, mover, vehicle, agent, mut transform, path, mut progress, desired, ..)) =
             vehicles.get_mut(entity)
         else {
             return;
         };
         let Some(path) = path else { return };
         let Ok(map) = maps.get(path.map) else { return };
-        if notice_changes(&mut progress, path, map.grid_of(path.class))
+        let body = map.wall_radius_of(path.class, agent.radius);
+        let (grid, reverses) = (map.grid_of(path.class), vehicle.reverse.is_some());
+        if notice_changes(&mut progress, path, (grid, body, reverses))
             || progress.status == DriveStatus::Planning && !planned.contains(&entity)
         {
             planner.waiting.push_back(entity);
@@ -246,9 +263,17 @@ fn occupy(
 }
 
 /// A new path (planned for at once if the vehicle stands, else from the next point of its plan it
-/// can stop at), or the map changed under its plan (planned again the same way); whether it
-/// waits for the planner now.
-fn notice_changes(progress: &mut DriveProgress, path: &NavPath, grid: &NavGrid) -> bool {
+/// can stop at), or the map edited under its plan; whether it waits for the planner now.
+///
+/// After an edit, a plan its body (`body` tiles) can still drive to its end is driven on. One an
+/// edit blocked is planned again from the next point it can stop at; where the blocked stretch
+/// comes first, the vehicle stops at once and plans from the point it passed last (it backs
+/// there first), or, if it may not reverse, from its cell and nearest heading.
+fn notice_changes(
+    progress: &mut DriveProgress,
+    path: &NavPath,
+    (grid, body, reverses): (&NavGrid, f32, bool),
+) -> bool {
     if progress.ticket != Some(path.ticket) {
         progress.ticket = Some(path.ticket);
         progress.replan = true;
@@ -258,14 +283,41 @@ fn notice_changes(progress: &mut DriveProgress, path: &NavPath, grid: &NavGrid) 
             return true;
         }
     }
-    if progress.status == DriveStatus::Driving
-        && progress.version != grid.version()
-        && !progress.replan
-    {
+    if progress.status != DriveStatus::Driving || progress.version == grid.version() {
+        return false;
+    }
+    progress.version = grid.version();
+    let Some(plan) = progress.plan.as_ref() else {
+        return false;
+    };
+    let radius = (body - TOUCH).max(0.0);
+    let covered = progress
+        .covered
+        .get_or_insert_with(|| plan.cells_covered(radius));
+    let Some(blocked) = covered.first_blocked(grid, progress.along) else {
+        return false;
+    };
+    if !progress.replan {
         progress.replan = true;
         progress.tries = 0;
     }
-    false
+    if progress.next_state().is_some_and(|(at, _)| at < blocked) {
+        return false;
+    }
+    // It would drive into the wall before it could plan again: it stops.
+    let back = plan
+        .back_to_state(progress.along)
+        .map(|(_, back)| DrivePlan {
+            segments: back,
+            ..default()
+        });
+    let can_back = reverses && back.is_some_and(|b| b.first_blocked(grid, 0.0, radius).is_none());
+    if !can_back {
+        progress.set_plan(None);
+        progress.along = 0.0;
+    }
+    progress.status = DriveStatus::Planning;
+    true
 }
 
 /// Writes what the rest of the plugin and the game read of any mover, its [`MoveState`] and
@@ -512,23 +564,23 @@ fn plan(
         {
             return;
         }
-        let Some((entity, map_entity)) = planner.active else {
+        let Some(active) = planner.active.as_ref() else {
             return;
         };
-        let (Ok(map), Ok(item)) = (maps.get(map_entity), vehicles.get_mut(entity)) else {
+        let (entity, version) = (active.entity, active.grid.version());
+        let wanted = maps.contains(active.map)
+            && vehicles.get(entity).is_ok_and(|(.., progress, _, _, _)| {
+                progress.status == DriveStatus::Planning && progress.ticket == active.ticket
+            });
+        if !wanted {
+            // Gone, or a new path came meanwhile (the vehicle waits in line for it).
             planner.active = None;
             continue;
-        };
-        let (_, _, _, _, _, path, mut progress, ..) = item;
-        let Some(path) = path else {
-            planner.active = None;
-            continue;
-        };
-        let grid = map.grid_of(path.class);
+        }
         let before = planner.search.expansions();
         let step = planner
             .search
-            .step(grid, budget.min(u32::MAX as u64) as u32);
+            .step(&active.grid, budget.min(u32::MAX as u64) as u32);
         let spent = planner.search.expansions().saturating_sub(before).max(1);
         budget = budget.saturating_sub(spent);
         let end = match step {
@@ -537,7 +589,10 @@ fn plan(
             DriveStep::Failed(_) => DriveEnd::Failed,
         };
         planner.active = None;
-        if apply(drive, &mut progress, end, grid.version()) {
+        let Ok((.., mut progress, _, _, _)) = vehicles.get_mut(entity) else {
+            continue;
+        };
+        if apply(drive, &mut progress, end, version) {
             planner.waiting.push_front(entity);
         }
     }
@@ -548,7 +603,15 @@ fn plan(
 fn apply(drive: &DriveSettings, progress: &mut DriveProgress, end: DriveEnd, version: u64) -> bool {
     match end {
         DriveEnd::Found(plan) => {
-            progress.plan = Some(plan);
+            // Stopped short of a state (see `notice_changes`), it backs to the one it planned
+            // from first.
+            let back = progress
+                .plan
+                .as_ref()
+                .and_then(|p| p.back_to_state(progress.along))
+                .map(|(_, back)| back)
+                .unwrap_or_default();
+            progress.set_plan(Some(plan.after(back)));
             progress.along = 0.0;
             progress.status = DriveStatus::Driving;
             progress.replan = false;
@@ -562,12 +625,12 @@ fn apply(drive: &DriveSettings, progress: &mut DriveProgress, end: DriveEnd, ver
                 return true;
             }
             progress.status = DriveStatus::NoWay;
-            progress.plan = None;
+            progress.set_plan(None);
             false
         }
         DriveEnd::CannotBegin => {
             progress.status = DriveStatus::NoWay;
-            progress.plan = None;
+            progress.set_plan(None);
             false
         }
     }
@@ -625,7 +688,12 @@ fn begin_next(
             &job.overlay,
         );
         if begun.is_ok() {
-            planner.active = Some((next.entity, next.map));
+            planner.active = Some(Active {
+                entity: next.entity,
+                map: next.map,
+                ticket: next.ticket,
+                grid: next.grid,
+            });
             return true;
         }
         if let Ok((.., mut progress, _, _, _)) = vehicles.get_mut(next.entity) {
@@ -786,7 +854,10 @@ fn start_state(
     progress: &DriveProgress,
     transform: &Transform,
 ) -> (Cell, u8) {
-    if let (Some(plan), Some((_, k))) = (&progress.plan, progress.next_state()) {
+    // At a state of its plan, or stopped short of the next one: the state it passed last.
+    if let Some(plan) = &progress.plan
+        && let Some((k, _)) = plan.back_to_state(progress.along)
+    {
         return plan.states[k];
     }
     let at = map.world_to_grid(transform.translation.truncate());

@@ -3,7 +3,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{DrivePlan, ReverseRules, VehicleRules};
+use crate::core::{DrivePlan, PlanCells, ReverseRules, VehicleRules};
 
 use super::mover::Mover;
 
@@ -80,8 +80,8 @@ pub enum DriveStatus {
     /// No path to drive.
     #[default]
     Idle,
-    /// Its path came; its plan is being searched (it stands, or drives on to the next point
-    /// of its old plan it can plan from).
+    /// Its path came, or an edit of the map blocked its plan: its plan is being searched (it
+    /// stands, or drives on to the next point of its old plan it can plan from).
     Planning,
     /// Driving its plan.
     Driving,
@@ -105,7 +105,8 @@ pub struct DriveProgress {
     pub along: f32,
     /// The path (ticket) it drives or plans for.
     pub(crate) ticket: Option<u64>,
-    /// A new path came: plan for it from the next state of the plan reached.
+    /// A new path came, or an edit blocked the plan: plan again from the next state of the
+    /// plan reached.
     pub(crate) replan: bool,
     /// The grid version its plan was made on.
     pub(crate) version: u64,
@@ -117,9 +118,19 @@ pub struct DriveProgress {
     pub(crate) blocked_by: Option<Entity>,
     /// The vehicle it drives through, having waited for it long enough.
     pub(crate) passing: Option<Entity>,
+    /// The cells its body covers driving `plan`, to check the plan against edits (made when
+    /// first needed; `None` whenever `plan` is replaced).
+    #[reflect(ignore)]
+    pub(crate) covered: Option<PlanCells>,
 }
 
 impl DriveProgress {
+    /// Gives it `plan` to drive (or none), dropping what it knew of the old one.
+    pub(crate) fn set_plan(&mut self, plan: Option<DrivePlan>) {
+        self.plan = plan;
+        self.covered = None;
+    }
+
     /// The next point of the plan it can stop at and plan from (a state of its search): its
     /// distance along the plan and the state's index.
     pub(crate) fn next_state(&self) -> Option<(f32, usize)> {
