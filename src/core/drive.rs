@@ -615,7 +615,8 @@ mod tests {
         };
         for tenth in 0..(plan.length() * 10.0) as usize {
             let along = tenth as f32 / 10.0;
-            let (k, back) = plan.back_to_state(along).unwrap();
+            let k = plan.state_before(along).unwrap();
+            let back = plan.back_to_state(along);
             assert!(plan.distances[k] <= along + 1e-4);
             assert!(plan.distances.get(k + 1).is_none_or(|&d| d > along));
             let back_len: f32 = back.iter().map(DriveSegment::length).sum();

@@ -109,8 +109,8 @@ impl DriveSegment {
         let (a, b) = (a.clamp(0.0, len), b.clamp(0.0, len));
         let shape = match self.shape {
             DriveShape::Line { .. } => DriveShape::Line {
-                from: self.travel_point(a),
-                to: self.travel_point(b),
+                from: self.pose_at(a).position,
+                to: self.pose_at(b).position,
             },
             DriveShape::Arc {
                 center,
@@ -128,11 +128,6 @@ impl DriveSegment {
             }
         };
         DriveSegment { shape, ..self }
-    }
-
-    /// The point `s` tiles along it.
-    fn travel_point(&self, s: f32) -> Vec2 {
-        self.pose_at(s).position
     }
 
     /// Its length in tiles.
@@ -252,10 +247,17 @@ impl DrivePlan {
         PlanCells { spans }
     }
 
-    /// The last of `states` at or before `along`, and the pieces that drive back to it from
-    /// `along` the way the vehicle came, in the other gear (none where `along` is at a state).
-    pub fn back_to_state(&self, along: f32) -> Option<(usize, Vec<DriveSegment>)> {
-        let k = self.distances.iter().rposition(|&d| d <= along + 1e-4)?;
+    /// The last of `states` at or before `along` (`None` before the first).
+    pub fn state_before(&self, along: f32) -> Option<usize> {
+        self.distances.iter().rposition(|&d| d <= along + 1e-4)
+    }
+
+    /// The pieces that drive back from `along` to [`DrivePlan::state_before`] it, the way the
+    /// vehicle came, in the other gear (none where `along` is at a state, or before the first).
+    pub fn back_to_state(&self, along: f32) -> Vec<DriveSegment> {
+        let Some(k) = self.state_before(along) else {
+            return Vec::new();
+        };
         let from = self.distances[k];
         let mut back = Vec::new();
         let mut start = 0.0;
@@ -268,7 +270,7 @@ impl DrivePlan {
             start += len;
         }
         back.reverse();
-        Some((k, back))
+        back
     }
 
     /// This plan with `first` driven before it (pieces ending where it begins): the states keep
@@ -319,7 +321,7 @@ impl PlanCells {
 }
 
 /// Adds the cells a round body of `radius` at `p` overlaps (closer than `radius` to `p`; the
-/// cell `p` is in always).
+/// cell `p` is in always, cell `(x, y)` spanning `x..x + 1`, `y..y + 1`).
 pub(crate) fn body_cells(p: Vec2, radius: f32, out: &mut Vec<Cell>) {
     let (x0, x1) = ((p.x - radius).floor() as i32, (p.x + radius).floor() as i32);
     let (y0, y1) = ((p.y - radius).floor() as i32, (p.y + radius).floor() as i32);
@@ -327,7 +329,7 @@ pub(crate) fn body_cells(p: Vec2, radius: f32, out: &mut Vec<Cell>) {
         for x in x0..=x1 {
             let corner = Vec2::new(x as f32, y as f32);
             let nearest = p.clamp(corner, corner + Vec2::ONE);
-            let inside = nearest == p;
+            let inside = corner.cmple(p).all() && p.cmplt(corner + Vec2::ONE).all();
             if inside || nearest.distance_squared(p) < radius * radius {
                 out.push(Cell::new(x, y));
             }

@@ -10,8 +10,8 @@ use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use crate::core::{
-    Cell, CellOverlay, CostModel, DrivePlan, DriveQuery, DriveSearch, DriveStep, NavGrid,
-    VehicleModel, band_around, fmath, nearest_heading,
+    Cell, CellOverlay, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, VehicleModel,
+    band_around, fmath, nearest_heading,
 };
 
 use super::super::agent::NavAgent;
@@ -287,6 +287,7 @@ fn notice_changes(
         return false;
     }
     progress.version = grid.version();
+    let (along, next) = (progress.along, progress.next_state().map(|(at, _)| at));
     let Some(plan) = progress.plan.as_ref() else {
         return false;
     };
@@ -294,24 +295,24 @@ fn notice_changes(
     let covered = progress
         .covered
         .get_or_insert_with(|| plan.cells_covered(radius));
-    let Some(blocked) = covered.first_blocked(grid, progress.along) else {
+    let Some(blocked) = covered.first_blocked(grid, along) else {
         return false;
     };
     if !progress.replan {
         progress.replan = true;
         progress.tries = 0;
     }
-    if progress.next_state().is_some_and(|(at, _)| at < blocked) {
+    if next.is_some_and(|at| at < blocked) {
         return false;
     }
-    // It would drive into the wall before it could plan again: it stops.
-    let back = plan
-        .back_to_state(progress.along)
-        .map(|(_, back)| DrivePlan {
-            segments: back,
-            ..default()
+    // It would drive into the wall before it could plan again: it stops, and backs if the way
+    // back to the state it passed last is clear.
+    let can_back = reverses
+        && plan.state_before(along).is_some_and(|k| {
+            covered
+                .first_blocked(grid, plan.distances[k])
+                .is_some_and(|b| b > along)
         });
-    let can_back = reverses && back.is_some_and(|b| b.first_blocked(grid, 0.0, radius).is_none());
     if !can_back {
         progress.set_plan(None);
         progress.along = 0.0;
@@ -608,8 +609,7 @@ fn apply(drive: &DriveSettings, progress: &mut DriveProgress, end: DriveEnd, ver
             let back = progress
                 .plan
                 .as_ref()
-                .and_then(|p| p.back_to_state(progress.along))
-                .map(|(_, back)| back)
+                .map(|p| p.back_to_state(progress.along))
                 .unwrap_or_default();
             progress.set_plan(Some(plan.after(back)));
             progress.along = 0.0;
@@ -856,7 +856,7 @@ fn start_state(
 ) -> (Cell, u8) {
     // At a state of its plan, or stopped short of the next one: the state it passed last.
     if let Some(plan) = &progress.plan
-        && let Some((k, _)) = plan.back_to_state(progress.along)
+        && let Some(k) = plan.state_before(progress.along)
     {
         return plan.states[k];
     }

@@ -108,7 +108,7 @@ pub struct DriveProgress {
     /// A new path came, or an edit blocked the plan: plan again from the next state of the
     /// plan reached.
     pub(crate) replan: bool,
-    /// The grid version its plan was made on.
+    /// The grid version its plan was made on, or last checked against after an edit.
     pub(crate) version: u64,
     /// Tries made for the current plan (a band round the path, then the whole map).
     pub(crate) tries: u8,
