@@ -477,6 +477,52 @@ fn an_edit_away_from_a_vehicles_plan_leaves_it_driving() {
     assert_eq!(app.world().get::<DriveProgress>(unit).unwrap().plan, before);
 }
 
+/// A vehicle that stops where another already stands, with no free cell near its goal it could
+/// reach, arrives where it is (as a soldier would) instead of planning again for ever.
+#[test]
+fn a_vehicle_with_no_free_cell_near_its_goal_arrives_where_it_stands() {
+    // A room of three cells, (1..=3, 1), walled all round.
+    let mut grid = NavGrid::new(5, 3).unwrap();
+    for x in 0..5 {
+        for y in 0..3 {
+            if y != 1 || x == 0 || x == 4 {
+                grid.set_walkable(Cell::new(x, y), false).unwrap();
+            }
+        }
+    }
+    let mut app = app(grid);
+    let parked: Vec<Entity> = (1..=3)
+        .map(|x| {
+            let cell = Cell::new(x, 1);
+            vehicle(&mut app, cell, Vec2::X, PathRequest::to_cell(cell))
+        })
+        .collect();
+    for _ in 0..10 {
+        app.update();
+    }
+    for &p in &parked {
+        assert_eq!(
+            app.world().get::<DriveProgress>(p).unwrap().status,
+            DriveStatus::Arrived
+        );
+    }
+    let late = vehicle(
+        &mut app,
+        Cell::new(2, 1),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(2, 1)),
+    );
+    let mut arrived_at = None;
+    for frame in 0..60 {
+        app.update();
+        if app.world().get::<DriveProgress>(late).unwrap().status == DriveStatus::Arrived {
+            arrived_at = Some(frame);
+            break;
+        }
+    }
+    assert!(arrived_at.is_some(), "it plans again for ever");
+}
+
 /// `app` with searches on two workers (the vehicles' drive searches too), in lockstep mode
 /// or not, and vehicles given 1 state a frame on the main thread: a vehicle that plans there
 /// would never get a plan.

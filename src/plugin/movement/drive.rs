@@ -170,7 +170,7 @@ fn drive_all(
         let here = spot
             .grid
             .cell_at(map.world_to_grid(transform.translation.truncate()));
-        if at_stop(&spot, &mut progress, here) {
+        if at_stop(&spot, &mut progress, here, path.goal) {
             arrived.write(Arrived { entity, cell: here });
             commands.trigger(Arrived { entity, cell: here });
         } else {
@@ -209,11 +209,15 @@ fn publish(maps: &Query<&NavMap>, vehicles: &mut Vehicles, claims: &mut Claims) 
     }
 }
 
-/// A vehicle at its plan's stopping point: it plans again (a new path, a changed map, or its
-/// goal taken by another vehicle meanwhile: the nearest free cell then) or it has arrived;
-/// whether it arrived.
-fn at_stop(spot: &Spot, progress: &mut DriveProgress, here: Cell) -> bool {
-    if !progress.replan && spot.taken(here) {
+/// A vehicle at its plan's stopping point: it plans again (a new path, a changed map, or the
+/// cell it stopped on taken by another vehicle meanwhile: the free cell nearest its path's
+/// `goal` then) or it has arrived; whether it arrived. Where no cell near the goal is free, it
+/// arrives where it stands, as infantry do.
+fn at_stop(spot: &Spot, progress: &mut DriveProgress, here: Cell, goal: Cell) -> bool {
+    if !progress.replan
+        && spot.taken(here)
+        && spot.free_near(goal, here).is_some_and(|free| free != here)
+    {
         progress.replan = true;
         progress.tries = 0;
     }
@@ -746,7 +750,7 @@ fn next_job(
             .map(|f| nearest_heading(world_to_grid_dir(map, f)));
         // Where another vehicle stands already, the nearest free cell instead of stacking on it.
         let spot = Spot::of(claims, fleet, (path, map), entity);
-        let goal = spot.free_near(path.goal, start);
+        let goal = spot.free_near(path.goal, start).unwrap_or(path.goal);
         let query = DriveQuery {
             start,
             heading,
@@ -824,10 +828,10 @@ impl<'a> Spot<'a> {
     }
 
     /// `goal`, or if it is taken the nearest free open cell within 8 rings of it that `start`
-    /// reaches (row by row within a ring), else `goal` all the same.
-    fn free_near(&self, goal: Cell, start: Cell) -> Cell {
+    /// reaches (row by row within a ring); `None` where there is none.
+    fn free_near(&self, goal: Cell, start: Cell) -> Option<Cell> {
         if !self.taken(goal) {
-            return goal;
+            return Some(goal);
         }
         for r in 1..=8 {
             for dy in -r..=r {
@@ -837,12 +841,12 @@ impl<'a> Spot<'a> {
                         && self.grid.same_island(start, c)
                         && !self.taken(c)
                     {
-                        return c;
+                        return Some(c);
                     }
                 }
             }
         }
-        goal
+        None
     }
 }
 
