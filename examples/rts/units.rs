@@ -6,7 +6,10 @@ use std::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 use bevy_tilepath::core::ReverseRules;
-use bevy_tilepath::core::{Cell, ClassGrid, LinkKeys, MoveClass, NavGrid, TerrainCosts};
+use bevy_tilepath::core::{
+    Cell, ClassGrid, DriveQuery, LinkKeys, MoveClass, NavGrid, TerrainCosts, VehicleModel,
+    VehicleRules, find_drive,
+};
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{HeldKeys, LockstepKey, NavAgent, PlayerId, UnitClass, Vehicle};
 
@@ -111,15 +114,18 @@ impl Kind {
     }
 }
 
+/// A vehicle tank's turning radius, in tiles.
+const TANK_TURNING_RADIUS: f32 = 1.5;
+
 /// Under `--vehicles`, each tank becomes a [`Vehicle`] as it is spawned: it drives legal turns of
-/// radius 1.5 tiles and may reverse.
+/// radius [`TANK_TURNING_RADIUS`] and may reverse.
 pub fn tanks_as_vehicles(app: &mut App, config: &DemoConfig) {
     if config.vehicles {
         app.add_observer(
             |add: On<Add, Kind>, kinds: Query<&Kind>, mut commands: Commands| {
                 if kinds.get(add.entity) == Ok(&Kind::Tank) {
                     commands.entity(add.entity).insert(Vehicle {
-                        turning_radius: 1.5,
+                        turning_radius: TANK_TURNING_RADIUS,
                         reverse: Some(ReverseRules::default()),
                         ..default()
                     });
@@ -153,7 +159,9 @@ impl Recruit {
 }
 
 /// The armies: blue in the left third, red in the right, `config.units` in all; under
-/// `--mixed` one in [`TANK_EVERY`] a tank, standing where its class's grid lets it.
+/// `--mixed` one in [`TANK_EVERY`] a tank, standing where its class's grid lets it (under
+/// `--vehicles`, only where a vehicle tank facing east can drive out to the middle of its
+/// ground: a pocket of open cells among forest can be too tight to turn or back out of).
 pub fn muster(map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> Vec<Recruit> {
     let half = config.units / 2;
     let tank_grid = config.mixed.then(|| {
@@ -167,7 +175,21 @@ pub fn muster(map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> Vec<Recruit>
     ] {
         let tanks = if config.mixed { count / TANK_EVERY } else { 0 };
         if let Some(grid) = &tank_grid {
-            for cell in spawn_positions(map, grid.grid(), tanks, left, &taken, rng) {
+            let model = config.vehicles.then(|| vehicle_model(grid, config));
+            let drives_out = |cell: Cell, middle: Cell| {
+                model.as_ref().is_none_or(|m| {
+                    let query = DriveQuery {
+                        start: cell,
+                        heading: 0,
+                        goal: middle,
+                        facing: None,
+                        max_expansions: 200_000,
+                    };
+                    find_drive(grid.grid(), m, query).is_ok()
+                })
+            };
+            let spots = spawn_positions(map, grid.grid(), tanks, left, &taken, rng, drives_out);
+            for cell in spots {
                 taken.insert(cell);
                 out.push(Recruit {
                     key: out.len() as u64,
@@ -178,7 +200,8 @@ pub fn muster(map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> Vec<Recruit>
             }
         }
         let infantry = count - tanks;
-        for cell in spawn_positions(map, map.grid(), infantry, left, &taken, rng) {
+        let anywhere = |_: Cell, _: Cell| true;
+        for cell in spawn_positions(map, map.grid(), infantry, left, &taken, rng, anywhere) {
             taken.insert(cell);
             out.push(Recruit {
                 key: out.len() as u64,
@@ -193,7 +216,8 @@ pub fn muster(map: &DemoMap, config: &DemoConfig, rng: &mut Rng) -> Vec<Recruit>
 
 /// `n` random cells of `grid` not `taken`, in the left or right third of the map, on the grid's
 /// main island (or, if that does not reach this third, the largest island there: forests and
-/// gates may cut tanks off where infantry passes).
+/// gates may cut tanks off where infantry passes), for which `fits(cell, middle)` holds, where
+/// `middle` is the island's cell nearest the middle of the map.
 fn spawn_positions(
     map: &DemoMap,
     grid: &NavGrid,
@@ -201,6 +225,7 @@ fn spawn_positions(
     left: bool,
     taken: &HashSet<Cell>,
     rng: &mut Rng,
+    fits: impl Fn(Cell, Cell) -> bool,
 ) -> Vec<Cell> {
     let side: Vec<Cell> = grid
         .cells()
@@ -234,6 +259,30 @@ fn spawn_positions(
     for i in (1..cells.len()).rev() {
         cells.swap(i, rng.below(i as u32 + 1) as usize);
     }
-    cells.truncate(n);
+    let centre = Vec2::new(grid.width() as f32, grid.height() as f32) / 2.0;
+    let middle = grid
+        .cells()
+        .filter(|&c| island.is_some() && grid.island(c) == island)
+        .min_by_key(|c| (c.as_vec2().distance_squared(centre) * 4.0) as u32);
+    let Some(middle) = middle else {
+        return Vec::new();
+    };
     cells
+        .into_iter()
+        .filter(|&c| fits(c, middle))
+        .take(n)
+        .collect()
+}
+
+/// The lattice of a demo vehicle tank (see [`tanks_as_vehicles`]) on its class's `grid`.
+fn vehicle_model(grid: &ClassGrid, config: &DemoConfig) -> VehicleModel {
+    let body = Kind::Tank
+        .class(config)
+        .wall_radius(Kind::Tank.radius(config));
+    let rules = VehicleRules {
+        turning_radius: TANK_TURNING_RADIUS,
+        body_radius: body,
+        reverse: Some(ReverseRules::default()),
+    };
+    VehicleModel::new(rules, grid.grid().rules().costs).expect("the demo's tanks are legal")
 }
