@@ -8,8 +8,8 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    DriveProgress, DriveSettings, DriveStatus, LockstepKey, PathProgress, TilepathSettings,
-    Vehicle, WorkerMode,
+    DriveProgress, DriveSettings, DriveStatus, LockstepKey, PathProgress, PendingRequests,
+    TilepathSettings, Vehicle, WorkerMode,
 };
 
 const DT: f32 = 1.0 / 60.0;
@@ -182,6 +182,7 @@ fn a_new_order_mid_drive_is_planned_from_where_the_plan_can_stop() {
 fn a_vehicle_with_no_room_to_turn_and_no_reverse_says_so_and_stands() {
     let grid = dead_end();
     let mut app = app(grid.clone());
+    record_outcomes(&mut app);
     let unit = vehicle(
         &mut app,
         Cell::new(13, 10),
@@ -196,6 +197,49 @@ fn a_vehicle_with_no_room_to_turn_and_no_reverse_says_so_and_stands() {
     assert_eq!(progress.status, DriveStatus::NoWay);
     let at = app.world().get::<Transform>(unit).unwrap().translation;
     assert!(at.truncate().distance(Vec2::new(13.5, 10.5)) < 1e-4);
+    // Its request's one outcome says why; the path it cannot drive is gone.
+    let failed = OutcomeKind::Failed(PathFailure::NoDrivableWay);
+    let seen = &app.world().resource::<AtOutcome>().0;
+    assert_eq!(seen, &[(failed, DriveStatus::NoWay, false)]);
+    let status = app.world().get::<PathStatus>(unit).unwrap();
+    assert_eq!(*status, PathStatus::Failed(PathFailure::NoDrivableWay));
+    assert!(app.world().get::<NavPath>(unit).is_none());
+}
+
+/// What a vehicle was doing when each of its requests' outcomes came: the outcome, its drive's
+/// status, and whether it had a plan.
+#[derive(Resource, Default)]
+struct AtOutcome(Vec<(OutcomeKind, DriveStatus, bool)>);
+
+/// Records every outcome in [`AtOutcome`].
+fn record_outcomes(app: &mut App) {
+    app.init_resource::<AtOutcome>().add_observer(
+        |outcome: On<PathOutcome>, drives: Query<&DriveProgress>, mut seen: ResMut<AtOutcome>| {
+            let progress = drives.get(outcome.entity).unwrap();
+            let planned = progress.plan.is_some();
+            seen.0.push((outcome.kind, progress.status, planned));
+        },
+    );
+}
+
+#[test]
+fn a_vehicles_outcome_comes_with_the_plan_it_drives_its_path_by() {
+    let grid = dead_end();
+    let mut app = app(grid.clone());
+    record_outcomes(&mut app);
+    let unit = vehicle(
+        &mut app,
+        Cell::new(13, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(2, 10)),
+    );
+    let drive = watch(&mut app, unit, &grid, 1200);
+    backed_out_to(&app, unit, &drive, Vec2::new(2.5, 10.5));
+    let seen = &app.world().resource::<AtOutcome>().0;
+    assert_eq!(seen.len(), 1, "one outcome: {seen:?}");
+    let (kind, status, planned) = seen[0];
+    assert!(matches!(kind, OutcomeKind::Found { .. }), "{kind:?}");
+    assert_eq!((status, planned), (DriveStatus::Driving, true));
 }
 
 #[test]
@@ -620,4 +664,50 @@ fn with_workers_in_lockstep_two_games_drive_their_vehicles_alike() {
     let (b, _) = run();
     assert_eq!(arrived, 4);
     assert!(a == b, "the two games' vehicles parted");
+}
+
+#[test]
+fn a_vehicles_path_replaced_before_its_plan_came_ends_cancelled() {
+    let grid = dead_end();
+    let mut app = app(grid.clone());
+    record_outcomes(&mut app);
+    // One state a frame: its first plan takes hundreds of frames.
+    app.insert_resource(DriveSettings {
+        expansions_per_frame: 1,
+        ..default()
+    });
+    let unit = vehicle(
+        &mut app,
+        Cell::new(13, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(2, 10)),
+    );
+    let given = (1..=10).find(|_| {
+        app.update();
+        app.world().get::<NavPath>(unit).is_some()
+    });
+    assert!(given.is_some(), "no path after 10 frames");
+    // The path is the vehicle's to plan from; the outcome waits for the plan.
+    app.update();
+    let progress = app.world().get::<DriveProgress>(unit).unwrap();
+    assert_eq!(progress.status, DriveStatus::Planning);
+    assert!(app.world().resource::<AtOutcome>().0.is_empty());
+    assert!(!app.world().resource::<PendingRequests>().is_empty());
+    // A new order before the plan came: the first request ends cancelled, the second found.
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(Cell::new(6, 10)));
+    app.insert_resource(DriveSettings::default());
+    let drive = watch(&mut app, unit, &grid, 1200);
+    backed_out_to(&app, unit, &drive, Vec2::new(6.5, 10.5));
+    let seen = &app.world().resource::<AtOutcome>().0;
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, OutcomeKind::Cancelled);
+    assert!(matches!(seen[1].0, OutcomeKind::Found { .. }), "{seen:?}");
+    assert_eq!((seen[1].1, seen[1].2), (DriveStatus::Driving, true));
+    assert!(app.world().resource::<PendingRequests>().is_empty());
+    assert_eq!(
+        *app.world().get::<PathStatus>(unit).unwrap(),
+        PathStatus::Found
+    );
 }

@@ -239,6 +239,10 @@ pub enum PathFailure {
     TargetGone,
     /// A follow range ([`PathGoal::Entity`]) that is negative or not a finite number.
     BadRange,
+    /// The unit is a [`Vehicle`](crate::Vehicle) and no plan of legal turns it can drive
+    /// reaches its path's goal (too tight to turn, even reversing): a path was found, but not
+    /// one it can drive. Its path is removed, as a failed search's.
+    NoDrivableWay,
 }
 
 impl From<PathError> for PathFailure {

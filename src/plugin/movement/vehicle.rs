@@ -12,7 +12,11 @@ use super::mover::Mover;
 /// [`DriveSearch`](crate::core::DriveSearch) along the path its request found); where it
 /// cannot turn round forward (a dead end, an order behind it in a narrow place) it reverses,
 /// and a three-point turn comes out of the plan. It arrives facing its request's
-/// [`facing`](crate::PathRequest::facing) if it has one.
+/// [`facing`](crate::PathRequest::facing) if it has one. Its request's
+/// [`PathOutcome`](crate::PathOutcome) comes with its plan: found once it has a plan to drive
+/// the path by (the path itself goes to it at once), failed with
+/// [`PathFailure::NoDrivableWay`](crate::PathFailure::NoDrivableWay) if no plan reaches the
+/// goal.
 ///
 /// A vehicle is never pushed: it shoves infantry aside as a unit holding its position does. It
 /// waits for another vehicle in its way (where two wait for each other, the one first in
@@ -88,7 +92,8 @@ pub enum DriveStatus {
     /// At the end of its plan.
     Arrived,
     /// No plan it could drive reaches its path's goal (too tight to turn, even reversing): it
-    /// stands until its next path.
+    /// stands until its next path. The request of a path it never had a plan for ends failed
+    /// with [`PathFailure::NoDrivableWay`](crate::PathFailure::NoDrivableWay).
     NoWay,
 }
 

@@ -11,6 +11,7 @@ use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFr
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::mover::Mover;
 use crate::plugin::movement::state::PathProgress;
+use crate::plugin::movement::vehicle::{DriveProgress, DriveSettings, DriveStatus};
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
@@ -66,13 +67,8 @@ fn judge(
     }
     let Some(map) = map else {
         let ticket = book.take(job.entity, job.ticket).expect("checked current");
-        return Verdict::Outcome(Ready {
-            entity: job.entity,
-            ticket,
-            kind: OutcomeKind::Failed(PathFailure::NoMap),
-            path: None,
-            rest: None,
-        });
+        let kind = OutcomeKind::Failed(PathFailure::NoMap);
+        return Verdict::Outcome(Ready::new((job.entity, ticket), kind, None, None));
     };
     let grid = map.grid_of(job.class);
     let found = result.map(|p| with_corridor(grid, p, smoothed, rest));
@@ -118,13 +114,7 @@ fn judge(
         }
         Err(e) => (OutcomeKind::Failed(e.into()), None),
     };
-    Verdict::Outcome(Ready {
-        entity: job.entity,
-        ticket,
-        kind,
-        path,
-        rest,
-    })
+    Verdict::Outcome(Ready::new((job.entity, ticket), kind, path, rest))
 }
 
 /// A found path with its grid-space waypoints (the smoothed ones, or the cells' centers) and the
@@ -201,6 +191,7 @@ pub(crate) fn receive_results(
     mut writer: MessageWriter<PathOutcome>,
     mut traffic: ResMut<PassageTraffic>,
     movers: Query<(), With<Mover>>,
+    drives: (Option<Res<DriveSettings>>, Query<&DriveProgress>),
 ) {
     let mut tally = PhaseTimer::start(tally, Phase::Receive, settings.lockstep.is_some());
     let budget = settings.time_budget.saturating_sub(tally.spent());
@@ -213,11 +204,14 @@ pub(crate) fn receive_results(
         (&maps, &mut traffic, &movers),
         &settings,
     );
+    // Vehicles' outcomes wait for their plans where the movement plugin drives them.
+    let drives = drives.0.is_some().then_some(&drives.1);
     deliver_ready(
         queue,
         book,
         (&mut tally, budget),
         (&mut statuses, &mut commands, &mut writer),
+        drives,
     );
     stats.queue_len = queue.waiting_len() + book.submitted.len();
     stats.searching = queue.searching();
@@ -277,7 +271,8 @@ fn judge_results(
 }
 
 /// Delivers the outcomes ready, within the budget: cancellations first (they happened before
-/// this frame's searches ended), then the rest.
+/// this frame's searches ended), then the rest. A vehicle's found path goes to it at once, and
+/// its outcome when its plan settles (see [`drive_of`]).
 fn deliver_ready(
     queue: &mut PathQueue,
     book: &mut PendingRequests,
@@ -287,20 +282,37 @@ fn deliver_ready(
         &mut Commands,
         &mut MessageWriter<PathOutcome>,
     ),
+    drives: Option<&Query<&DriveProgress>>,
 ) {
     let frame = book.frame;
     book.in_delivery += book.cancelled.len();
-    let cancelled = book.cancelled.drain(..).map(|c| Ready {
-        entity: c.entity,
-        ticket: c.ticket,
-        kind: OutcomeKind::Cancelled,
-        path: None,
-        rest: None,
-    });
+    let cancelled = (book.cancelled.drain(..))
+        .map(|c| Ready::new((c.entity, c.ticket), OutcomeKind::Cancelled, None, None));
     let mut to_deliver: Vec<Ready> = cancelled.collect();
     to_deliver.append(&mut queue.ready);
     let mut to_deliver = to_deliver.into_iter();
+    let mut held = Vec::new();
     for mut ready in to_deliver.by_ref() {
+        match drive_of(&ready, drives) {
+            Drive::Now => {}
+            Drive::Give => {
+                start_refining(queue, &mut ready, frame);
+                give_path(&mut ready, commands);
+                held.push(ready);
+                continue;
+            }
+            Drive::Wait => {
+                held.push(ready);
+                continue;
+            }
+            Drive::Settled(kind) => {
+                if let OutcomeKind::Failed(_) = kind {
+                    // No plan: the path it cannot drive goes (as a failed search's would).
+                    ready.given = false;
+                }
+                ready.kind = kind;
+            }
+        }
         let latency = (frame - ready.ticket.frame) as u32;
         let cells = ready.path.as_ref().map_or(0, |p| p.cells.len() as u64);
         if let OutcomeKind::Found {
@@ -320,7 +332,60 @@ fn deliver_ready(
             break;
         }
     }
+    queue.ready.extend(held);
     queue.ready.extend(to_deliver);
+}
+
+/// Where a ready outcome stands against the plan of legal turns its unit drives by, if the unit
+/// is a [`Vehicle`](crate::Vehicle): a found path is only drivable once the vehicle has a plan
+/// for it, so its outcome waits for that plan.
+enum Drive {
+    /// Not a vehicle's found path (or vehicles are not driven): it goes out now.
+    Now,
+    /// A vehicle's found path: the path goes to the vehicle now, the outcome waits.
+    Give,
+    /// The vehicle is still planning.
+    Wait,
+    /// The plan settled, and the outcome is this: found (it drives), failed with
+    /// [`PathFailure::NoDrivableWay`] (no plan reaches the goal), or cancelled (a newer path
+    /// came to it first).
+    Settled(OutcomeKind),
+}
+
+/// See [`Drive`]; `drives` are the vehicles' plans, `None` where no movement drives them.
+fn drive_of(ready: &Ready, drives: Option<&Query<&DriveProgress>>) -> Drive {
+    let OutcomeKind::Found { .. } = ready.kind else {
+        return Drive::Now;
+    };
+    let Some(progress) = drives.and_then(|d| d.get(ready.entity).ok()) else {
+        return Drive::Now;
+    };
+    if !ready.given {
+        return Drive::Give;
+    }
+    let ticket = ready.ticket.id;
+    match (progress.ticket, progress.status) {
+        (Some(t), _) if t > ticket => Drive::Settled(OutcomeKind::Cancelled),
+        (Some(t), DriveStatus::NoWay) if t == ticket => {
+            Drive::Settled(OutcomeKind::Failed(PathFailure::NoDrivableWay))
+        }
+        (Some(t), DriveStatus::Driving | DriveStatus::Arrived)
+            if t == ticket && !progress.replan =>
+        {
+            Drive::Settled(ready.kind)
+        }
+        _ => Drive::Wait,
+    }
+}
+
+/// Gives a vehicle its found path ahead of the outcome (see [`Drive::Give`]).
+fn give_path(ready: &mut Ready, commands: &mut Commands) {
+    if let Some(path) = ready.path.take()
+        && let Ok(mut e) = commands.get_entity(ready.entity)
+    {
+        e.try_insert(path);
+    }
+    ready.given = true;
 }
 
 /// One worker report: results to judge, jobs to wait again (a stopped search's, a shared
@@ -382,9 +447,12 @@ fn deliver(
         ticket,
         kind,
         path,
+        given,
         ..
     } = ready;
-    let replaced = book.contains(entity);
+    // A vehicle's path cancelled by a newer one given to it leaves its status and path alone.
+    let superseded = given && kind == OutcomeKind::Cancelled;
+    let replaced = book.contains(entity) || superseded;
     if let Ok(mut status) = statuses.get_mut(entity)
         && !replaced
     {
@@ -399,7 +467,7 @@ fn deliver(
             Some(p) => {
                 e.try_insert(p);
             }
-            None if !replaced => {
+            None if !replaced && !given => {
                 e.try_remove::<NavPath>();
             }
             None => {}

@@ -201,13 +201,9 @@ impl PathQueue {
         failure: PathFailure,
     ) {
         if let Some(ticket) = book.take(entity, ticket) {
-            self.ready.push(Ready {
-                entity,
-                ticket,
-                kind: OutcomeKind::Failed(failure),
-                path: None,
-                rest: None,
-            });
+            let kind = OutcomeKind::Failed(failure);
+            self.ready
+                .push(Ready::new((entity, ticket), kind, None, None));
         }
     }
 }
@@ -220,4 +216,26 @@ pub(super) struct Ready {
     pub(super) path: Option<NavPath>,
     /// The part of the path still to smooth.
     pub(super) rest: Option<Rest>,
+    /// A vehicle's found path given to it already: its outcome waits for the plan of legal
+    /// turns it drives the path by (see `delivery::drive_of`).
+    pub(super) given: bool,
+}
+
+impl Ready {
+    /// `entity`'s outcome `kind` for `ticket`, with its path and the part still to smooth.
+    pub(super) fn new(
+        (entity, ticket): (Entity, Ticket),
+        kind: OutcomeKind,
+        path: Option<NavPath>,
+        rest: Option<Rest>,
+    ) -> Ready {
+        Ready {
+            entity,
+            ticket,
+            kind,
+            path,
+            rest,
+            given: false,
+        }
+    }
 }
