@@ -10,7 +10,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::Cell;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::tilemap::{NavLayerApart, NavLayerOf, NavTile, TileCells};
+use bevy_tilepath::tilemap::{NavLayerApart, NavLayerOf, NavTile, NavTileLink, TileCells};
 use bevy_tilepath::{MoveState, OutcomeKind, PathFailure, PathProgress};
 
 /// A 24 x 8 square tilemap of normal ground, data only (no rendering); returns the map and its
@@ -788,4 +788,75 @@ fn a_unit_too_wide_for_a_gap_between_hexagons_fails_once_instead_of_planning_aga
     }
     // The straight and the offset rows, and the axial columns.
     assert_eq!(failed, 8);
+}
+
+#[test]
+fn a_link_on_a_tile_joins_it_to_another_tile_on_every_map_type() {
+    for map_type in every_map_type() {
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins)
+            .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+                20,
+            )))
+            .add_plugins(TilepathPlugins::default());
+        let size = TilemapSize { x: 24, y: 8 };
+        let map = spawn_typed_map(
+            app.world_mut(),
+            map_type,
+            size,
+            TilemapGridSize { x: 16.0, y: 16.0 },
+            TilemapAnchor::Center,
+            Transform::default(),
+        );
+        let tile = |app: &App, x, y| {
+            let storage = app.world().get::<TileStorage>(map).unwrap();
+            storage.get(&TilePos { x, y }).unwrap()
+        };
+        // A wall down tile column 12, and a door through it from tile (10, 4) to (14, 4).
+        for y in 0..size.y {
+            let wall = tile(&app, 12, y);
+            app.world_mut().entity_mut(wall).insert(NavTile::BLOCKED);
+        }
+        let door = tile(&app, 10, 4);
+        let to = TilePos { x: 14, y: 4 };
+        app.world_mut()
+            .entity_mut(door)
+            .insert(NavTileLink::two_way(to, 1.0));
+        app.update();
+        let cells = *app.world().get::<TileCells>(map).unwrap();
+        let (a, b) = (cells.cell(TilePos { x: 10, y: 4 }), cells.cell(to));
+        let nav = app.world().get::<NavMap>(map).unwrap();
+        let start = nav.cell_to_world(cells.cell(TilePos { x: 1, y: 4 }));
+        let unit = app
+            .world_mut()
+            .spawn((
+                Transform::from_translation(start.extend(1.0)),
+                PathRequest::to_cell(cells.cell(TilePos { x: 22, y: 4 })),
+            ))
+            .id();
+        for _ in 0..5 {
+            app.update();
+        }
+        let path = app.world().get::<NavPath>(unit).expect("a path");
+        assert!(
+            path.cells.windows(2).any(|w| w == [a, b]),
+            "{map_type:?}: through the door {a} -> {b}: {:?}",
+            path.cells
+        );
+        // Shut it: the link stays on the map, closed; no way through.
+        app.world_mut()
+            .get_mut::<NavTileLink>(door)
+            .unwrap()
+            .link
+            .open = false;
+        app.update();
+        let grid = app.world().get::<NavMap>(map).unwrap().grid();
+        let links: Vec<_> = grid.links().map(|(_, l)| (l.from, l.to, l.open)).collect();
+        assert_eq!(links, [(a, b, false)], "{map_type:?}");
+        // Taken off the tile: gone from the map.
+        app.world_mut().entity_mut(door).remove::<NavTileLink>();
+        app.update();
+        let grid = app.world().get::<NavMap>(map).unwrap().grid();
+        assert!(!grid.has_links(), "{map_type:?}");
+    }
 }

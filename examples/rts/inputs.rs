@@ -34,8 +34,8 @@ use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::core::BLOCKED;
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::tilemap::NavTile;
-use bevy_tilepath::{ClassId, HoldPosition, LockstepKey, NavChecksum, NavLink, OrderQueue};
+use bevy_tilepath::tilemap::{NavTile, NavTileLink};
+use bevy_tilepath::{ClassId, HoldPosition, LockstepKey, NavChecksum, OrderQueue};
 
 use crate::DemoConfig;
 use crate::map::{DemoLink, DemoMap, Terrain};
@@ -586,9 +586,9 @@ fn follow(world: &mut World, keys: &[u64], target: u64, priority: i32) {
 }
 
 /// Toggles a tile between wall and grass (its look too, where it is drawn).
-/// Opens or shuts the gate through the long wall (its `NavLink`).
+/// Opens or shuts the gate through the long wall (its `NavTileLink`).
 fn toggle_gate(world: &mut World) {
-    let mut gates = world.query::<(&mut NavLink, &DemoLink)>();
+    let mut gates = world.query::<(&mut NavTileLink, &DemoLink)>();
     for (mut nav, &kind) in gates.iter_mut(world) {
         if kind == DemoLink::Gate {
             nav.link.open = !nav.link.open;

@@ -5,9 +5,9 @@
 
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
+use bevy_tilepath::NavMap;
 use bevy_tilepath::core::{BLOCKED, Cell, Link, LinkKeys, NavGrid};
-use bevy_tilepath::tilemap::{NavTile, TileCells, grid_placement};
-use bevy_tilepath::{NavLink, NavMap};
+use bevy_tilepath::tilemap::{NavTile, NavTileLink, TileCells, grid_placement};
 
 use crate::common::Rng;
 
@@ -102,8 +102,8 @@ impl MapKind {
 pub struct DemoMap {
     pub cells: TileCells,
     pub nav: NavMap,
-    /// The map's links (see [`demo_links`]).
-    pub links: Vec<(DemoLink, Link)>,
+    /// The map's links, each on the tile it is entered from (see [`demo_links`]).
+    pub links: Vec<(DemoLink, TilePos, NavTileLink)>,
 }
 
 impl DemoMap {
@@ -137,8 +137,13 @@ impl DemoMap {
             nav: NavMap::with_placement(grid, placement),
             links: Vec::new(),
         };
-        map.links = demo_links(&map, terrain);
-        for &(_, link) in &map.links {
+        map.links = demo_links(terrain);
+        for &(_, from, tile_link) in &map.links {
+            let link = Link {
+                from: map.cells.cell(from),
+                to: map.cells.cell(tile_link.to),
+                ..tile_link.link
+            };
             map.nav
                 .add_link(link)
                 .expect("links between cells of the map");
@@ -227,16 +232,19 @@ pub enum DemoLink {
 /// The key blue's units hold ([`HeldKeys`](bevy_tilepath::HeldKeys)): the gate opens for them only.
 pub const GATE_KEY: LinkKeys = LinkKeys::key(0);
 
-/// The demo's links: a pair of teleporters (near the south-west and north-east corners, a
-/// tile's effort), a one-way drop across the river in its southern part (two tiles' effort),
-/// and a gate through the long wall west of the river for blue's units only (a tile's effort,
-/// open at the start).
-pub fn demo_links(map: &DemoMap, terrain: &[Terrain]) -> Vec<(DemoLink, Link)> {
+/// The demo's links, each on the tile it is entered from: a pair of teleporters (near the
+/// south-west and north-east corners, a tile's effort), a one-way drop across the river in its
+/// southern part (two tiles' effort), and a gate through the long wall west of the river for
+/// blue's units only (a tile's effort, open at the start).
+pub fn demo_links(terrain: &[Terrain]) -> Vec<(DemoLink, TilePos, NavTileLink)> {
     let (w, h) = (MAP_W as i32, MAP_H as i32);
     let free = |x: i32, y: i32| {
         x >= 0 && y >= 0 && x < w && y < h && terrain[(y * w + x) as usize].cost() != BLOCKED
     };
-    let cell = |x: i32, y: i32| map.cell(x as u32, y as u32);
+    let tile = |x: i32, y: i32| TilePos {
+        x: x as u32,
+        y: y as u32,
+    };
     // The free tile nearest (in rings) to (x, y).
     let near = |x: i32, y: i32| {
         (0..w.max(h)).find_map(|r| {
@@ -247,8 +255,8 @@ pub fn demo_links(map: &DemoMap, terrain: &[Terrain]) -> Vec<(DemoLink, Link)> {
     };
     let mut links = Vec::new();
     if let (Some(a), Some(b)) = (near(w / 10, h * 4 / 5), near(w * 9 / 10, h / 5)) {
-        let link = Link::two_way(cell(a.0, a.1), cell(b.0, b.1), 1.0);
-        links.push((DemoLink::Teleporter, link));
+        let link = NavTileLink::two_way(tile(b.0, b.1), 1.0);
+        links.push((DemoLink::Teleporter, tile(a.0, a.1), link));
     }
     // The river's run of water on a southern row, jumped from its west bank to its east.
     for y in (h * 3 / 4..h - 2).step_by(3) {
@@ -259,8 +267,8 @@ pub fn demo_links(map: &DemoMap, terrain: &[Terrain]) -> Vec<(DemoLink, Link)> {
             continue;
         };
         if x1 - x0 < 4 && free(x0 - 1, y) && free(x1 + 1, y) {
-            let link = Link::one_way(cell(x0 - 1, y), cell(x1 + 1, y), 2.0);
-            links.push((DemoLink::Drop, link));
+            let link = NavTileLink::one_way(tile(x1 + 1, y), 2.0);
+            links.push((DemoLink::Drop, tile(x0 - 1, y), link));
             break;
         }
     }
@@ -271,8 +279,9 @@ pub fn demo_links(map: &DemoMap, terrain: &[Terrain]) -> Vec<(DemoLink, Link)> {
         terrain[(y * w + x) as usize] == Terrain::Wall && free(x - 1, y) && free(x + 1, y)
     });
     if let Some(y) = gate {
-        let link = Link::two_way(cell(x - 1, y), cell(x + 1, y), 1.0).for_keys(GATE_KEY);
-        links.push((DemoLink::Gate, link));
+        let mut link = NavTileLink::two_way(tile(x + 1, y), 1.0);
+        link.link = link.link.for_keys(GATE_KEY);
+        links.push((DemoLink::Gate, tile(x - 1, y), link));
     }
     links
 }
@@ -383,26 +392,17 @@ pub fn main_island(grid: &NavGrid) -> Option<u32> {
 
 /// Spawns `terrain` as a bevy_ecs_tilemap tilemap centered on the origin, each tile with its
 /// [`NavTile`] cost: `TilemapNavPlugin` builds the navigation map from it; and `links` as
-/// [`NavLink`] entities on it. With a texture the map is drawn (windowed game); without, it is
+/// [`NavTileLink`]s on the tiles they are entered from. With a texture the map is drawn (windowed game); without, it is
 /// only data (headless run).
 pub fn spawn_tilemap(
     commands: &mut Commands,
     kind: MapKind,
     terrain: &[Terrain],
-    links: &[(DemoLink, Link)],
+    links: &[(DemoLink, TilePos, NavTileLink)],
     assets: Option<&AssetServer>,
 ) {
     let map_size = TilemapSize { x: MAP_W, y: MAP_H };
     let map_entity = commands.spawn_empty().id();
-    for &(kind, link) in links {
-        commands.spawn((
-            NavLink {
-                map: map_entity,
-                link,
-            },
-            kind,
-        ));
-    }
     let mut storage = TileStorage::empty(map_size);
     for y in 0..MAP_H {
         for x in 0..MAP_W {
@@ -420,6 +420,9 @@ pub fn spawn_tilemap(
                 ))
                 .id();
             storage.set(&pos, tile);
+            for &(kind, _, link) in links.iter().filter(|l| l.1 == pos) {
+                commands.entity(tile).insert((link, kind));
+            }
         }
     }
     let (tile_size, atlas) = kind.tiles();
