@@ -711,3 +711,34 @@ fn a_vehicles_path_replaced_before_its_plan_came_ends_cancelled() {
         PathStatus::Found
     );
 }
+
+#[test]
+fn a_unit_that_stops_being_a_vehicle_while_planning_gets_its_outcome() {
+    let grid = dead_end();
+    let mut app = app(grid.clone());
+    record_outcomes(&mut app);
+    app.insert_resource(DriveSettings {
+        expansions_per_frame: 1,
+        ..default()
+    });
+    let unit = vehicle(
+        &mut app,
+        Cell::new(13, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(2, 10)),
+    );
+    let given = (1..=10).find(|_| {
+        app.update();
+        app.world().get::<NavPath>(unit).is_some()
+    });
+    assert!(given.is_some(), "no path after 10 frames");
+    assert!(app.world().resource::<AtOutcome>().0.is_empty());
+    app.world_mut().entity_mut(unit).remove::<Vehicle>();
+    for _ in 0..3 {
+        app.update();
+    }
+    let seen = &app.world().resource::<AtOutcome>().0;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(matches!(seen[0].0, OutcomeKind::Found { .. }), "{seen:?}");
+    assert!(app.world().resource::<PendingRequests>().is_empty());
+}

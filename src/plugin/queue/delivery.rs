@@ -11,7 +11,10 @@ use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer, TilepathFr
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::mover::Mover;
 use crate::plugin::movement::state::PathProgress;
-use crate::plugin::movement::vehicle::{DriveProgress, DriveSettings, DriveStatus};
+use crate::plugin::movement::vehicle::{DriveProgress, DriveSettings, DriveStatus, Vehicle};
+
+/// The plans of the units that are vehicles now (one that stopped being a vehicle plans no more).
+type Drives<'w, 's> = Query<'w, 's, &'static DriveProgress, With<Vehicle>>;
 use crate::plugin::outcomes::{NavPath, OutcomeKind, PathOutcome, SearchKind};
 use crate::plugin::request::{PathFailure, PathStatus, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
@@ -191,7 +194,7 @@ pub(crate) fn receive_results(
     mut writer: MessageWriter<PathOutcome>,
     mut traffic: ResMut<PassageTraffic>,
     movers: Query<(), With<Mover>>,
-    drives: (Option<Res<DriveSettings>>, Query<&DriveProgress>),
+    drives: (Option<Res<DriveSettings>>, Drives),
 ) {
     let mut tally = PhaseTimer::start(tally, Phase::Receive, settings.lockstep.is_some());
     let budget = settings.time_budget.saturating_sub(tally.spent());
@@ -282,7 +285,7 @@ fn deliver_ready(
         &mut Commands,
         &mut MessageWriter<PathOutcome>,
     ),
-    drives: Option<&Query<&DriveProgress>>,
+    drives: Option<&Drives>,
 ) {
     let frame = book.frame;
     book.in_delivery += book.cancelled.len();
@@ -353,7 +356,7 @@ enum Drive {
 }
 
 /// See [`Drive`]; `drives` are the vehicles' plans, `None` where no movement drives them.
-fn drive_of(ready: &Ready, drives: Option<&Query<&DriveProgress>>) -> Drive {
+fn drive_of(ready: &Ready, drives: Option<&Drives>) -> Drive {
     let OutcomeKind::Found { .. } = ready.kind else {
         return Drive::Now;
     };
