@@ -220,7 +220,7 @@ impl Terrain {
 /// What a link of the demo's map is.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DemoLink {
-    /// One of a pair of teleporters between the far corners of the two banks (two-way).
+    /// A pair of teleporters between the far corners of the two banks (two-way).
     Teleporter,
     /// A jump down across the river, west to east only.
     Drop,
@@ -232,10 +232,10 @@ pub enum DemoLink {
 /// The key blue's units hold ([`HeldKeys`](bevy_tilepath::HeldKeys)): the gate opens for them only.
 pub const GATE_KEY: LinkKeys = LinkKeys::key(0);
 
-/// The demo's links, each on the tile it is entered from: a pair of teleporters (near the
-/// south-west and north-east corners, a tile's effort), a one-way drop across the river in its
-/// southern part (two tiles' effort), and a gate through the long wall west of the river for
-/// blue's units only (a tile's effort, open at the start).
+/// The demo's links, each on the tile it is entered from (tile rows count up the screen): a
+/// pair of teleporters (near the north-west and south-east corners, a tile's effort), a one-way
+/// drop across the river in its northern part (two tiles' effort), and a gate through the long
+/// wall west of the river for blue's units only (a tile's effort, open at the start).
 pub fn demo_links(terrain: &[Terrain]) -> Vec<(DemoLink, TilePos, NavTileLink)> {
     let (w, h) = (MAP_W as i32, MAP_H as i32);
     let free = |x: i32, y: i32| {
@@ -258,7 +258,7 @@ pub fn demo_links(terrain: &[Terrain]) -> Vec<(DemoLink, TilePos, NavTileLink)> 
         let link = NavTileLink::two_way(tile(b.0, b.1), 1.0);
         links.push((DemoLink::Teleporter, tile(a.0, a.1), link));
     }
-    // The river's run of water on a southern row, jumped from its west bank to its east.
+    // The river's run of water on a northern row, jumped from its west bank to its east.
     for y in (h * 3 / 4..h - 2).step_by(3) {
         let water: Vec<i32> = (w * 3 / 10..w * 7 / 10)
             .filter(|&x| terrain[(y * w + x) as usize] == Terrain::Water)
