@@ -207,6 +207,17 @@ fn spawn_typed_map(
     map
 }
 
+/// An app with the plugins, its clock advancing 20 ms a frame.
+fn app_in_steps_of_20_ms() -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+            20,
+        )))
+        .add_plugins(TilepathPlugins::default());
+    app
+}
+
 /// Moved, scaled (evenly and not), rotated about z, and all three.
 fn map_transforms() -> Vec<Transform> {
     vec![
@@ -368,12 +379,7 @@ fn units_find_and_walk_their_paths_on_every_map_type_scaled_and_rotated() {
         .into_iter()
         .flat_map(|t| map_transforms().into_iter().map(move |tf| (t, tf)))
     {
-        let mut app = App::new();
-        app.add_plugins(MinimalPlugins)
-            .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
-                20,
-            )))
-            .add_plugins(TilepathPlugins::default());
+        let mut app = app_in_steps_of_20_ms();
         let size = TilemapSize { x: 24, y: 8 };
         let grid_size = TilemapGridSize { x: 16.0, y: 16.0 };
         let anchor = TilemapAnchor::Center;
@@ -793,12 +799,7 @@ fn a_unit_too_wide_for_a_gap_between_hexagons_fails_once_instead_of_planning_aga
 #[test]
 fn a_link_on_a_tile_joins_it_to_another_tile_on_every_map_type() {
     for map_type in every_map_type() {
-        let mut app = App::new();
-        app.add_plugins(MinimalPlugins)
-            .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
-                20,
-            )))
-            .add_plugins(TilepathPlugins::default());
+        let mut app = app_in_steps_of_20_ms();
         let size = TilemapSize { x: 24, y: 8 };
         let map = spawn_typed_map(
             app.world_mut(),

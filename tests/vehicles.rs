@@ -666,8 +666,9 @@ fn with_workers_in_lockstep_two_games_drive_their_vehicles_alike() {
     assert!(a == b, "the two games' vehicles parted");
 }
 
-#[test]
-fn a_vehicles_path_replaced_before_its_plan_came_ends_cancelled() {
+/// A vehicle facing the closed end of [`dead_end`], sent out of it, that plans one state a frame
+/// (hundreds of frames for its first plan), run until its path came (outcomes recorded).
+fn given_its_path_before_its_plan() -> (NavGrid, App, Entity) {
     let grid = dead_end();
     let mut app = app(grid.clone());
     record_outcomes(&mut app);
@@ -687,6 +688,12 @@ fn a_vehicles_path_replaced_before_its_plan_came_ends_cancelled() {
         app.world().get::<NavPath>(unit).is_some()
     });
     assert!(given.is_some(), "no path after 10 frames");
+    (grid, app, unit)
+}
+
+#[test]
+fn a_vehicles_path_replaced_before_its_plan_came_ends_cancelled() {
+    let (grid, mut app, unit) = given_its_path_before_its_plan();
     // The path is the vehicle's to plan from; the outcome waits for the plan.
     app.update();
     let progress = app.world().get::<DriveProgress>(unit).unwrap();
@@ -714,24 +721,7 @@ fn a_vehicles_path_replaced_before_its_plan_came_ends_cancelled() {
 
 #[test]
 fn a_unit_that_stops_being_a_vehicle_while_planning_gets_its_outcome() {
-    let grid = dead_end();
-    let mut app = app(grid.clone());
-    record_outcomes(&mut app);
-    app.insert_resource(DriveSettings {
-        expansions_per_frame: 1,
-        ..default()
-    });
-    let unit = vehicle(
-        &mut app,
-        Cell::new(13, 10),
-        Vec2::X,
-        PathRequest::to_cell(Cell::new(2, 10)),
-    );
-    let given = (1..=10).find(|_| {
-        app.update();
-        app.world().get::<NavPath>(unit).is_some()
-    });
-    assert!(given.is_some(), "no path after 10 frames");
+    let (_, mut app, unit) = given_its_path_before_its_plan();
     assert!(app.world().resource::<AtOutcome>().0.is_empty());
     app.world_mut().entity_mut(unit).remove::<Vehicle>();
     for _ in 0..3 {

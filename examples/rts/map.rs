@@ -6,7 +6,7 @@
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_tilepath::NavMap;
-use bevy_tilepath::core::{BLOCKED, Cell, Link, LinkKeys, NavGrid};
+use bevy_tilepath::core::{BLOCKED, Cell, LinkKeys, NavGrid};
 use bevy_tilepath::tilemap::{NavTile, NavTileLink, TileCells, grid_placement};
 
 use crate::common::Rng;
@@ -139,11 +139,7 @@ impl DemoMap {
         };
         map.links = demo_links(terrain);
         for &(_, from, tile_link) in &map.links {
-            let link = Link {
-                from: map.cells.cell(from),
-                to: map.cells.cell(tile_link.to),
-                ..tile_link.link
-            };
+            let link = tile_link.link_from(from, &map.cells);
             map.nav
                 .add_link(link)
                 .expect("links between cells of the map");

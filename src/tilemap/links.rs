@@ -21,7 +21,6 @@ use crate::plugin::map::links::NavLink;
 /// use bevy_ecs_tilemap::prelude::*;
 /// use bevy_tilepath::prelude::*;
 /// use bevy_tilepath::tilemap::NavTileLink;
-/// use bevy_tilepath::NavLink;
 ///
 /// let mut app = App::new();
 /// app.add_plugins((MinimalPlugins, TilepathPlugins::default()));
@@ -81,9 +80,21 @@ impl NavTileLink {
             link: Link::one_way(Cell::ZERO, Cell::ZERO, cost),
         }
     }
+
+    /// The link it makes from the tile at `from` on a map laid out as `cells`: `link` between
+    /// the two tiles' cells (what the plugin puts on the map; a game building a navigation map
+    /// ahead of the plugin, as the RTS demo does, adds the same).
+    pub fn link_from(&self, from: TilePos, cells: &TileCells) -> Link {
+        Link {
+            from: cells.cell(from),
+            to: cells.cell(self.to),
+            ..self.link
+        }
+    }
 }
 
-/// The tiles whose [`NavTileLink`] is new, changed or not placed yet (its map not built yet).
+/// The tiles whose [`NavTileLink`] is new, changed, moved or not placed yet (its map not built
+/// yet).
 type TileLinks<'a> = (
     Entity,
     &'a NavTileLink,
@@ -96,7 +107,15 @@ type TileLinks<'a> = (
 /// map), keeps it in step with the tile link, and takes it away with it.
 pub(super) fn place_tile_links(
     mut commands: Commands,
-    tiles: Query<TileLinks, Or<(Changed<NavTileLink>, Changed<TilePos>, Without<NavLink>)>>,
+    tiles: Query<
+        TileLinks,
+        Or<(
+            Changed<NavTileLink>,
+            Changed<TilePos>,
+            Changed<TilemapId>,
+            Without<NavLink>,
+        )>,
+    >,
     mut lost: RemovedComponents<NavTileLink>,
     maps: Query<(&TileCells, &TilemapSize)>,
     layer_of: Query<&NavLayerOf>,
@@ -124,11 +143,7 @@ pub(super) fn place_tile_links(
             }
             continue;
         }
-        let link = Link {
-            from: cells.cell(*pos),
-            to: cells.cell(tile_link.to),
-            ..tile_link.link
-        };
+        let link = tile_link.link_from(*pos, cells);
         let nav = NavLink { map: base, link };
         if placed != Some(&nav) {
             commands.entity(tile).insert(nav);
