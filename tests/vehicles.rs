@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_tilepath::core::Link;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    DriveProgress, DriveSettings, DriveStatus, LockstepKey, PathProgress, PendingRequests,
-    TilepathSettings, Vehicle, WorkerMode,
+    DriveProgress, DriveSettings, DriveStatus, EnteredLink, LeftLink, LockstepKey, PathProgress,
+    PendingRequests, TilepathSettings, Vehicle, WorkerMode,
 };
 
 const DT: f32 = 1.0 / 60.0;
@@ -731,4 +732,192 @@ fn a_unit_that_stops_being_a_vehicle_while_planning_gets_its_outcome() {
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(matches!(seen[0].0, OutcomeKind::Found { .. }), "{seen:?}");
     assert!(app.world().resource::<PendingRequests>().is_empty());
+}
+
+/// Every link crossing's two ends, as `EnteredLink` and `LeftLink` told them, in order.
+#[derive(Resource, Default)]
+struct Crossings(Vec<(&'static str, Entity, Cell, Cell)>);
+
+fn record_crossings(app: &mut App) {
+    app.init_resource::<Crossings>()
+        .add_observer(|e: On<EnteredLink>, mut log: ResMut<Crossings>| {
+            log.0.push(("entered", e.entity, e.from, e.to));
+        })
+        .add_observer(|e: On<LeftLink>, mut log: ResMut<Crossings>| {
+            log.0.push(("left", e.entity, e.from, e.to));
+        });
+}
+
+/// A map 40 x 20 cut in two by a wall down columns `wall`, with `link` across it.
+fn cut_in_two(wall: std::ops::RangeInclusive<i32>, link: Link) -> (NavGrid, App) {
+    let mut grid = NavGrid::new(40, 20).unwrap();
+    for x in wall {
+        for y in 0..20 {
+            grid.set_walkable(Cell::new(x, y), false).unwrap();
+        }
+    }
+    let mut app = app(grid.clone());
+    let world = app.world_mut();
+    let mut map = world.query::<&mut NavMap>().single_mut(world).unwrap();
+    map.add_link(link).unwrap();
+    (grid, app)
+}
+
+#[test]
+fn a_vehicle_drives_to_a_teleporter_crosses_it_and_drives_on_from_the_exit() {
+    let portals = Link::two_way(Cell::new(16, 10), Cell::new(24, 10), 0.5);
+    let (grid, mut app) = cut_in_two(20..=20, portals);
+    record_crossings(&mut app);
+    record_outcomes(&mut app);
+    let unit = vehicle(
+        &mut app,
+        Cell::new(4, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(34, 4)),
+    );
+    let drive = watch(&mut app, unit, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    assert_eq!(drive.wall_touches, 0, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(34.5, 4.5)) < 0.01, "{at}");
+    let (entry, exit) = (Cell::new(16, 10), Cell::new(24, 10));
+    let crossings = &app.world().resource::<Crossings>().0;
+    assert_eq!(
+        crossings,
+        &[("entered", unit, entry, exit), ("left", unit, entry, exit)]
+    );
+    let seen = &app.world().resource::<AtOutcome>().0;
+    assert_eq!(seen.len(), 1, "one outcome: {seen:?}");
+    assert!(matches!(seen[0].0, OutcomeKind::Found { .. }), "{seen:?}");
+}
+
+#[test]
+fn a_vehicle_drives_across_a_walked_link_facing_its_exit() {
+    // A river three cells wide, and a bridge over it that vehicles drive along.
+    let bridge = Link::two_way(Cell::new(18, 6), Cell::new(22, 6), 4.0).walked();
+    let (grid, mut app) = cut_in_two(19..=21, bridge);
+    record_crossings(&mut app);
+    // Facing away from the bridge: it turns round on the way, never in place.
+    let unit = vehicle(
+        &mut app,
+        Cell::new(10, 12),
+        Vec2::NEG_X,
+        PathRequest::to_cell(Cell::new(30, 12)),
+    );
+    let mut facing_on_bridge = Vec::new();
+    let mut drive = Drive::default();
+    for _ in 0..40 {
+        let part = watch(&mut app, unit, &grid, 30);
+        drive.max_turn_rate_ratio = drive.max_turn_rate_ratio.max(part.max_turn_rate_ratio);
+        drive.arrived = part.arrived;
+        let t = app.world().get::<Transform>(unit).unwrap();
+        let x = t.translation.x;
+        if x > 19.0 && x < 22.0 {
+            facing_on_bridge.push((t.rotation * Vec3::X).truncate());
+        }
+        if drive.arrived {
+            break;
+        }
+    }
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    assert!(!facing_on_bridge.is_empty());
+    for f in &facing_on_bridge {
+        assert!(f.distance(Vec2::X) < 1e-3, "{f}");
+    }
+    let crossings = &app.world().resource::<Crossings>().0;
+    let (entry, exit) = (Cell::new(18, 6), Cell::new(22, 6));
+    assert_eq!(
+        crossings,
+        &[("entered", unit, entry, exit), ("left", unit, entry, exit)]
+    );
+}
+
+#[test]
+fn a_vehicle_given_a_new_order_inside_a_link_comes_out_and_drives_it_from_the_exit() {
+    // A slow crossing (4 tiles' time) through the wall.
+    let portals = Link::two_way(Cell::new(16, 10), Cell::new(24, 10), 4.0);
+    let (grid, mut app) = cut_in_two(20..=20, portals);
+    record_crossings(&mut app);
+    let unit = vehicle(
+        &mut app,
+        Cell::new(10, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(34, 10)),
+    );
+    for _ in 0..600 {
+        app.update();
+        if !app.world().resource::<Crossings>().0.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(app.world().resource::<Crossings>().0.len(), 1, "entered");
+    // Inside: a new goal on the far side, and one on the near side after it.
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(Cell::new(30, 16)));
+    let drive = watch(&mut app, unit, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(30.5, 16.5)) < 0.01, "{at}");
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(Cell::new(6, 4)));
+    let drive = watch(&mut app, unit, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(6.5, 4.5)) < 0.01, "{at}");
+    let (a, b) = (Cell::new(16, 10), Cell::new(24, 10));
+    let crossings = &app.world().resource::<Crossings>().0;
+    assert_eq!(
+        crossings,
+        &[
+            ("entered", unit, a, b),
+            ("left", unit, a, b),
+            ("entered", unit, b, a),
+            ("left", unit, b, a),
+        ]
+    );
+}
+
+#[test]
+fn a_vehicle_ordered_back_from_inside_a_link_comes_out_and_searches_again() {
+    let portals = Link::two_way(Cell::new(16, 10), Cell::new(24, 10), 4.0);
+    let (grid, mut app) = cut_in_two(20..=20, portals);
+    record_crossings(&mut app);
+    let unit = vehicle(
+        &mut app,
+        Cell::new(10, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(34, 10)),
+    );
+    for _ in 0..600 {
+        app.update();
+        if !app.world().resource::<Crossings>().0.is_empty() {
+            break;
+        }
+    }
+    // Inside, ordered to a cell on the side it came from: its new path (searched from the
+    // entry) does not lead from the exit, so it searches again from there and crosses back.
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(Cell::new(8, 14)));
+    let drive = watch(&mut app, unit, &grid, 1800);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(8.5, 14.5)) < 0.01, "{at}");
+    let (a, b) = (Cell::new(16, 10), Cell::new(24, 10));
+    let crossings = &app.world().resource::<Crossings>().0;
+    assert_eq!(
+        crossings,
+        &[
+            ("entered", unit, a, b),
+            ("left", unit, a, b),
+            ("entered", unit, b, a),
+            ("left", unit, b, a),
+        ]
+    );
 }

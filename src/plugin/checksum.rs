@@ -197,7 +197,11 @@ pub(crate) fn update_checksum(
         if let Some(d) = drive {
             h.u64(d.status as u64)
                 .f32(d.along)
-                .u64(d.plan.as_ref().map_or(0, |p| p.cost));
+                .u64(d.plan.as_ref().map_or(0, |p| p.cost))
+                .u64(d.leg_from as u64);
+            if let Some(c) = d.crossing {
+                h.u64(u64::from(c.link.0)).f32(c.left);
+            }
         }
         if let Some(path) = path {
             let hash = match before.get(&entity) {

@@ -1,5 +1,6 @@
 //! Vehicles driving: each [`Vehicle`]'s new path planned as legal turns (a [`DriveSearch`] kept
-//! to a band round the path first, then the whole map), and the plan driven: its arcs slower,
+//! to a band round the path first, then the whole map; a leg at a time where the path crosses
+//! links, see [`drive_links`](super::drive_links)), and the plan driven: its arcs slower,
 //! its reversing pieces backward. Inline, the searches run on the main thread, a few thousand
 //! states a frame among all vehicles in turn; with workers, on the async compute pool
 //! ([`drive_workers`](super::drive_workers)).
@@ -20,6 +21,7 @@ use super::super::map::{GridSnapshot, NavMap};
 use super::super::outcomes::NavPath;
 use super::super::settings::{TilepathSettings, WorkerMode};
 use super::super::unit_order::{LockstepKey, sort_key};
+use super::drive_links::{enter_at, in_link, leg_goal};
 use super::drive_workers::{DRIVES_PER_RUNNER, DriveEnd, DriveJob, DriveWorkers};
 use super::mover::{Arrived, Mover};
 use super::output::DesiredVelocity;
@@ -133,53 +135,15 @@ fn drive_all(
     let bodies = Bodies::of_vehicles(maps, vehicles, settings.lockstep.is_some());
     // A vehicle planning that the planner does not know of (a loaded game's) joins the line.
     let planned = planner.planned();
-    let mut visit = |entity: Entity, vehicles: &mut Vehicles, planner: &mut Planner| {
-        let Ok((_, mover, vehicle, agent, mut transform, path, mut progress, desired, ..)) =
-            vehicles.get_mut(entity)
-        else {
-            return;
-        };
-        let Some(path) = path else { return };
-        let Ok(map) = maps.get(path.map) else { return };
-        let body = map.wall_radius_of(path.class, agent.radius);
-        let (grid, reverses) = (map.grid_of(path.class), vehicle.reverse.is_some());
-        if notice_changes(&mut progress, path, (grid, body, reverses))
-            || progress.status == DriveStatus::Planning && !planned.contains(&entity)
-        {
-            planner.waiting.push_back(entity);
-        }
-        if progress.status != DriveStatus::Driving {
-            if let Some(mut d) = desired {
-                d.velocity = Vec2::ZERO;
-            }
-            return;
-        }
-        let done = drive_on(
-            (map, &bodies, bodies.of(entity)),
-            mover,
-            vehicle,
-            &mut progress,
-            &mut transform,
-            desired,
-            dt,
-        );
-        if !done {
-            return;
-        }
-        let spot = Spot::of(claims, &bodies, (path, map), entity);
-        let here = spot
-            .grid
-            .cell_at(map.world_to_grid(transform.translation.truncate()));
-        if at_stop(&spot, &mut progress, here, path.goal) {
-            arrived.write(Arrived { entity, cell: here });
-            commands.trigger(Arrived { entity, cell: here });
-        } else {
-            planner.waiting.push_back(entity);
-        }
-    };
     // In lockstep mode vehicles go in their lockstep order, so they wait for plans in it.
     for body in &bodies.list {
-        visit(body.entity, vehicles, planner);
+        visit(
+            body.entity,
+            vehicles,
+            (maps, &bodies, &planned, &mut planner.waiting),
+            (arrived, commands, claims),
+            dt,
+        );
     }
     let fleet = (drive, &*claims, &bodies);
     match settings.workers {
@@ -194,6 +158,88 @@ fn drive_all(
         }
     }
     publish(maps, vehicles, claims);
+}
+
+/// One vehicle's frame: its path's changes noticed, its plan driven (or its link crossed), its
+/// stopping point reached; it joins the planner's line (`waiting`) when it has to plan.
+fn visit(
+    entity: Entity,
+    vehicles: &mut Vehicles,
+    (maps, bodies, planned, waiting): (
+        &Query<&NavMap>,
+        &Bodies,
+        &EntityHashSet,
+        &mut VecDeque<Entity>,
+    ),
+    (arrived, commands, claims): (&mut MessageWriter<Arrived>, &mut Commands, &mut Claims),
+    dt: f32,
+) {
+    let Ok((_, mover, vehicle, agent, mut transform, path, mut progress, desired, ..)) =
+        vehicles.get_mut(entity)
+    else {
+        return;
+    };
+    let Some(path) = path else { return };
+    let Ok(map) = maps.get(path.map) else {
+        return;
+    };
+    if progress.crossing.is_some() {
+        let out = (transform.as_mut(), desired);
+        if in_link(
+            (entity, path, map),
+            &mut progress,
+            out,
+            (claims, commands),
+            dt,
+        ) {
+            waiting.push_back(entity);
+        }
+        return;
+    }
+    let body = map.wall_radius_of(path.class, agent.radius);
+    let (grid, reverses) = (map.grid_of(path.class), vehicle.reverse.is_some());
+    if notice_changes(&mut progress, path, (grid, body, reverses))
+        || progress.status == DriveStatus::Planning && !planned.contains(&entity)
+    {
+        waiting.push_back(entity);
+    }
+    if progress.status != DriveStatus::Driving {
+        if let Some(mut d) = desired {
+            d.velocity = Vec2::ZERO;
+        }
+        return;
+    }
+    let me = bodies.of(entity);
+    let done = drive_on(
+        (map, bodies, me),
+        (mover, vehicle),
+        &mut progress,
+        &mut transform,
+        desired,
+        dt,
+    );
+    if !done {
+        return;
+    }
+    let here = grid.cell_at(map.world_to_grid(transform.translation.truncate()));
+    if !progress.replan
+        && enter_at(
+            (entity, path, grid),
+            (here, mover.speed),
+            &mut progress,
+            claims,
+            commands,
+        )
+    {
+        return;
+    }
+    let spot = Spot::of(claims, bodies, (path, map), entity);
+    if at_stop(&spot, &mut progress, here, path.goal) {
+        arrived.write(Arrived { entity, cell: here });
+        commands.trigger(Arrived { entity, cell: here });
+    } else {
+        waiting.push_back(entity);
+    }
 }
 
 /// Writes what the rest of the plugin reads of each vehicle: its [`MoveState`] and facing, and
@@ -280,6 +326,7 @@ fn notice_changes(
 ) -> bool {
     if progress.ticket != Some(path.ticket) {
         progress.ticket = Some(path.ticket);
+        progress.leg_from = 0;
         progress.replan = true;
         progress.tries = 0;
         if progress.status != DriveStatus::Driving {
@@ -486,8 +533,7 @@ const PATIENCE: f32 = 3.0;
 /// to plan again from).
 fn drive_on(
     (map, bodies, me): (&NavMap, &Bodies, Option<&Body>),
-    mover: &Mover,
-    vehicle: &Vehicle,
+    (mover, vehicle): (&Mover, &Vehicle),
     progress: &mut DriveProgress,
     transform: &mut Transform,
     desired: Option<Mut<DesiredVelocity>>,
@@ -744,13 +790,18 @@ fn next_job(
             continue;
         };
         let (start, heading) = start_state(map, grid, &progress, &transform);
-        let facing = path
-            .request
-            .facing
-            .map(|f| nearest_heading(world_to_grid_dir(map, f)));
-        // Where another vehicle stands already, the nearest free cell instead of stacking on it.
-        let spot = Spot::of(claims, fleet, (path, map), entity);
-        let goal = spot.free_near(path.goal, start).unwrap_or(path.goal);
+        let (goal, facing, leg) = leg_goal(grid, path, progress.leg_from).unwrap_or_else(|| {
+            let facing = path
+                .request
+                .facing
+                .map(|f| nearest_heading(world_to_grid_dir(map, f)));
+            // Where another vehicle stands already, the nearest free cell instead of stacking
+            // on it.
+            let spot = Spot::of(claims, fleet, (path, map), entity);
+            let goal = spot.free_near(path.goal, start).unwrap_or(path.goal);
+            let from = progress.leg_from.min(path.cells.len());
+            (goal, facing, &path.cells[from..])
+        });
         let query = DriveQuery {
             start,
             heading,
@@ -759,7 +810,7 @@ fn next_job(
             max_expansions: drive.max_expansions,
         };
         let band = (progress.tries == 0 && drive.band > 0).then(|| {
-            let mut cells = path.cells.clone();
+            let mut cells = leg.to_vec();
             cells.push(goal);
             band_around(grid, &cells, drive.band)
         });

@@ -22,6 +22,7 @@
 //! - `facing`: arrived units turned toward their request's facing (a formation's).
 //! - `vehicle`: units that cannot turn in place, their plans and the planning budget.
 //! - `drive`: vehicles' paths planned as legal turns, and driven.
+//! - `drive_links`: vehicles across links (a path driven a leg at a time).
 //! - `drive_workers`: vehicles' drive searches on the async compute pool (with workers).
 //! - `output`: what movement writes: the `Transform`, or a [`DesiredVelocity`] for the game's
 //!   controller.
@@ -31,6 +32,7 @@ pub(crate) mod claiming;
 pub(crate) mod cross;
 mod crowd;
 pub(crate) mod drive;
+mod drive_links;
 mod drive_workers;
 mod errands;
 pub(crate) mod facing;

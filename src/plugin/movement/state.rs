@@ -224,8 +224,8 @@ pub struct PathProgress {
     pub(crate) crossing: Option<Crossing>,
 }
 
-/// A link being crossed: which, between which cells, the index of the exit's waypoint, the
-/// seconds left of how many, and whether the unit walks it (see
+/// A link being crossed: which, between which cells, the index of the exit's waypoint (a
+/// vehicle's: of the exit's cell in its path's cells), the seconds left of how many, and whether the unit walks it (see
 /// [`Link::walked`](crate::core::Link::walked)).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Crossing {

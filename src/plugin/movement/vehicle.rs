@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use crate::core::{DrivePlan, PlanCells, ReverseRules, VehicleRules};
 
 use super::mover::Mover;
+use super::state::Crossing;
 
 /// Makes a unit with a [`Mover`] a vehicle: it never turns in place. Its path is driven as a plan
 /// of arcs of at least `turning_radius` and straights (Pinter's legal turns, planned by a
@@ -16,7 +17,9 @@ use super::mover::Mover;
 /// [`PathOutcome`](crate::PathOutcome) comes with its plan: found once it has a plan to drive
 /// the path by (the path itself goes to it at once), failed with
 /// [`PathFailure::NoDrivableWay`](crate::PathFailure::NoDrivableWay) if no plan reaches the
-/// goal.
+/// goal. A path across links is driven a leg at a time: to a crossing's entry, across the link
+/// as any unit crosses it ([`EnteredLink`](crate::EnteredLink), [`LeftLink`](crate::LeftLink)),
+/// and on from its exit.
 ///
 /// A vehicle is never pushed: it shoves infantry aside as a unit holding its position does. It
 /// waits for another vehicle in its way (where two wait for each other, the one first in
@@ -127,6 +130,12 @@ pub struct DriveProgress {
     /// first needed; `None` whenever `plan` is replaced).
     #[reflect(ignore)]
     pub(crate) covered: Option<PlanCells>,
+    /// Where the leg it drives starts in its path's cells: 0, or the exit of the last link it
+    /// crossed (a path across links is driven a leg at a time).
+    pub(crate) leg_from: usize,
+    /// The link it is crossing.
+    #[reflect(ignore)]
+    pub(crate) crossing: Option<Crossing>,
 }
 
 impl DriveProgress {

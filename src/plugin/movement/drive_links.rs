@@ -1,0 +1,225 @@
+//! Vehicles across links: a vehicle's path that leads across a [`Link`](crate::core::Link) is
+//! driven in legs, each planned as legal turns on its own: to the first crossing's entry (facing
+//! the exit, for a walked link), then from its exit to the next, and the last to the goal. At
+//! the entry the vehicle crosses as any unit does: it waits its turn at a link with a capacity,
+//! sends [`EnteredLink`], spends the link's cost in tiles at its speed (along the line between
+//! the ends, for a walked link), and comes out at the exit ([`LeftLink`]) facing the way it went
+//! in. A new path given while it is inside the link is driven on from the exit if it leads from
+//! there, else searched again from there.
+
+use bevy::prelude::*;
+
+use crate::core::{Cell, LinkId, NavGrid, nearest_heading};
+
+use super::super::claims::Claims;
+use super::super::map::NavMap;
+use super::super::outcomes::NavPath;
+use super::super::request::{PathOrigin, SubmitInternal};
+use super::cross::{EnteredLink, LeftLink};
+use super::output::DesiredVelocity;
+use super::state::Crossing;
+use super::vehicle::{DriveProgress, DriveStatus};
+
+/// The crossing a vehicle's leg ends at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct LegEnd {
+    /// Where the entry is in the path's cells.
+    pub(super) entry_index: usize,
+    pub(super) entry: Cell,
+    pub(super) exit: Cell,
+    pub(super) link: LinkId,
+    /// The crossing's cost (the grid's fixed point).
+    pub(super) cost: u64,
+}
+
+/// The first crossing of `cells` (a path's) at or after index `from` on `grid`: two consecutive
+/// cells joined by an open link and not by a step.
+pub(super) fn leg_end(grid: &NavGrid, cells: &[Cell], from: usize) -> Option<LegEnd> {
+    if !grid.has_links() {
+        return None;
+    }
+    let from = from.min(cells.len());
+    cells[from..].windows(2).enumerate().find_map(|(k, w)| {
+        let (entry, exit) = (w[0], w[1]);
+        if grid.is_move(entry, exit) {
+            return None;
+        }
+        let (link, cost) = grid.crossing(entry, exit)?;
+        Some(LegEnd {
+            entry_index: from + k,
+            entry,
+            exit,
+            link,
+            cost,
+        })
+    })
+}
+
+/// What a vehicle's search for its current leg of `path` (from cell index `from`) aims at: the
+/// crossing's entry ending the leg, facing its exit if the link is walked (the vehicle drives
+/// across it straight), with the leg's cells; `None` for the last leg (to the path's goal).
+pub(super) fn leg_goal<'a>(
+    grid: &NavGrid,
+    path: &'a NavPath,
+    from: usize,
+) -> Option<(Cell, Option<u8>, &'a [Cell])> {
+    let end = leg_end(grid, &path.cells, from)?;
+    let walked = grid.link(end.link).is_some_and(|l| l.walked);
+    let facing = walked.then(|| nearest_heading((end.exit - end.entry).as_vec2()));
+    let from = from.min(end.entry_index);
+    Some((end.entry, facing, &path.cells[from..=end.entry_index]))
+}
+
+/// A vehicle of `entity` on `map` at the end of a leg, on `here`: if the leg ends at a
+/// crossing's entry there, it enters the link (or waits its turn at a full one); whether it is
+/// at a crossing (it does not stop there).
+pub(super) fn enter_at(
+    (entity, path, grid): (Entity, &NavPath, &NavGrid),
+    (here, speed): (Cell, f32),
+    progress: &mut DriveProgress,
+    claims: &mut Claims,
+    commands: &mut Commands,
+) -> bool {
+    let Some(end) = leg_end(grid, &path.cells, progress.leg_from).filter(|e| e.entry == here)
+    else {
+        return false;
+    };
+    let (capacity, walked) = grid
+        .link(end.link)
+        .map_or((0, false), |l| (l.capacity, l.walked));
+    if capacity > 0 && claims.units_in_link(path.map, end.link) >= capacity as usize {
+        // Full: it waits at the entry.
+        return true;
+    }
+    claims.enter_link(path.map, end.link, entity);
+    let tiles = grid.rules().costs.to_tiles(end.cost) as f32;
+    let seconds = tiles / speed.max(1e-3);
+    progress.crossing = Some(Crossing {
+        link: end.link,
+        from: end.entry,
+        to: end.exit,
+        exit_waypoint: end.entry_index + 1,
+        left: seconds,
+        seconds,
+        walked,
+    });
+    let entered = EnteredLink {
+        entity,
+        link: end.link,
+        from: end.entry,
+        to: end.exit,
+        seconds,
+    };
+    commands.write_message(entered);
+    commands.trigger(entered);
+    true
+}
+
+/// A vehicle's frame inside a link: it stands at the entry (or drives along a walked link's
+/// line) until the link's time is spent, then comes out at the exit and plans its next leg;
+/// whether it plans now.
+pub(super) fn in_link(
+    (entity, path, map): (Entity, &NavPath, &NavMap),
+    progress: &mut DriveProgress,
+    (transform, desired): (&mut Transform, Option<Mut<DesiredVelocity>>),
+    (claims, commands): (&mut Claims, &mut Commands),
+    dt: f32,
+) -> bool {
+    let Some(crossing) = progress.crossing.as_mut() else {
+        return false;
+    };
+    crossing.left -= dt;
+    let crossing = *crossing;
+    let grid = map.grid_of(path.class);
+    let (a, b) = (
+        grid.cell_center(crossing.from),
+        grid.cell_center(crossing.to),
+    );
+    let done = crossing.left <= 0.0;
+    let at = if done {
+        b
+    } else if crossing.walked && crossing.seconds > 0.0 {
+        a.lerp(b, 1.0 - crossing.left / crossing.seconds)
+    } else {
+        a
+    };
+    place(map, (transform, desired), at, dt);
+    if !done {
+        return false;
+    }
+    progress.crossing = None;
+    claims.leave_link(entity);
+    let left = LeftLink {
+        entity,
+        link: crossing.link,
+        from: crossing.from,
+        to: crossing.to,
+    };
+    commands.write_message(left);
+    commands.trigger(left);
+    come_out(entity, path, progress, crossing, commands)
+}
+
+/// The vehicle stands on `crossing`'s exit: its next leg starts there, on its path (a new one
+/// too, if it leads from the exit; else the same order is searched again from there). Whether
+/// it plans now.
+fn come_out(
+    entity: Entity,
+    path: &NavPath,
+    progress: &mut DriveProgress,
+    crossing: Crossing,
+    commands: &mut Commands,
+) -> bool {
+    progress.set_plan(None);
+    progress.along = 0.0;
+    progress.tries = 0;
+    progress.replan = false;
+    let same_path = progress.ticket == Some(path.ticket);
+    let from = if same_path {
+        crossing.exit_waypoint.min(path.cells.len())
+    } else {
+        0
+    };
+    progress.ticket = Some(path.ticket);
+    match path.cells[from..].iter().position(|&c| c == crossing.to) {
+        Some(i) => {
+            progress.leg_from = from + i;
+            progress.status = DriveStatus::Planning;
+            true
+        }
+        None => {
+            commands.queue(SubmitInternal {
+                entity,
+                request: path.request.clone(),
+                origin: PathOrigin::Blocked,
+            });
+            progress.leg_from = 0;
+            progress.status = DriveStatus::Idle;
+            false
+        }
+    }
+}
+
+/// Puts a vehicle at `at` (grid space) this frame, facing as it did: its `Transform`, or the
+/// velocity that takes its body there.
+fn place(
+    map: &NavMap,
+    (transform, desired): (&mut Transform, Option<Mut<DesiredVelocity>>),
+    at: Vec2,
+    dt: f32,
+) {
+    match desired {
+        Some(mut d) => {
+            let from = map.world_to_grid(transform.translation.truncate());
+            d.velocity = if dt > 0.0 {
+                (map.grid_to_world(at) - map.grid_to_world(from)) / dt
+            } else {
+                Vec2::ZERO
+            };
+        }
+        None => {
+            let z = transform.translation.z;
+            transform.translation = map.grid_to_world(at).extend(z);
+        }
+    }
+}
