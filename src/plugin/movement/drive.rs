@@ -575,10 +575,13 @@ fn drive_on(
         progress.passing = Some(other);
     }
     (progress.waited, progress.blocked_by) = (0.0, None);
+    // Through it once clear of it, or once it drives on itself (it no longer waits): two
+    // vehicles on one way would drive on top of each other, where the one behind follows.
     if let (Some(me), Some(passing)) = (me, progress.passing)
-        && bodies
-            .of(passing)
-            .is_none_or(|b| b.at.distance(pose.position) >= me.radius + b.radius)
+        && bodies.of(passing).is_none_or(|b| {
+            b.at.distance(pose.position) >= me.radius + b.radius
+                || b.travel.is_some() && b.blocked_by.is_none()
+        })
     {
         progress.passing = None;
     }
