@@ -751,3 +751,29 @@ fn a_patrol_whose_route_is_walled_off_keeps_to_the_rest_without_spinning() {
         .count();
     assert!(found >= 4, "{kinds:?}");
 }
+
+#[test]
+fn an_army_stopped_at_once_is_answered_in_the_frame_without_searching() {
+    let (mut app, _) = app();
+    // 200 units, more than a frame's searches (32 by default) many times over.
+    let units: Vec<Entity> = (0..200)
+        .map(|i| spawn(&mut app, Cell::new(i % 40, i / 40 * 2)))
+        .collect();
+    for &unit in &units {
+        stop(app.world_mut().entity_mut(unit));
+    }
+    app.update();
+    let log = &app.world().resource::<Log>().outcomes;
+    assert_eq!(log.len(), units.len());
+    for outcome in log {
+        assert!(
+            matches!(outcome.kind, OutcomeKind::Found { length, .. } if length == 0.0),
+            "{outcome:?}"
+        );
+    }
+    assert!(app.world().resource::<PendingRequests>().is_empty());
+    for &unit in &units {
+        let path = app.world().get::<NavPath>(unit).unwrap();
+        assert_eq!(path.cells.len(), 1);
+    }
+}

@@ -1,18 +1,20 @@
 //! Collect: new requests are validated (bad goals and goals on another island fail at once,
-//! through the island labels, without searching) and the rest join the waiting list.
+//! through the island labels, without searching; a request to the unit's own cell is found at
+//! once) and the rest join the waiting list.
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, check_nearest, resolve_ends};
+use crate::core::{Cell, Path, check_nearest, resolve_ends};
 use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer};
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::state::{MAX_WALL_REPLANS, PathProgress};
+use crate::plugin::outcomes::SearchKind;
 use crate::plugin::pursuit::stop_within;
 use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
 use crate::plugin::settings::TilepathSettings;
 
-use super::job::{Job, JobGoal};
+use super::job::{Job, JobGoal, SearchResult};
 use super::path_queue::PathQueue;
 
 /// The map a request refers to: the one it names, or the only one there is.
@@ -42,7 +44,7 @@ fn validate(
     maps: &Query<(Entity, &NavMap)>,
     units: &Query<(&Transform, Option<&ClassId>)>,
     frame: u64,
-) -> Result<Job, PathFailure> {
+) -> Result<(Job, Cell), PathFailure> {
     let map_entity = pick_map(request.map, maps).ok_or(PathFailure::NoMap)?;
     let (_, map) = maps.get(map_entity).map_err(|_| PathFailure::NoMap)?;
     let start = unit_cell(map, transform).ok_or(PathFailure::StartOutOfBounds)?;
@@ -72,7 +74,7 @@ fn validate(
         }
         JobGoal::Nearest(goals) => check_nearest(grid, start, goals),
     }?;
-    Ok(Job {
+    let job = Job {
         entity,
         ticket,
         map: map_entity,
@@ -85,7 +87,41 @@ fn validate(
         alone: false,
         priced: None,
         repriced: false,
-    })
+    };
+    Ok((job, start))
+}
+
+/// A request to the cell its unit stands on (a unit stopped or holding its position, a
+/// follower in range) needs no search: its path is that cell, found at once on the grid of
+/// the version given. `None` for every other job.
+fn there_already(maps: &Query<(Entity, &NavMap)>, job: &Job, start: Cell) -> Option<u64> {
+    let here = match job.goal {
+        JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => goal == start,
+        JobGoal::Nearest(_) => false,
+    };
+    let (_, map) = maps.get(job.map).ok().filter(|_| here)?;
+    Some(map.grid_of(job.class).version())
+}
+
+/// The path of a job whose unit stands on its goal, `start` (see [`there_already`]).
+fn found_here(job: Job, start: Cell, version: u64) -> SearchResult {
+    let path = Path {
+        cells: vec![start],
+        cost: 0,
+        length: 0.0,
+        expansions: 0,
+        goal: start,
+        goal_index: None,
+    };
+    SearchResult {
+        job,
+        version,
+        result: Ok(path),
+        smoothed: Vec::new(),
+        worker: false,
+        search: SearchKind::Own,
+        rest: None,
+    }
 }
 
 /// The cell a follower standing on `start` goes for: the one its `target` stands on, or its
@@ -173,7 +209,10 @@ pub(crate) fn collect_requests(
             &transforms,
             frame,
         ) {
-            Ok(job) => queue.waiting.push(ranked(job, origin, &settings)),
+            Ok((job, start)) => match there_already(&maps, &job, start) {
+                Some(version) => queue.results.push(found_here(job, start, version)),
+                None => queue.waiting.push(ranked(job, origin, &settings)),
+            },
             Err(failure) => queue.fail(&mut book, s.entity, s.ticket, failure),
         }
     }
