@@ -42,7 +42,8 @@
 //! `--battle` (with `--move`) is the big-battle preset: the units in eight armies round the
 //! map, each army given one group order to where the army opposite stands, so they cross and
 //! meet in the middle, where a unit within 5 tiles of an enemy stops and holds its position, and
-//! falls (is despawned) with odds of one in 240 a frame; a `battle` line reports them. The eight armies of 2,000 on
+//! falls (is despawned) with odds of one in 240 a frame; a `battle` line reports them. After
+//! `--move-frames` frames the fighting stops and the run waits for the last outcomes. The eight armies of 2,000 on
 //! 1024 x 1024 that big RTS games field: `--units 16000 --map-size 1024 --move --battle`.
 //! A `memory` line reports the process's resident memory, and what the map added to it per cell
 //! (from before it was spawned until its region map was ready) and the units per unit (from
@@ -1011,7 +1012,10 @@ fn run(
         if let Some(edits) = edits.as_mut() {
             edits.frame(app, frame);
         }
-        if let Some(c) = combat.as_mut() {
+        // The battle goes on for the moving frames, then the runner waits for the last
+        // outcomes (a ceasefire: no unit is engaged or falls any more).
+        let fighting = f.to_drain == 0 || frame < f.to_drain + args.move_frames as usize;
+        if let Some(c) = combat.as_mut().filter(|_| fighting) {
             c.frame(app.world_mut());
         }
         if args.moving {
@@ -1177,8 +1181,8 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     if duplicates > 0 {
         failures.push(format!("{duplicates} requests had more than one outcome"));
     }
-    if f.to_drain == 0 {
-        let pending = app.world().resource::<PendingRequests>().len();
+    let pending = app.world().resource::<PendingRequests>().len();
+    if pending > 0 {
         failures.push(format!(
             "{pending} requests without an outcome after {} frames (--max-frames)",
             args.max_frames
