@@ -43,7 +43,7 @@
 //! map, each army given one group order to where the army opposite stands, so they cross and
 //! meet in the middle, where a unit within 5 tiles of an enemy stops and holds its position, and
 //! falls (is despawned) with odds of one in 240 a frame; a `battle` line reports them. After
-//! `--move-frames` frames the fighting stops and the run waits for the last outcomes. The eight armies of 2,000 on
+//! `--move-frames` frames every unit stops and the run waits for the last outcomes. The eight armies of 2,000 on
 //! 1024 x 1024 that big RTS games field: `--units 16000 --map-size 1024 --move --battle`.
 //! A `memory` line reports the process's resident memory, and what the map added to it per cell
 //! (from before it was spawned until its region map was ready) and the units per unit (from
@@ -1012,11 +1012,15 @@ fn run(
         if let Some(edits) = edits.as_mut() {
             edits.frame(app, frame);
         }
-        // The battle goes on for the moving frames, then the runner waits for the last
-        // outcomes (a ceasefire: no unit is engaged or falls any more).
-        let fighting = f.to_drain == 0 || frame < f.to_drain + args.move_frames as usize;
-        if let Some(c) = combat.as_mut().filter(|_| fighting) {
-            c.frame(app.world_mut());
+        // The battle goes on for the moving frames; then every unit stops (a ceasefire) and
+        // the runner waits for the last outcomes.
+        if let Some(c) = combat.as_mut() {
+            let end = f.to_drain + args.move_frames as usize;
+            if f.to_drain == 0 || frame < end {
+                c.frame(app.world_mut());
+            } else if frame == end {
+                c.ceasefire(app.world_mut());
+            }
         }
         if args.moving {
             f.crowd += watch.frame(app.world_mut());

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use bevy::prelude::*;
 use bevy_tilepath::core::{Cell, NavGrid, group_center, spread_slots};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PathStatus, group_order, hold_position};
+use bevy_tilepath::{PathStatus, group_order, hold_position, stop};
 
 use super::Rng;
 
@@ -110,6 +110,20 @@ impl Combat {
             fallen: 0,
             engaged: 0,
             most_in_range: 0,
+        }
+    }
+
+    /// The end of the battle: every unit still standing stops where it is (its order, or a
+    /// search of the crowd's still waiting, ends cancelled), so the queue drains and the runner
+    /// can check every request's one outcome. In the melee the crowd's own searches keep the
+    /// queue full for as long as units press into each other.
+    pub fn ceasefire(&mut self, world: &mut World) {
+        let units: Vec<Entity> = world
+            .query_filtered::<Entity, With<Army>>()
+            .iter(world)
+            .collect();
+        for entity in units {
+            stop(world.entity_mut(entity));
         }
     }
 
