@@ -333,6 +333,54 @@ fn a_new_order_given_inside_a_link_is_walked_from_its_exit() {
 }
 
 #[test]
+fn a_new_order_given_halfway_along_a_walked_link_is_searched_from_its_exit() {
+    // A river three cells wide, and a bridge over it walked in two seconds at the default
+    // speed: halfway over, the unit stands above blocked cells.
+    let mut grid = NavGrid::new(30, 12).unwrap();
+    for x in 14..=16 {
+        for y in 0..12 {
+            grid.set_walkable(Cell::new(x, y), false).unwrap();
+        }
+    }
+    let bridge = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 8.0).walked();
+    let (mut app, _) = app(grid.clone(), &[bridge]);
+    let u = unit(&mut app, Cell::new(3, 6), Cell::new(27, 6));
+    for _ in 0..60 * 20 {
+        app.update();
+        if !app.world().resource::<Log>().entered.is_empty() {
+            break;
+        }
+    }
+    for _ in 0..45 {
+        app.update();
+    }
+    let halfway = at(&mut app, u);
+    assert!(
+        !grid.is_walkable(grid.cell_at(halfway)),
+        "over the river: {halfway}"
+    );
+    app.world_mut()
+        .entity_mut(u)
+        .insert(PathRequest::to_cell(Cell::new(27, 2)));
+    for _ in 0..60 * 20 {
+        app.update();
+        if arrived(&app, u) {
+            break;
+        }
+    }
+    assert_eq!(
+        app.world().get::<PathStatus>(u),
+        Some(&PathStatus::Found),
+        "its new order searched from the far bank"
+    );
+    assert!(arrived(&app, u), "not arrived: at {}", at(&mut app, u));
+    assert_eq!(grid.cell_at(at(&mut app, u)), Cell::new(27, 2));
+    let log = app.world().resource::<Log>();
+    let ends: Vec<Cell> = log.left.iter().map(|(l, _)| l.to).collect();
+    assert_eq!(ends, [Cell::new(17, 6)]);
+}
+
+#[test]
 fn a_gate_for_one_key_lets_its_holders_through_and_sends_the_others_round() {
     const BLUE: LinkKeys = LinkKeys::key(0);
     let grid = wall(&[0]);

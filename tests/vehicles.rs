@@ -834,9 +834,9 @@ fn a_vehicle_drives_across_a_walked_link_facing_its_exit() {
     );
 }
 
-#[test]
-fn a_vehicle_given_a_new_order_inside_a_link_comes_out_and_drives_it_from_the_exit() {
-    // A slow crossing (4 tiles' time) through the wall.
+/// A vehicle sent from (10, 10) to (34, 10) through a wall down column 20, by portals from
+/// (16, 10) to (24, 10) taking 4 tiles' time, run until it has entered them.
+fn inside_a_slow_link() -> (NavGrid, App, Entity) {
     let portals = Link::two_way(Cell::new(16, 10), Cell::new(24, 10), 4.0);
     let (grid, mut app) = cut_in_two(20..=20, portals);
     record_crossings(&mut app);
@@ -853,7 +853,28 @@ fn a_vehicle_given_a_new_order_inside_a_link_comes_out_and_drives_it_from_the_ex
         }
     }
     assert_eq!(app.world().resource::<Crossings>().0.len(), 1, "entered");
-    // Inside: a new goal on the far side, and one on the near side after it.
+    (grid, app, unit)
+}
+
+/// Checks the vehicle crossed the portals of [`inside_a_slow_link`] there and back.
+fn crossed_there_and_back(app: &App, unit: Entity) {
+    let (a, b) = (Cell::new(16, 10), Cell::new(24, 10));
+    let crossings = &app.world().resource::<Crossings>().0;
+    assert_eq!(
+        crossings,
+        &[
+            ("entered", unit, a, b),
+            ("left", unit, a, b),
+            ("entered", unit, b, a),
+            ("left", unit, b, a),
+        ]
+    );
+}
+
+#[test]
+fn a_vehicle_given_a_new_order_inside_a_link_comes_out_and_drives_it_from_the_exit() {
+    let (grid, mut app, unit) = inside_a_slow_link();
+    // Inside: a new goal on the far side; once there, one on the near side.
     app.world_mut()
         .entity_mut(unit)
         .insert(PathRequest::to_cell(Cell::new(30, 16)));
@@ -869,36 +890,12 @@ fn a_vehicle_given_a_new_order_inside_a_link_comes_out_and_drives_it_from_the_ex
     assert!(drive.arrived, "{drive:?}");
     let at = app.world().get::<Transform>(unit).unwrap().translation;
     assert!(at.truncate().distance(Vec2::new(6.5, 4.5)) < 0.01, "{at}");
-    let (a, b) = (Cell::new(16, 10), Cell::new(24, 10));
-    let crossings = &app.world().resource::<Crossings>().0;
-    assert_eq!(
-        crossings,
-        &[
-            ("entered", unit, a, b),
-            ("left", unit, a, b),
-            ("entered", unit, b, a),
-            ("left", unit, b, a),
-        ]
-    );
+    crossed_there_and_back(&app, unit);
 }
 
 #[test]
 fn a_vehicle_ordered_back_from_inside_a_link_comes_out_and_searches_again() {
-    let portals = Link::two_way(Cell::new(16, 10), Cell::new(24, 10), 4.0);
-    let (grid, mut app) = cut_in_two(20..=20, portals);
-    record_crossings(&mut app);
-    let unit = vehicle(
-        &mut app,
-        Cell::new(10, 10),
-        Vec2::X,
-        PathRequest::to_cell(Cell::new(34, 10)),
-    );
-    for _ in 0..600 {
-        app.update();
-        if !app.world().resource::<Crossings>().0.is_empty() {
-            break;
-        }
-    }
+    let (grid, mut app, unit) = inside_a_slow_link();
     // Inside, ordered to a cell on the side it came from: its new path (searched from the
     // entry) does not lead from the exit, so it searches again from there and crosses back.
     app.world_mut()
@@ -909,15 +906,5 @@ fn a_vehicle_ordered_back_from_inside_a_link_comes_out_and_searches_again() {
     assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
     let at = app.world().get::<Transform>(unit).unwrap().translation;
     assert!(at.truncate().distance(Vec2::new(8.5, 14.5)) < 0.01, "{at}");
-    let (a, b) = (Cell::new(16, 10), Cell::new(24, 10));
-    let crossings = &app.world().resource::<Crossings>().0;
-    assert_eq!(
-        crossings,
-        &[
-            ("entered", unit, a, b),
-            ("left", unit, a, b),
-            ("entered", unit, b, a),
-            ("left", unit, b, a),
-        ]
-    );
+    crossed_there_and_back(&app, unit);
 }

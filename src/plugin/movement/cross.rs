@@ -5,8 +5,8 @@
 //! line between its ends in that time instead. [`EnteredLink`] and [`LeftLink`] tell the game, so it can animate the crossing (a
 //! jump, a fade, a ride). A link with a capacity holds that many units at once: the next waits
 //! at the entry, first come first served (in lockstep order in lockstep mode). A unit given a
-//! new path while inside a link comes out at the exit all the same and walks on along the new
-//! path from there, or searches again from there if the new path does not lead from it.
+//! new order while inside a link comes out at the exit all the same: its new path is searched
+//! from there (one that does not lead from it, searched before, is searched again from there).
 
 use bevy::prelude::*;
 

@@ -28,7 +28,14 @@ use super::path_queue::PathQueue;
 use super::policy::aged_priority;
 use super::refine::{BEHIND_FRAMES, BURST_RESTS, REST_SHARE, RestUnits};
 use super::shared::{Member, SharedSearch, SharedStep};
-use super::validate::unit_cell;
+use super::validate::{Inside, unit_cell};
+
+/// Where a unit searched for stands, its body, and whether it is crossing a link.
+type Placed = (
+    &'static Transform,
+    Option<&'static NavAgent>,
+    Inside<'static>,
+);
 use super::workers::{HANDOFF_PER_RUNNER, Pace, WorkerSearch};
 
 /// Grows the searches' scratch space to a new map's size as soon as the map appears, so the
@@ -93,7 +100,7 @@ struct Starter<'a, 'w, 's, 'sw, 'ss> {
     traffic: &'a PassageTraffic,
     anchors: &'a Anchors,
     maps: &'a Query<'w, 's, &'static NavMap>,
-    units: &'a Query<'w, 's, (&'static Transform, Option<&'static NavAgent>)>,
+    units: &'a Query<'w, 's, Placed>,
     statuses: &'a mut Query<'sw, 'ss, &'static mut PathStatus>,
 }
 
@@ -180,7 +187,9 @@ impl Starter<'_, '_, '_, '_, '_> {
             .units
             .get(job.entity)
             .ok()
-            .and_then(|(transform, agent)| Some((unit_cell(map, transform)?, agent)));
+            .and_then(|(transform, agent, inside)| {
+                Some((unit_cell(map, transform, inside)?, agent))
+            });
         let Some((start, agent)) = start else {
             queue.fail(book, job.entity, job.ticket, PathFailure::StartOutOfBounds);
             return None;
@@ -493,7 +502,7 @@ pub(crate) fn service_queue(
     traffic: Res<PassageTraffic>,
     anchors: Res<Anchors>,
     maps: Query<&'static NavMap>,
-    units: Query<(&'static Transform, Option<&'static NavAgent>)>,
+    units: Query<Placed>,
     mut statuses: Query<&'static mut PathStatus>,
     rest_units: RestUnits,
     time: Res<Time>,

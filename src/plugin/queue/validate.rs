@@ -9,6 +9,7 @@ use crate::plugin::classes::ClassId;
 use crate::plugin::diagnostics::{Cost, FrameTally, Phase, PhaseTimer};
 use crate::plugin::map::NavMap;
 use crate::plugin::movement::state::{MAX_WALL_REPLANS, PathProgress};
+use crate::plugin::movement::vehicle::DriveProgress;
 use crate::plugin::outcomes::SearchKind;
 use crate::plugin::pursuit::stop_within;
 use crate::plugin::request::{PathFailure, PathGoal, PathOrigin, PathRequest, PendingRequests};
@@ -30,16 +31,27 @@ fn pick_map(request_map: Option<Entity>, maps: &Query<(Entity, &NavMap)>) -> Opt
 }
 
 /// The cell a unit stands on.
-pub(super) fn unit_cell(map: &NavMap, transform: &Transform) -> Option<Cell> {
-    map.world_to_cell(transform.translation.truncate())
+pub(super) fn unit_cell(map: &NavMap, transform: &Transform, inside: Inside) -> Option<Cell> {
+    let crossing = inside
+        .0
+        .and_then(|p| p.crossing)
+        .or_else(|| inside.1.and_then(|d| d.crossing));
+    // Inside a link, it comes out at the exit whatever its new path: it searches from there
+    // (where it stands could be a blocked cell under a walked link's line).
+    crossing
+        .map(|c| c.to)
+        .or_else(|| map.world_to_cell(transform.translation.truncate()))
 }
+
+/// What says whether a unit is crossing a link: a walking unit's progress, a vehicle's.
+pub(super) type Inside<'a> = (Option<&'a PathProgress>, Option<&'a DriveProgress>);
 
 /// Checks one request against its map: the job to queue, or why it fails now.
 fn validate(
     entity: Entity,
     ticket: u64,
     request: PathRequest,
-    transform: &Transform,
+    (transform, inside): (&Transform, Inside),
     class: ClassId,
     maps: &Query<(Entity, &NavMap)>,
     units: &Query<(&Transform, Option<&ClassId>)>,
@@ -47,7 +59,7 @@ fn validate(
 ) -> Result<(Job, Cell), PathFailure> {
     let map_entity = pick_map(request.map, maps).ok_or(PathFailure::NoMap)?;
     let (_, map) = maps.get(map_entity).map_err(|_| PathFailure::NoMap)?;
-    let start = unit_cell(map, transform).ok_or(PathFailure::StartOutOfBounds)?;
+    let start = unit_cell(map, transform, inside).ok_or(PathFailure::StartOutOfBounds)?;
     let goal = match &request.goal {
         PathGoal::World(p) if !p.is_finite() => return Err(PathFailure::GoalNotFinite),
         PathGoal::World(p) => {
@@ -162,7 +174,7 @@ pub(crate) fn collect_requests(
     tally: ResMut<FrameTally>,
     settings: Res<TilepathSettings>,
     transforms: Query<(&Transform, Option<&ClassId>)>,
-    progress: Query<&PathProgress>,
+    progress: Query<Inside<'static>>,
     maps: Query<(Entity, &NavMap)>,
 ) {
     let mut timer = PhaseTimer::start(tally, Phase::Collect, settings.lockstep.is_some());
@@ -188,12 +200,11 @@ pub(crate) fn collect_requests(
             continue;
         };
         let origin = book.origin(s.entity).unwrap_or_default();
+        let inside = progress.get(s.entity).unwrap_or_default();
         // Its way blocked by a wall again and again, its plans coming back the same: its body
         // cannot follow them.
         if origin == PathOrigin::Blocked
-            && progress
-                .get(s.entity)
-                .is_ok_and(|p| p.wall_replans > MAX_WALL_REPLANS)
+            && inside.0.is_some_and(|p| p.wall_replans > MAX_WALL_REPLANS)
         {
             queue.fail(&mut book, s.entity, s.ticket, PathFailure::UnitTooWide);
             continue;
@@ -203,7 +214,7 @@ pub(crate) fn collect_requests(
             s.entity,
             s.ticket,
             request,
-            transform,
+            (transform, inside),
             class,
             &maps,
             &transforms,
