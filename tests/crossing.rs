@@ -381,6 +381,45 @@ fn a_new_order_given_halfway_along_a_walked_link_is_searched_from_its_exit() {
 }
 
 #[test]
+fn a_unit_whose_new_order_fails_inside_a_link_comes_out_and_frees_its_place() {
+    let grid = wall(&[]);
+    let ladder = Link::two_way(Cell::new(13, 6), Cell::new(17, 6), 8.0).with_capacity(1);
+    let (mut app, _) = app(grid.clone(), &[ladder]);
+    let first = unit(&mut app, Cell::new(10, 6), Cell::new(24, 6));
+    let mut track = vec![Vec::new()];
+    while app.world().resource::<Log>().entered.is_empty() {
+        run(&mut app, 1, &[first], &grid, &mut track);
+        assert!(track[0].len() < 60 * 20, "never entered the link");
+    }
+    // A second unit on its way to the same ladder, and the first one's new order, into the
+    // wall, fails inside it.
+    let second = unit(&mut app, Cell::new(9, 4), Cell::new(24, 4));
+    app.world_mut()
+        .entity_mut(first)
+        .insert(PathRequest::to_cell(Cell::new(15, 2)));
+    let mut track = vec![Vec::new(), Vec::new()];
+    run(&mut app, 5, &[first, second], &grid, &mut track);
+    assert!(matches!(
+        app.world().get::<PathStatus>(first),
+        Some(PathStatus::Failed(_))
+    ));
+    assert_eq!(
+        grid.cell_at(at(&mut app, first)),
+        Cell::new(17, 6),
+        "out at the exit"
+    );
+    run(&mut app, 60 * 20, &[second], &grid, &mut track[1..]);
+    assert!(
+        arrived(&app, second),
+        "the second unit was let in: at {}",
+        at(&mut app, second)
+    );
+    let log = app.world().resource::<Log>();
+    let crossed: Vec<Entity> = log.left.iter().map(|(l, _)| l.entity).collect();
+    assert_eq!(crossed, [first, second]);
+}
+
+#[test]
 fn a_gate_for_one_key_lets_its_holders_through_and_sends_the_others_round() {
     const BLUE: LinkKeys = LinkKeys::key(0);
     let grid = wall(&[0]);

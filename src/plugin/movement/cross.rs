@@ -12,6 +12,8 @@ use bevy::prelude::*;
 
 use crate::core::{Cell, LinkId};
 
+use super::super::claims::Claims;
+use super::super::map::NavMap;
 use super::super::request::PathOrigin;
 use super::state::{Crossing, PathProgress};
 use super::unit::{Ctx, Unit};
@@ -156,6 +158,27 @@ fn crossing_ahead(
         return Some(((k, a), (k + 1, b), link));
     }
     None
+}
+
+/// A unit that lost its path while crossing a link (its new order failed, or was taken back
+/// with no other): it comes out at the exit at once, its place in the link freed.
+pub(crate) fn out_at_once(
+    entity: Entity,
+    crossing: Crossing,
+    (map, transform): (&NavMap, &mut Transform),
+    (claims, commands): (&mut Claims, &mut Commands),
+) {
+    claims.leave_link(entity);
+    let at = map.cell_to_world(crossing.to);
+    transform.translation = at.extend(transform.translation.z);
+    let left = LeftLink {
+        entity,
+        link: crossing.link,
+        from: crossing.from,
+        to: crossing.to,
+    };
+    commands.write_message(left);
+    commands.trigger(left);
 }
 
 /// Ends the unit's crossing: it stands on the exit's center, walking on toward the waypoint

@@ -17,13 +17,14 @@ use super::super::settings::TilepathSettings;
 use super::super::traffic::PassageTraffic;
 use super::super::unit_order::{LockstepKey, sort_key};
 use super::claiming::{let_go, release_all};
+use super::cross::out_at_once;
 use super::mover::{Arrived, Mover, MoverOrder};
 use super::neighbours::{Member, Neighbours};
 use super::output::{DesiredVelocity, write_move};
 use super::state::{MoveState, PathProgress};
 use super::stats::{MovementFrameStats, Stopwatch};
 use super::unit::{Ctx, Unit};
-use super::vehicle::Vehicle;
+use super::vehicle::{DriveProgress, Vehicle};
 use super::walk::{start_path, step_unit};
 
 /// The units [`move_units`] moves.
@@ -323,27 +324,45 @@ fn index_units(
 }
 
 /// Releases the claims and occupancy of units that lost their mover, and of units that lost
-/// their path (an order failed or taken back, with no other): those stand idle.
+/// their path (an order failed or taken back, with no other): those stand idle, out at the exit
+/// of a link they were crossing.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn release_departed(
     mut claims: ResMut<Claims>,
     mut traffic: ResMut<PassageTraffic>,
     mut removed: RemovedComponents<Mover>,
-    mut progress: Query<&mut PathProgress>,
+    mut progress: Query<(
+        &mut PathProgress,
+        Option<&mut DriveProgress>,
+        &mut Transform,
+    )>,
     mut lost_path: RemovedComponents<NavPath>,
     pathless: Query<(), (With<Mover>, Without<NavPath>)>,
+    maps: Query<&NavMap>,
+    mut commands: Commands,
     mut stats: ResMut<MovementFrameStats>,
 ) {
     let mut watch = Stopwatch::start();
     for entity in lost_path.read() {
         if pathless.contains(entity)
-            && let Ok(mut p) = progress.get_mut(entity)
+            && let Ok((mut p, drive, mut transform)) = progress.get_mut(entity)
         {
+            let crossing = p
+                .crossing
+                .take()
+                .or_else(|| drive.and_then(|mut d| d.crossing.take()));
+            if let Some(crossing) = crossing
+                && let Some(map) = p.map.and_then(|m| maps.get(m).ok())
+            {
+                let out = (&mut *claims, &mut commands);
+                out_at_once(entity, crossing, (map, &mut transform), out);
+            }
             let_go(&mut claims, entity, &mut p);
             traffic.forget(entity);
         }
     }
     for entity in removed.read() {
-        if let Ok(mut p) = progress.get_mut(entity) {
+        if let Ok((mut p, ..)) = progress.get_mut(entity) {
             release_all(&mut claims, entity, &mut p);
             p.intent = None; // forgotten below
         }
