@@ -43,7 +43,8 @@
 //! map, each army given one group order to where the army opposite stands, so they cross and
 //! meet in the middle, where a unit within 5 tiles of an enemy stops and holds its position, and
 //! falls (is despawned) with odds of one in 240 a frame; a `battle` line reports them. After
-//! `--move-frames` frames every unit stops and the run waits for the last outcomes. The eight armies of 2,000 on
+//! `--move-frames` frames every unit stops (a `ceasefire` line says how many requests were
+//! waiting then, by who asked for them) and the run waits for the last outcomes. The eight armies of 2,000 on
 //! 1024 x 1024 that big RTS games field: `--units 16000 --map-size 1024 --move --battle`.
 //! A `memory` line reports the process's resident memory, and what the map added to it per cell
 //! (from before it was spawned until its region map was ready) and the units per unit (from
@@ -1019,7 +1020,13 @@ fn run(
             if f.to_drain == 0 || frame < end {
                 c.frame(app.world_mut());
             } else if frame == end {
-                c.ceasefire(app.world_mut());
+                let waiting = c.ceasefire(app.world_mut());
+                let by: Vec<String> = waiting.iter().map(|(o, n)| format!("{o}={n}")).collect();
+                println!(
+                    "ceasefire frame={frame} waiting={} by_origin {}",
+                    waiting.iter().map(|(_, n)| n).sum::<usize>(),
+                    by.join(" ")
+                );
             }
         }
         if args.moving {

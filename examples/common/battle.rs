@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use bevy::prelude::*;
 use bevy_tilepath::core::{Cell, NavGrid, group_center, spread_slots};
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{PathStatus, group_order, hold_position, stop};
+use bevy_tilepath::{PathStatus, PendingRequests, group_order, hold_position, stop};
 
 use super::Rng;
 
@@ -117,14 +117,23 @@ impl Combat {
     /// search of the crowd's still waiting, ends cancelled), so the queue drains and the runner
     /// can check every request's one outcome. In the melee the crowd's own searches keep the
     /// queue full for as long as units press into each other.
-    pub fn ceasefire(&mut self, world: &mut World) {
+    /// Returns the requests still waiting then, by who asked (`(origin, count)`, most first).
+    pub fn ceasefire(&mut self, world: &mut World) -> Vec<(String, usize)> {
         let units: Vec<Entity> = world
             .query_filtered::<Entity, With<Army>>()
             .iter(world)
             .collect();
+        let book = world.resource::<PendingRequests>();
+        let mut waiting: HashMap<String, usize> = HashMap::new();
+        for origin in units.iter().filter_map(|&e| book.origin(e)) {
+            *waiting.entry(format!("{origin:?}")).or_default() += 1;
+        }
+        let mut waiting: Vec<(String, usize)> = waiting.into_iter().collect();
+        waiting.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         for entity in units {
             stop(world.entity_mut(entity));
         }
+        waiting
     }
 
     /// One frame of combat: units in range of an enemy engage, and engaged ones fall with
