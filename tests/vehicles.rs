@@ -856,6 +856,18 @@ fn inside_a_slow_link() -> (NavGrid, App, Entity) {
     (grid, app, unit)
 }
 
+/// Orders `unit` to `cell` and runs `app` until it arrives there (at most `max` frames).
+fn ordered_to(app: &mut App, unit: Entity, grid: &NavGrid, cell: Cell, max: usize) -> Drive {
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::to_cell(cell));
+    let drive = watch(app, unit, grid, max);
+    assert!(drive.arrived, "{drive:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(cell.as_vec2() + 0.5) < 0.01, "{at}");
+    drive
+}
+
 /// Checks the vehicle crossed the portals of [`inside_a_slow_link`] there and back.
 fn crossed_there_and_back(app: &App, unit: Entity) {
     let (a, b) = (Cell::new(16, 10), Cell::new(24, 10));
@@ -875,36 +887,18 @@ fn crossed_there_and_back(app: &App, unit: Entity) {
 fn a_vehicle_given_a_new_order_inside_a_link_comes_out_and_drives_it_from_the_exit() {
     let (grid, mut app, unit) = inside_a_slow_link();
     // Inside: a new goal on the far side; once there, one on the near side.
-    app.world_mut()
-        .entity_mut(unit)
-        .insert(PathRequest::to_cell(Cell::new(30, 16)));
-    let drive = watch(&mut app, unit, &grid, 1200);
-    assert!(drive.arrived, "{drive:?}");
+    let drive = ordered_to(&mut app, unit, &grid, Cell::new(30, 16), 1200);
     assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
-    let at = app.world().get::<Transform>(unit).unwrap().translation;
-    assert!(at.truncate().distance(Vec2::new(30.5, 16.5)) < 0.01, "{at}");
-    app.world_mut()
-        .entity_mut(unit)
-        .insert(PathRequest::to_cell(Cell::new(6, 4)));
-    let drive = watch(&mut app, unit, &grid, 1200);
-    assert!(drive.arrived, "{drive:?}");
-    let at = app.world().get::<Transform>(unit).unwrap().translation;
-    assert!(at.truncate().distance(Vec2::new(6.5, 4.5)) < 0.01, "{at}");
+    ordered_to(&mut app, unit, &grid, Cell::new(6, 4), 1200);
     crossed_there_and_back(&app, unit);
 }
 
 #[test]
-fn a_vehicle_ordered_back_from_inside_a_link_comes_out_and_searches_again() {
+fn a_vehicle_ordered_back_from_inside_a_link_comes_out_and_crosses_back() {
     let (grid, mut app, unit) = inside_a_slow_link();
-    // Inside, ordered to a cell on the side it came from: its new path (searched from the
-    // entry) does not lead from the exit, so it searches again from there and crosses back.
-    app.world_mut()
-        .entity_mut(unit)
-        .insert(PathRequest::to_cell(Cell::new(8, 14)));
-    let drive = watch(&mut app, unit, &grid, 1800);
-    assert!(drive.arrived, "{drive:?}");
+    // Inside, ordered to a cell on the side it came from: its new path is searched from the
+    // exit, where it comes out, and crosses back.
+    let drive = ordered_to(&mut app, unit, &grid, Cell::new(8, 14), 1800);
     assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
-    let at = app.world().get::<Transform>(unit).unwrap().translation;
-    assert!(at.truncate().distance(Vec2::new(8.5, 14.5)) < 0.01, "{at}");
     crossed_there_and_back(&app, unit);
 }

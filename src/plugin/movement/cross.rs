@@ -10,7 +10,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, LinkId};
+use crate::core::{Cell, LinkId, NavGrid};
 
 use super::super::claims::Claims;
 use super::super::map::NavMap;
@@ -69,42 +69,82 @@ pub(super) fn cross(
     if !unit.grid.has_links() || !progress.state.is_underway() {
         return None;
     }
-    let (entry, exit, (link, cost)) = crossing_ahead(unit, progress.waypoint, pos)?;
-    let (capacity, walked) = unit
-        .grid
-        .link(link)
-        .map_or((0, false), |l| (l.capacity, l.walked));
-    if capacity > 0 && ctx.claims.units_in_link(unit.map_entity, link) >= capacity as usize {
+    let (entry, exit, link) = crossing_ahead(unit, progress.waypoint, pos)?;
+    let Some(crossing) = begin_crossing(
+        (unit.entity, unit.map_entity, unit.grid),
+        (entry.1, exit),
+        link,
+        unit.mover.speed,
+        (ctx.claims, &mut ctx.commands),
+    ) else {
         // Full: it waits where it stands, at the entry.
         return Some(None);
-    }
-    ctx.claims.enter_link(unit.map_entity, link, unit.entity);
-    let tiles = unit.grid.rules().costs.to_tiles(cost) as f32;
-    let seconds = tiles / unit.mover.speed.max(1e-3);
-    let crossing = Crossing {
-        link,
-        from: entry.1,
-        to: exit.1,
-        exit_waypoint: exit.0,
-        left: seconds,
-        seconds,
-        walked,
     };
     progress.crossing = Some(crossing);
-    let (entity, from, to) = (unit.entity, entry.1, exit.1);
+    if crossing.walked {
+        return Some(Some(walking(unit, &crossing)));
+    }
+    Some(Some((
+        unit.grid.cell_center(crossing.from),
+        progress.heading,
+    )))
+}
+
+/// Begins `entity`'s crossing of `link` (with its cost) on `map` (its class's `grid`) from
+/// `entry` to `exit` (the exit's index in its path, and its cell) at `speed` tiles a second, if
+/// the link has room: the unit counted inside, [`EnteredLink`] sent. `None` while the link is
+/// full (the unit waits at the entry).
+pub(super) fn begin_crossing(
+    (entity, map, grid): (Entity, Entity, &NavGrid),
+    (entry, (exit_index, exit)): (Cell, (usize, Cell)),
+    (link, cost): (LinkId, u64),
+    speed: f32,
+    (claims, commands): (&mut Claims, &mut Commands),
+) -> Option<Crossing> {
+    let (capacity, walked) = grid
+        .link(link)
+        .map_or((0, false), |l| (l.capacity, l.walked));
+    if capacity > 0 && claims.units_in_link(map, link) >= capacity as usize {
+        return None;
+    }
+    claims.enter_link(map, link, entity);
+    let tiles = grid.rules().costs.to_tiles(cost) as f32;
+    let seconds = tiles / speed.max(1e-3);
     let entered = EnteredLink {
         entity,
         link,
-        from,
-        to,
+        from: entry,
+        to: exit,
         seconds,
     };
-    ctx.commands.write_message(entered);
-    ctx.commands.trigger(entered);
-    if walked {
-        return Some(Some(walking(unit, &crossing)));
-    }
-    Some(Some((unit.grid.cell_center(from), progress.heading)))
+    commands.write_message(entered);
+    commands.trigger(entered);
+    Some(Crossing {
+        link,
+        from: entry,
+        to: exit,
+        exit_waypoint: exit_index,
+        left: seconds,
+        seconds,
+        walked,
+    })
+}
+
+/// Ends `entity`'s `crossing`: it leaves the link, [`LeftLink`] sent.
+pub(super) fn end_crossing(
+    entity: Entity,
+    crossing: &Crossing,
+    (claims, commands): (&mut Claims, &mut Commands),
+) {
+    claims.leave_link(entity);
+    let left = LeftLink {
+        entity,
+        link: crossing.link,
+        from: crossing.from,
+        to: crossing.to,
+    };
+    commands.write_message(left);
+    commands.trigger(left);
 }
 
 /// Where a unit walking a link's crossing is (grid space), and its heading: along the line
@@ -166,26 +206,17 @@ pub(crate) fn out_at_once(
     entity: Entity,
     crossing: Crossing,
     (map, transform): (&NavMap, &mut Transform),
-    (claims, commands): (&mut Claims, &mut Commands),
+    out: (&mut Claims, &mut Commands),
 ) {
-    claims.leave_link(entity);
     let at = map.cell_to_world(crossing.to);
     transform.translation = at.extend(transform.translation.z);
-    let left = LeftLink {
-        entity,
-        link: crossing.link,
-        from: crossing.from,
-        to: crossing.to,
-    };
-    commands.write_message(left);
-    commands.trigger(left);
+    end_crossing(entity, &crossing, out);
 }
 
 /// Ends the unit's crossing: it stands on the exit's center, walking on toward the waypoint
 /// after it (or arriving there, if the exit ends its path). Its position and heading.
 fn come_out(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress) -> (Vec2, Vec2) {
     let crossing = progress.crossing.take().expect("a crossing to end");
-    ctx.claims.leave_link(unit.entity);
     let at = unit.grid.cell_center(crossing.to);
     progress.leg = None;
     progress.offset = Vec2::ZERO;
@@ -220,13 +251,6 @@ fn come_out(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress) -> (Vec2, V
         ctx.submit(unit.entity, unit.path.request.clone(), PathOrigin::Blocked);
         progress.state = progress.state.wait(0.0);
     }
-    let left = LeftLink {
-        entity: unit.entity,
-        link: crossing.link,
-        from: crossing.from,
-        to: crossing.to,
-    };
-    ctx.commands.write_message(left);
-    ctx.commands.trigger(left);
+    end_crossing(unit.entity, &crossing, (ctx.claims, &mut ctx.commands));
     (at, progress.heading)
 }

@@ -15,7 +15,7 @@ use super::super::claims::Claims;
 use super::super::map::NavMap;
 use super::super::outcomes::NavPath;
 use super::super::request::{PathOrigin, SubmitInternal};
-use super::cross::{EnteredLink, LeftLink};
+use super::cross::{begin_crossing, end_crossing};
 use super::output::DesiredVelocity;
 use super::state::Crossing;
 use super::vehicle::{DriveProgress, DriveStatus};
@@ -84,34 +84,14 @@ pub(super) fn enter_at(
     else {
         return false;
     };
-    let (capacity, walked) = grid
-        .link(end.link)
-        .map_or((0, false), |l| (l.capacity, l.walked));
-    if capacity > 0 && claims.units_in_link(path.map, end.link) >= capacity as usize {
-        // Full: it waits at the entry.
-        return true;
-    }
-    claims.enter_link(path.map, end.link, entity);
-    let tiles = grid.rules().costs.to_tiles(end.cost) as f32;
-    let seconds = tiles / speed.max(1e-3);
-    progress.crossing = Some(Crossing {
-        link: end.link,
-        from: end.entry,
-        to: end.exit,
-        exit_waypoint: end.entry_index + 1,
-        left: seconds,
-        seconds,
-        walked,
-    });
-    let entered = EnteredLink {
-        entity,
-        link: end.link,
-        from: end.entry,
-        to: end.exit,
-        seconds,
-    };
-    commands.write_message(entered);
-    commands.trigger(entered);
+    // A full link: it waits at the entry.
+    progress.crossing = begin_crossing(
+        (entity, path.map, grid),
+        (end.entry, (end.entry_index + 1, end.exit)),
+        (end.link, end.cost),
+        speed,
+        (claims, commands),
+    );
     true
 }
 
@@ -148,15 +128,7 @@ pub(super) fn in_link(
         return false;
     }
     progress.crossing = None;
-    claims.leave_link(entity);
-    let left = LeftLink {
-        entity,
-        link: crossing.link,
-        from: crossing.from,
-        to: crossing.to,
-    };
-    commands.write_message(left);
-    commands.trigger(left);
+    end_crossing(entity, &crossing, (claims, &mut *commands));
     come_out(entity, path, progress, crossing, commands)
 }
 
