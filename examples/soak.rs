@@ -39,8 +39,9 @@
 //! - `seen_raw`: unit-frames in which the runner saw a unit walk to a waypoint a smoothed path
 //!   would not have: one cell step from the waypoint before it and from the one after, with a
 //!   clear line for its body from the one before to the one after (the raw cell centers of a
-//!   rest). `walking_raw` is the plugin's own count of the same, `seen_raw` checks it from
-//!   outside (walkers only: vehicles drive plans of their own);
+//!   rest), leaving out waypoints near a cell opened since the path's search may have read the
+//!   grid (a wall that came down after smoothing). `walking_raw` is the plugin's own count of the
+//!   same, `seen_raw` checks it from outside (walkers only: vehicles drive plans of their own);
 //! - `blocked_overlaps`: unit-frames in which a unit's body overlaps a blocked cell (by more than
 //!   a thousandth of a tile: smoothed lines may touch walls, and a body sampled on one, float
 //!   rounding aside, touches them);
@@ -433,6 +434,9 @@ struct Game {
     bad_requests: u64,
     group_orders: u64,
     edits: u64,
+    /// The frame each cell was last opened in (for `seen_raw`: a wall that came down after a
+    /// path was smoothed leaves waypoints a smoothing now would drop).
+    opened: std::collections::HashMap<Cell, usize>,
 }
 
 impl Game {
@@ -643,6 +647,9 @@ impl Game {
             let mut map = world.get_mut::<NavMap>(self.map).expect("the map");
             let open = map.grid().is_walkable(c);
             map.set_walkable(c, !open).expect("in bounds");
+            if !open {
+                self.opened.insert(c, self.now);
+            }
             if std::env::var_os("SOAK_VERBOSE").is_some() {
                 eprintln!("toggle {c:?} to {}", if open { "blocked" } else { "open" });
             }
@@ -898,6 +905,7 @@ fn main() {
         bad_requests: 0,
         group_orders: 0,
         edits: 0,
+        opened: Default::default(),
     };
     for _ in 0..args.units {
         game.spawn(app.world_mut(), false);
@@ -927,6 +935,8 @@ fn main() {
     let mut drives = DriveTally::default();
     let mut walking_raw = 0u64;
     let mut seen_raw = 0u64;
+    // The frame each unit's path (by ticket) was first seen in.
+    let mut path_seen: std::collections::HashMap<Entity, (u64, usize)> = Default::default();
     let mut queue_max = 0usize;
     // The load through the run, by quarter of the input frames: expansions and searches, and
     // frames with a request waiting more than 60 frames (the queue behind).
@@ -993,11 +1003,19 @@ fn main() {
                 &PathStatus,
             )>();
             for (e, tf, agent, progress, path, status) in q.iter(world) {
+                let seen = path.map(|path| {
+                    let at = path_seen.entry(e).or_insert((path.ticket, frame));
+                    if at.0 != path.ticket {
+                        *at = (path.ticket, frame);
+                    }
+                    at.1
+                });
                 // Vehicles drive plans of their own, not the path's waypoints.
-                if let (Some(p), Some(path)) = (progress, path)
+                if let (Some(p), Some(path), Some(seen)) = (progress, path, seen)
                     && p.state == MoveState::Moving
                     && world.get::<bevy_tilepath::Vehicle>(e).is_none()
                     && raw_waypoint(&map, path, p.waypoint, agent.radius)
+                    && !opened_near(&game.opened, path, p.waypoint, &map, seen)
                 {
                     seen_raw += 1;
                 }
@@ -1162,6 +1180,32 @@ fn main() {
         eprintln!("error: requests with more than one outcome, none, or still pending");
         std::process::exit(1);
     }
+}
+
+/// How many frames before a path is first seen its search or smoothing may have read the grid
+/// (a request's wait and a worker's round trip, with room to spare).
+const GRID_READ_SLACK: usize = 300;
+
+/// Whether a cell within two of waypoint `i` was opened after `path`'s smoothing may have read
+/// the grid (it was first seen in frame `seen`): the line past that waypoint was then blocked,
+/// and the waypoint was no raw one when smoothed.
+fn opened_near(
+    opened: &std::collections::HashMap<Cell, usize>,
+    path: &NavPath,
+    i: usize,
+    map: &NavMap,
+    seen: usize,
+) -> bool {
+    let Some(b) = path.waypoints.get(i).and_then(|&w| map.world_to_cell(w)) else {
+        return false;
+    };
+    (-2..=2).any(|dy| {
+        (-2..=2).any(|dx| {
+            opened
+                .get(&(b + Cell::new(dx, dy)))
+                .is_some_and(|&at| at + GRID_READ_SLACK >= seen)
+        })
+    })
 }
 
 /// Whether waypoint `i` of `path` is one smoothing would have dropped: a cell step from the

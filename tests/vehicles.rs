@@ -902,3 +902,53 @@ fn a_vehicle_ordered_back_from_inside_a_link_comes_out_and_crosses_back() {
     assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
     crossed_there_and_back(&app, unit);
 }
+
+/// A vehicle catching up with a slower one going its way in a lane one cell wide follows it: it
+/// stops whenever its next step would close on it and overlap, its body never over the slower
+/// one's, and both arrive, the faster one behind.
+#[test]
+fn a_vehicle_behind_a_slower_one_in_a_lane_follows_it_without_overlapping() {
+    let mut grid = NavGrid::new(40, 5).unwrap();
+    for x in 0..40 {
+        for y in [0, 1, 3, 4] {
+            grid.set_walkable(Cell::new(x, y), false).unwrap();
+        }
+    }
+    let mut app = app(grid);
+    let slow = vehicle(
+        &mut app,
+        Cell::new(6, 2),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(30, 2)),
+    );
+    app.world_mut().get_mut::<Mover>(slow).unwrap().speed = 1.0;
+    let fast = vehicle(
+        &mut app,
+        Cell::new(2, 2),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(28, 2)),
+    );
+    let at = |app: &App, e: Entity| app.world().get::<Transform>(e).unwrap().translation;
+    let arrived = |app: &App, e: Entity| {
+        app.world().get::<DriveProgress>(e).unwrap().status == DriveStatus::Arrived
+    };
+    let (mut closest, mut waits, mut frames) = (f32::MAX, 0, 0);
+    let mut last = at(&app, fast);
+    while frames < 3000 && !(arrived(&app, slow) && arrived(&app, fast)) {
+        app.update();
+        frames += 1;
+        let (f, s) = (at(&app, fast), at(&app, slow));
+        closest = closest.min(f.distance(s));
+        waits += usize::from(f == last && !arrived(&app, fast));
+        last = f;
+    }
+    assert!(
+        arrived(&app, slow) && arrived(&app, fast),
+        "after {frames} frames"
+    );
+    // Two bodies of radius 0.3; it caught up and waited behind.
+    assert!(closest >= 0.6 - 1e-3, "came within {closest}");
+    assert!(closest < 0.7, "never caught up: {closest}");
+    assert!(waits > 100, "waited {waits} frames");
+    assert!(at(&app, fast).x < at(&app, slow).x);
+}

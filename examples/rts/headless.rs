@@ -453,8 +453,11 @@ fn count_arrivals(app: &mut App, map: &DemoMap, report: bool, debug: bool) -> (u
         stuck += 1;
         *reasons.entry(format!("{:?} {:?}", p.state, s)).or_default() += 1;
         if debug {
+            let drive = world
+                .get::<bevy_tilepath::DriveProgress>(e)
+                .map(|d| d.status);
             eprintln!(
-                "{e} {kind:?} {:?} at {} goal {:?} cell_index {} / {} waypoint {} / {}",
+                "{e} {kind:?} {:?} {drive:?} at {} goal {:?} cell_index {} / {} waypoint {} / {}",
                 p.state,
                 map.to_grid(tf.translation.truncate()),
                 path.map(|p| p.goal),
@@ -492,8 +495,13 @@ fn print_trace(app: &mut App, map: &DemoMap, trace: &[u32], frame: usize) {
     let mut q = world.query::<(Entity, &PathProgress, &PathStatus, &Transform, &NavPath)>();
     for (e, p, s, tf, path) in q.iter(world) {
         if trace.contains(&e.index_u32()) {
+            // A vehicle's drive: its status, where along its plan, whom it waits for.
+            let drive = world
+                .get::<bevy_tilepath::DriveProgress>(e)
+                .map(|d| format!(" {d:?}"))
+                .unwrap_or_default();
             eprintln!(
-                "trace {frame} {e} {:?} {s:?} at {} goal {} next {:?} {p:?}",
+                "trace {frame} {e} {:?} {s:?} at {} goal {} next {:?} {p:?}{drive}",
                 p.state,
                 map.to_grid(tf.translation.truncate()),
                 path.goal,
