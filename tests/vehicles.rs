@@ -952,3 +952,52 @@ fn a_vehicle_behind_a_slower_one_in_a_lane_follows_it_without_overlapping() {
     assert!(waits > 100, "waited {waits} frames");
     assert!(at(&app, fast).x < at(&app, slow).x);
 }
+
+/// Four vehicles sent at once to a cell another vehicle stands on each stop on a free cell of
+/// their own next to it, choosing apart (none drives to a cell another chose and then on to
+/// the next), all within the time a drive there and a short wait take.
+#[test]
+fn vehicles_sent_together_where_another_stands_stop_on_free_cells_of_their_own() {
+    let grid = NavGrid::new(24, 24).unwrap();
+    let mut app = app(grid.clone());
+    let goal = Cell::new(12, 12);
+    vehicle(&mut app, goal, Vec2::X, PathRequest::to_cell(goal));
+    for _ in 0..5 {
+        app.update();
+    }
+    let group: Vec<Entity> = (0..4)
+        .map(|k| {
+            vehicle(
+                &mut app,
+                Cell::new(3, 10 + 2 * k),
+                Vec2::X,
+                PathRequest::to_cell(goal),
+            )
+        })
+        .collect();
+    let arrived = |app: &App| {
+        group
+            .iter()
+            .all(|&e| app.world().get::<DriveProgress>(e).unwrap().status == DriveStatus::Arrived)
+    };
+    let mut frames = 0;
+    while frames < 3000 && !arrived(&app) {
+        app.update();
+        frames += 1;
+    }
+    assert!(arrived(&app), "not all arrived after {frames} frames");
+    let cells: std::collections::HashSet<Cell> = group
+        .iter()
+        .map(|&e| {
+            let at = app.world().get::<Transform>(e).unwrap().translation;
+            Cell::new(at.x.floor() as i32, at.y.floor() as i32)
+        })
+        .collect();
+    assert_eq!(cells.len(), 4, "{cells:?}");
+    assert!(
+        cells.iter().all(|c| (*c - goal).abs().max_element() == 1),
+        "{cells:?}"
+    );
+    // About 9 tiles at 3 tiles a second, turns and waits for each other included.
+    assert!(frames < 900, "{frames} frames");
+}

@@ -199,6 +199,9 @@ pub(crate) fn update_checksum(
                 .f32(d.along)
                 .u64(d.plan.as_ref().map_or(0, |p| p.cost))
                 .u64(d.leg_from as u64);
+            if let Some(c) = d.stop_at {
+                h.vec2(c.as_vec2());
+            }
             if let Some(c) = d.crossing {
                 h.u64(u64::from(c.link.0)).f32(c.left);
             }

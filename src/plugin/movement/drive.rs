@@ -67,6 +67,9 @@ pub(crate) struct Planner {
     models: Vec<VehicleModel>,
     /// With workers: the searches handed to them.
     workers: DriveWorkers,
+    /// The stops chosen this frame, `(vehicle, map, cell)` (the frame's [`Bodies`] know those
+    /// of the frames before).
+    chosen: Vec<(Entity, Entity, Cell)>,
 }
 
 /// The search [`Planner::search`] runs inline.
@@ -133,6 +136,7 @@ fn drive_all(
     }
     let dt = time.delta_secs();
     let bodies = Bodies::of_vehicles(maps, vehicles, settings.lockstep.is_some());
+    planner.chosen.clear();
     // A vehicle planning that the planner does not know of (a loaded game's) joins the line.
     let planned = planner.planned();
     // In lockstep mode vehicles go in their lockstep order, so they wait for plans in it.
@@ -233,7 +237,7 @@ fn visit(
     {
         return;
     }
-    let spot = Spot::of(claims, bodies, (path, map), entity);
+    let spot = Spot::of((claims, bodies, &[]), (path, map), entity);
     if at_stop(&spot, &mut progress, here, path.goal) {
         arrived.write(Arrived { entity, cell: here });
         commands.trigger(Arrived { entity, cell: here });
@@ -413,6 +417,8 @@ struct Body {
     blocked_by: Option<Entity>,
     /// Driving its plan, the way it travels (grid space); `None` when it stands.
     travel: Option<Vec2>,
+    /// Planning or driving to its path's end, the cell it stops at.
+    stop_at: Option<Cell>,
     /// Its place in the order of who goes first where two wait for each other (the earlier
     /// goes): its lockstep key in lockstep mode, else its entity.
     rank: (bool, u64, Entity),
@@ -439,6 +445,12 @@ impl Bodies {
                         radius: agent.radius,
                         blocked_by: progress.blocked_by,
                         travel: travel_of(progress),
+                        stop_at: progress.stop_at.filter(|_| {
+                            matches!(
+                                progress.status,
+                                DriveStatus::Planning | DriveStatus::Driving
+                            )
+                        }),
                         rank,
                     })
                 },
@@ -793,18 +805,24 @@ fn next_job(
             continue;
         };
         let (start, heading) = start_state(map, grid, &progress, &transform);
-        let (goal, facing, leg) = leg_goal(grid, path, progress.leg_from).unwrap_or_else(|| {
+        let to_link = leg_goal(grid, path, progress.leg_from);
+        let last_leg = to_link.is_none();
+        let (goal, facing, leg) = to_link.unwrap_or_else(|| {
             let facing = path
                 .request
                 .facing
                 .map(|f| nearest_heading(world_to_grid_dir(map, f)));
             // Where another vehicle stands already, the nearest free cell instead of stacking
-            // on it.
-            let spot = Spot::of(claims, fleet, (path, map), entity);
+            // on it (and none another is on its way to).
+            let spot = Spot::of((claims, fleet, &planner.chosen), (path, map), entity);
             let goal = spot.free_near(path.goal, start).unwrap_or(path.goal);
             let from = progress.leg_from.min(path.cells.len());
             (goal, facing, &path.cells[from..])
         });
+        if last_leg {
+            progress.stop_at = Some(goal);
+            planner.chosen.push((entity, path.map, goal));
+        }
         let query = DriveQuery {
             start,
             heading,
@@ -842,6 +860,8 @@ struct Spot<'a> {
     claims: &'a Claims,
     /// The vehicles.
     vehicles: &'a Bodies,
+    /// The stops other vehicles chose this frame (see [`Planner::chosen`]).
+    chosen: &'a [(Entity, Entity, Cell)],
     map: Entity,
     grid: &'a NavGrid,
     /// Rings round a cell another unit must not stand in (the vehicle's footprint).
@@ -852,14 +872,14 @@ struct Spot<'a> {
 impl<'a> Spot<'a> {
     /// Where vehicle `me` on `path` may stop on `map`: rings as wide as its class's footprint.
     fn of(
-        claims: &'a Claims,
-        vehicles: &'a Bodies,
+        (claims, vehicles, chosen): (&'a Claims, &'a Bodies, &'a [(Entity, Entity, Cell)]),
         (path, map): (&NavPath, &'a NavMap),
         me: Entity,
     ) -> Self {
         Spot {
             claims,
             vehicles,
+            chosen,
             map: path.map,
             grid: map.grid_of(path.class),
             ring: map
@@ -881,12 +901,34 @@ impl<'a> Spot<'a> {
         })
     }
 
+    /// The cells other vehicles on this map plan or drive to stop at.
+    fn others_stops(&self) -> Vec<Cell> {
+        let theirs = self.vehicles.list.iter().filter_map(|b| {
+            (b.entity != self.me && b.map == self.map)
+                .then_some(b.stop_at)
+                .flatten()
+        });
+        let chosen = self
+            .chosen
+            .iter()
+            .filter(|&&(e, map, _)| e != self.me && map == self.map)
+            .map(|&(_, _, c)| c);
+        theirs.chain(chosen).collect()
+    }
+
     /// `goal`, or if it is taken the nearest free open cell within 8 rings of it that `start`
-    /// reaches (row by row within a ring); `None` where there is none.
+    /// reaches (row by row within a ring) and no other vehicle is on its way to stop on or near;
+    /// `None` where there is none.
     fn free_near(&self, goal: Cell, start: Cell) -> Option<Cell> {
         if !self.taken(goal) {
             return Some(goal);
         }
+        let stops = self.others_stops();
+        let bound = |c: Cell| {
+            stops
+                .iter()
+                .any(|s| (s.x - c.x).abs() <= self.ring && (s.y - c.y).abs() <= self.ring)
+        };
         for r in 1..=8 {
             for dy in -r..=r {
                 for dx in -r..=r {
@@ -894,6 +936,7 @@ impl<'a> Spot<'a> {
                     if (dx.abs() == r || dy.abs() == r)
                         && self.grid.same_island(start, c)
                         && !self.taken(c)
+                        && !bound(c)
                     {
                         return Some(c);
                     }

@@ -136,6 +136,10 @@ pub struct DriveProgress {
     /// The link it is crossing.
     #[reflect(ignore)]
     pub(crate) crossing: Option<Crossing>,
+    /// The cell its last plan to its path's end stops at (its path's goal, or the free cell
+    /// nearest it): another vehicle looking for a free cell keeps clear of it, so two do not
+    /// chase the same one.
+    pub(crate) stop_at: Option<crate::core::Cell>,
 }
 
 impl DriveProgress {
