@@ -72,11 +72,14 @@ fn watch(app: &mut App, unit: Entity, grid: &NavGrid, max: usize) -> Drive {
         drive.frames += 1;
         let (f, at) = facing(app);
         let turned = last_facing.angle_to(f).abs();
-        // Never faster than the fastest the vehicle drives over its radius.
-        drive.max_turn_rate_ratio = drive
-            .max_turn_rate_ratio
-            .max(turned / (speed * DT / radius));
         let moved = at - last_at;
+        // Never faster than the fastest the vehicle drives over its radius (but where a link
+        // put it down elsewhere, facing the way it goes on: a jump, not a turn driven).
+        if moved.length() <= 1.0 {
+            drive.max_turn_rate_ratio = drive
+                .max_turn_rate_ratio
+                .max(turned / (speed * DT / radius));
+        }
         drive.max_step = drive.max_step.max(moved.length());
         if moved.length() > 1e-4 && moved.dot(f) < 0.0 {
             drive.reversed_frames += 1;
@@ -790,6 +793,38 @@ fn a_vehicle_drives_to_a_teleporter_crosses_it_and_drives_on_from_the_exit() {
     let seen = &app.world().resource::<AtOutcome>().0;
     assert_eq!(seen.len(), 1, "one outcome: {seen:?}");
     assert!(matches!(seen[0].0, OutcomeKind::Found { .. }), "{seen:?}");
+}
+
+/// A teleporter whose exit lies at the bottom of a slot one cell wide, entered driving east:
+/// the vehicle comes out facing the way its path goes on (north, up the slot) and drives out to
+/// its goal. Facing the way it went in, it could neither turn nor back out there.
+#[test]
+fn a_vehicle_comes_out_of_a_teleporter_facing_the_way_its_path_goes_on() {
+    let portals = Link::two_way(Cell::new(12, 3), Cell::new(30, 3), 0.5);
+    let (mut grid, mut app) = cut_in_two(20..=20, portals);
+    for y in 0..=12 {
+        for x in [29, 31] {
+            grid.set_walkable(Cell::new(x, y), false).unwrap();
+            set_walkable(&mut app, Cell::new(x, y), false);
+        }
+    }
+    grid.set_walkable(Cell::new(30, 0), false).unwrap();
+    set_walkable(&mut app, Cell::new(30, 0), false);
+    record_crossings(&mut app);
+    let unit = vehicle(
+        &mut app,
+        Cell::new(4, 3),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(30, 17)),
+    );
+    let drive = watch(&mut app, unit, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.01, "{drive:?}");
+    assert_eq!(drive.wall_touches, 0, "{drive:?}");
+    let crossings = &app.world().resource::<Crossings>().0;
+    assert_eq!(crossings.len(), 2, "{crossings:?}");
+    let at = app.world().get::<Transform>(unit).unwrap().translation;
+    assert!(at.truncate().distance(Vec2::new(30.5, 17.5)) < 0.01, "{at}");
 }
 
 #[test]

@@ -3,13 +3,15 @@
 //! the exit, for a walked link), then from its exit to the next, and the last to the goal. At
 //! the entry the vehicle crosses as any unit does: it waits its turn at a link with a capacity,
 //! sends [`EnteredLink`], spends the link's cost in tiles at its speed (along the line between
-//! the ends, for a walked link), and comes out at the exit ([`LeftLink`]) facing the way it went
-//! in. A new path given while it is inside the link is driven on from the exit if it leads from
+//! the ends, for a walked link), and comes out at the exit ([`LeftLink`]): from a walked link
+//! facing the way it went in, from any other (a teleporter, a lift) facing the way its path goes
+//! on, as a unit put down there would (out of a slot too tight to turn in, it drives straight
+//! on). A new path given while it is inside the link is driven on from the exit if it leads from
 //! there, else searched again from there.
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, LinkId, NavGrid, nearest_heading};
+use crate::core::{Cell, DrivePlan, LinkId, NavGrid, fmath, heading_vector, nearest_heading};
 
 use super::super::claims::Claims;
 use super::super::map::NavMap;
@@ -123,18 +125,52 @@ pub(super) fn in_link(
     } else {
         a
     };
-    place(map, (transform, desired), at, dt);
+    let mut desired = desired;
+    place(map, (transform, desired.as_deref_mut()), at, dt);
     if !done {
         return false;
     }
     progress.crossing = None;
     end_crossing(entity, &crossing, (claims, &mut *commands));
-    come_out(entity, path, progress, crossing, commands)
+    let plans = come_out(entity, path, progress, crossing, commands);
+    // Put down facing the way its path goes on (see `come_out`).
+    if let Some(&(_, heading)) = progress.plan.as_ref().and_then(|p| p.states.first()) {
+        let facing = map.grid_to_world_dir(heading_vector(heading));
+        match desired {
+            Some(mut d) => d.facing = facing.normalize_or_zero(),
+            None => transform.rotation = fmath::rotation_toward(facing),
+        }
+    }
+    plans
+}
+
+/// How many of a path's cells past a link's exit say which way the path goes on from it.
+const ONWARD_CELLS: usize = 3;
+
+/// The heading from the cell at `exit` of `cells` to the one [`ONWARD_CELLS`] on (or the last),
+/// if the path goes on.
+fn onward_heading(cells: &[Cell], exit: usize) -> Option<u8> {
+    let from = *cells.get(exit)?;
+    let to = *cells.get((exit + ONWARD_CELLS).min(cells.len().saturating_sub(1)))?;
+    (to != from).then(|| nearest_heading((to - from).as_vec2()))
+}
+
+/// A plan of no move: the vehicle stands at `cell` facing `heading` (the state its next plan
+/// starts from).
+fn standing(cell: Cell, heading: u8) -> DrivePlan {
+    DrivePlan {
+        segments: Vec::new(),
+        states: vec![(cell, heading)],
+        distances: vec![0.0],
+        cost: 0,
+        expansions: 0,
+    }
 }
 
 /// The vehicle stands on `crossing`'s exit: its next leg starts there, on its path (a new one
-/// too, if it leads from the exit; else the same order is searched again from there). Whether
-/// it plans now.
+/// too, if it leads from the exit; else the same order is searched again from there), facing
+/// the way it went in if the link is walked, else the way the path goes on. Whether it plans
+/// now.
 fn come_out(
     entity: Entity,
     path: &NavPath,
@@ -157,6 +193,11 @@ fn come_out(
         Some(i) => {
             progress.leg_from = from + i;
             progress.status = DriveStatus::Planning;
+            if !crossing.walked
+                && let Some(heading) = onward_heading(&path.cells, progress.leg_from)
+            {
+                progress.set_plan(Some(standing(crossing.to, heading)));
+            }
             true
         }
         None => {
@@ -176,12 +217,12 @@ fn come_out(
 /// velocity that takes its body there.
 fn place(
     map: &NavMap,
-    (transform, desired): (&mut Transform, Option<Mut<DesiredVelocity>>),
+    (transform, desired): (&mut Transform, Option<&mut DesiredVelocity>),
     at: Vec2,
     dt: f32,
 ) {
     match desired {
-        Some(mut d) => {
+        Some(d) => {
             let from = map.world_to_grid(transform.translation.truncate());
             d.velocity = if dt > 0.0 {
                 (map.grid_to_world(at) - map.grid_to_world(from)) / dt
