@@ -827,6 +827,55 @@ fn a_vehicle_comes_out_of_a_teleporter_facing_the_way_its_path_goes_on() {
     assert!(at.truncate().distance(Vec2::new(30.5, 17.5)) < 0.01, "{at}");
 }
 
+/// Two vehicles reaching a slow teleporter's entry in one frame from two sides cross it
+/// together and come out on one spot: the later in rank lets the other drive off first, so
+/// they part at once instead of driving on top of each other; both arrive.
+#[test]
+fn two_vehicles_put_down_on_one_spot_by_a_teleporter_part_at_once() {
+    let portals = Link::two_way(Cell::new(16, 10), Cell::new(24, 10), 4.0);
+    let (_, mut app) = cut_in_two(20..=20, portals);
+    record_crossings(&mut app);
+    let first = vehicle(
+        &mut app,
+        Cell::new(10, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(34, 9)),
+    );
+    let second = vehicle(
+        &mut app,
+        Cell::new(16, 4),
+        Vec2::Y,
+        PathRequest::to_cell(Cell::new(34, 11)),
+    );
+    let at = |app: &App, e: Entity| {
+        app.world()
+            .get::<Transform>(e)
+            .unwrap()
+            .translation
+            .truncate()
+    };
+    let arrived = |app: &App, e: Entity| {
+        app.world().get::<DriveProgress>(e).unwrap().status == DriveStatus::Arrived
+    };
+    let (mut frames, mut together_east) = (0, 0);
+    while frames < 2400 && !(arrived(&app, first) && arrived(&app, second)) {
+        app.update();
+        frames += 1;
+        let (a, b) = (at(&app, first), at(&app, second));
+        // Out of the teleporter, both east of the wall, on one spot.
+        if a.x > 21.0 && b.x > 21.0 && a.distance(b) < 0.05 {
+            together_east += 1;
+        }
+    }
+    assert!(
+        arrived(&app, first) && arrived(&app, second),
+        "after {frames} frames"
+    );
+    assert_eq!(app.world().resource::<Crossings>().0.len(), 4);
+    // Put down together, then one frame's step apart.
+    assert!(together_east <= 2, "{together_east} frames on one spot");
+}
+
 #[test]
 fn a_vehicle_drives_across_a_walked_link_facing_its_exit() {
     // A river three cells wide, and a bridge over it that vehicles drive along.

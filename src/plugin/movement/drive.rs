@@ -505,7 +505,9 @@ impl Bodies {
     }
 
     /// The vehicle `me`, moving to `to`, would come closer to and overlap (but `passing`, the
-    /// one it drives through); where two wait for each other, the earlier in rank goes.
+    /// one it drives through), or one going its way on the very spot it stands on (two put down
+    /// together at a link's exit) that is earlier in rank; where two wait for each other, the
+    /// earlier in rank goes.
     fn blocking(&self, me: &Body, to: Vec2, passing: Option<Entity>) -> Option<Entity> {
         let way = (to - me.at).normalize_or_zero();
         self.list
@@ -516,12 +518,18 @@ impl Bodies {
                 // Only one going its way ahead of it: it follows; others it meets or passes
                 // standing, it drives through.
                 let ahead = b.travel.is_some_and(|t| t.dot(way) > 0.5);
-                ahead && d_to < me.radius + b.radius && d_to < d - 1e-5
+                let closer = d_to < me.radius + b.radius && d_to < d - 1e-5;
+                // On one spot neither comes closer: the later in rank lets the other go first.
+                let same_spot = d < SAME_SPOT && me.rank > b.rank;
+                ahead && (closer || same_spot)
             })
             .find(|b| !(b.blocked_by == Some(me.entity) && me.rank < b.rank))
             .map(|b| b.entity)
     }
 }
+
+/// Two vehicles' bodies closer than this (tiles) stand on one spot (see [`Bodies::blocking`]).
+const SAME_SPOT: f32 = 1e-3;
 
 /// The way a vehicle driving its plan travels (grid space): against its facing in reverse.
 fn travel_of(progress: &DriveProgress) -> Option<Vec2> {
