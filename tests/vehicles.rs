@@ -45,6 +45,20 @@ fn vehicle(app: &mut App, cell: Cell, facing: Vec2, request: PathRequest) -> Ent
         .id()
 }
 
+/// Where `unit` stands (world space).
+fn position(app: &App, unit: Entity) -> Vec2 {
+    app.world()
+        .get::<Transform>(unit)
+        .unwrap()
+        .translation
+        .truncate()
+}
+
+/// Whether `unit` is at the end of its plan.
+fn drive_arrived(app: &App, unit: Entity) -> bool {
+    app.world().get::<DriveProgress>(unit).unwrap().status == DriveStatus::Arrived
+}
+
 /// What a drive looked like, frame by frame.
 #[derive(Default, Debug)]
 struct Drive {
@@ -847,16 +861,7 @@ fn two_vehicles_put_down_on_one_spot_by_a_teleporter_part_at_once() {
         Vec2::Y,
         PathRequest::to_cell(Cell::new(34, 11)),
     );
-    let at = |app: &App, e: Entity| {
-        app.world()
-            .get::<Transform>(e)
-            .unwrap()
-            .translation
-            .truncate()
-    };
-    let arrived = |app: &App, e: Entity| {
-        app.world().get::<DriveProgress>(e).unwrap().status == DriveStatus::Arrived
-    };
+    let (at, arrived) = (position, drive_arrived);
     let (mut frames, mut together_east) = (0, 0);
     while frames < 2400 && !(arrived(&app, first) && arrived(&app, second)) {
         app.update();
@@ -1012,10 +1017,7 @@ fn a_vehicle_behind_a_slower_one_in_a_lane_follows_it_without_overlapping() {
         Vec2::X,
         PathRequest::to_cell(Cell::new(28, 2)),
     );
-    let at = |app: &App, e: Entity| app.world().get::<Transform>(e).unwrap().translation;
-    let arrived = |app: &App, e: Entity| {
-        app.world().get::<DriveProgress>(e).unwrap().status == DriveStatus::Arrived
-    };
+    let (at, arrived) = (position, drive_arrived);
     let (mut closest, mut waits, mut frames) = (f32::MAX, 0, 0);
     let mut last = at(&app, fast);
     while frames < 3000 && !(arrived(&app, slow) && arrived(&app, fast)) {
@@ -1059,11 +1061,7 @@ fn vehicles_sent_together_where_another_stands_stop_on_free_cells_of_their_own()
             )
         })
         .collect();
-    let arrived = |app: &App| {
-        group
-            .iter()
-            .all(|&e| app.world().get::<DriveProgress>(e).unwrap().status == DriveStatus::Arrived)
-    };
+    let arrived = |app: &App| group.iter().all(|&e| drive_arrived(app, e));
     let mut frames = 0;
     while frames < 3000 && !arrived(&app) {
         app.update();
@@ -1072,10 +1070,7 @@ fn vehicles_sent_together_where_another_stands_stop_on_free_cells_of_their_own()
     assert!(arrived(&app), "not all arrived after {frames} frames");
     let cells: std::collections::HashSet<Cell> = group
         .iter()
-        .map(|&e| {
-            let at = app.world().get::<Transform>(e).unwrap().translation;
-            Cell::new(at.x.floor() as i32, at.y.floor() as i32)
-        })
+        .map(|&e| position(&app, e).floor().as_ivec2())
         .collect();
     assert_eq!(cells.len(), 4, "{cells:?}");
     assert!(
