@@ -23,14 +23,27 @@ pub(super) struct Member {
 /// a 512 x 512 map's index is cleared and summed in a few microseconds.
 const SQUARE: f32 = 4.0;
 
-/// The units of one map sorted by square: `members[start[c]..start[c + 1]]` are in square `c`.
+/// A unit as a look-up reads it, kept in its square's order: where its body is and how far it
+/// reaches, and its index among the units. A look-up reads these side by side in memory instead
+/// of gathering each unit's whole record from wherever it lies.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Near {
+    /// Where its body is (grid space), as moved since the index was built.
+    pub(super) position: Vec2,
+    /// Its body's radius.
+    pub(super) radius: f32,
+    /// Its index among the units ([`Neighbours::members`]).
+    pub(super) index: u32,
+}
+
+/// The units of one map sorted by square: `near[start[c]..start[c + 1]]` are in square `c`.
 #[derive(Default)]
 struct Buckets {
     width: i32,
     height: i32,
     start: Vec<u32>,
     fill: Vec<u32>,
-    members: Vec<u32>,
+    near: Vec<Near>,
 }
 
 impl Buckets {
@@ -43,6 +56,9 @@ impl Buckets {
 /// The units of every map by cell (see the module docs).
 pub(crate) struct Neighbours {
     members: Vec<Member>,
+    /// Where each unit sits in its map's squares (`Buckets::near`); `u32::MAX` if its map is
+    /// not indexed.
+    slot: Vec<u32>,
     maps: EntityHashMap<Buckets>,
     /// Side of the squares, in cells.
     square: f32,
@@ -60,6 +76,7 @@ impl Neighbours {
     pub(crate) fn with_square(side: f32) -> Self {
         Neighbours {
             members: Vec::new(),
+            slot: Vec::new(),
             maps: EntityHashMap::default(),
             square: side,
         }
@@ -73,8 +90,9 @@ impl Neighbours {
     /// Starts a new frame's index.
     pub(super) fn clear(&mut self) {
         self.members.clear();
+        self.slot.clear();
         for b in self.maps.values_mut() {
-            b.members.clear();
+            b.near.clear();
         }
     }
 
@@ -96,6 +114,8 @@ impl Neighbours {
             last = Some(m.map);
         }
         let (side, members) = (self.square, &self.members);
+        self.slot.clear();
+        self.slot.resize(members.len(), u32::MAX);
         let bucket = |p: Vec2| (p / side).floor().as_ivec2();
         for (map, b) in self.maps.iter_mut() {
             let Some(s) = size(*map) else { continue };
@@ -111,13 +131,24 @@ impl Neighbours {
             for c in 0..cells {
                 b.start[c + 1] += b.start[c];
             }
-            b.members.clear();
-            b.members.resize(b.start[cells] as usize, 0);
+            let empty = Near {
+                position: Vec2::ZERO,
+                radius: 0.0,
+                index: 0,
+            };
+            b.near.clear();
+            b.near.resize(b.start[cells] as usize, empty);
             b.fill.clone_from(&b.start);
             for (i, m) in members.iter().enumerate() {
                 if m.map == *map {
                     let c = b.cell_index(bucket(m.body.position));
-                    b.members[b.fill[c] as usize] = i as u32;
+                    let at = b.fill[c];
+                    b.near[at as usize] = Near {
+                        position: m.body.position,
+                        radius: m.body.radius,
+                        index: i as u32,
+                    };
+                    self.slot[i] = at;
                     b.fill[c] += 1;
                 }
             }
@@ -129,9 +160,17 @@ impl Neighbours {
         &self.members
     }
 
-    /// The body of unit `i` (its position may have been moved since the index was built).
-    pub(super) fn body_mut(&mut self, i: usize) -> &mut Body {
-        &mut self.members[i].body
+    /// Moves unit `i`'s body to `to` (grid space); it is still found in the square it was in
+    /// when the index was built.
+    pub(super) fn move_body(&mut self, i: usize, to: Vec2) {
+        let m = &mut self.members[i];
+        m.body.position = to;
+        let slot = self.slot[i];
+        if let Some(b) = self.maps.get_mut(&m.map)
+            && let Some(near) = b.near.get_mut(slot as usize)
+        {
+            near.position = to;
+        }
     }
 
     /// Indices of the units on `map` in the squares within `reach` tiles of `position` (callers
@@ -142,6 +181,18 @@ impl Neighbours {
         position: Vec2,
         reach: f32,
     ) -> impl Iterator<Item = usize> + '_ {
+        self.rows_near(map, position, reach)
+            .flat_map(|row| row.iter().map(|n| n.index as usize))
+    }
+
+    /// The units of [`Neighbours::near`], a row of squares at a time, each with its body's
+    /// position and radius: the same units in the same order.
+    pub(super) fn rows_near(
+        &self,
+        map: Entity,
+        position: Vec2,
+        reach: f32,
+    ) -> impl Iterator<Item = &[Near]> + '_ {
         let buckets = self.maps.get(&map);
         let (lo, hi) = (self.bucket(position - reach), self.bucket(position + reach));
         let (lo, hi) = match buckets {
@@ -157,11 +208,11 @@ impl Neighbours {
         } else {
             (lo, hi)
         };
-        (lo.y..=hi.y).flat_map(move |y| {
+        (lo.y..=hi.y).map(move |y| {
             let b = buckets.expect("rows only when the map is indexed");
             let from = b.start[b.cell_index(IVec2::new(lo.x, y))] as usize;
             let to = b.start[b.cell_index(IVec2::new(hi.x, y)) + 1] as usize;
-            b.members[from..to].iter().map(|&i| i as usize)
+            &b.near[from..to]
         })
     }
 }

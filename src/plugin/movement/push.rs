@@ -416,60 +416,76 @@ impl Pushes {
     ) {
         let me = index.members()[i];
         let reach = me.body.radius + self.max_radius;
-        for j in index.near(me.map, me.body.position, reach) {
-            // Each pair once: from its active end, or its lower one if both are active.
-            if j == i
-                || roles[i] == Role::WalkingThrough && roles[j] == Role::WalkingThrough
-                || self.is_active[j] && j < i
-            {
-                continue;
-            }
-            let other = index.members()[j].body;
-            let gap = other.position - me.body.position;
-            // Clearly apart (by a margin above rounding): no square root. The test below
-            // decides the rest, as it always did.
-            let apart = (me.body.radius + other.radius) * (1.0 - slack);
-            if gap.length_squared() > apart * apart * APART_MARGIN {
-                continue;
-            }
-            let overlap = me.body.radius + other.radius - gap.length();
-            if overlap <= slack * (me.body.radius + other.radius) {
-                continue;
-            }
-            // Bodies on the same spot part along a direction of their own.
-            let away = gap
-                .try_normalize()
-                .unwrap_or_else(|| fmath::unit_at(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0));
-            // Two units on their way meeting head-on part sideways, each to its right if
-            // neither is to the side yet, so they pass instead of pressing each other back.
-            let away = if roles[i] == Role::Underway && roles[j] == Role::Underway {
-                passing(away, me.body.velocity, other.velocity)
-            } else {
-                away
-            };
-            let first = first_into_gate(i, j, entering);
-            for (k, sign, mine, theirs, pusher) in [
-                (i, -1.0, roles[i], roles[j], j),
-                (j, 1.0, roles[j], roles[i], i),
-            ] {
-                if self.shift[k] == Vec2::ZERO {
-                    self.touched.push(k);
+        for row in index.rows_near(me.map, me.body.position, reach) {
+            for n in row {
+                let gap = n.position - me.body.position;
+                // Clearly apart (by a margin above rounding): no square root. The test below
+                // decides the rest, as it always did.
+                let apart = (me.body.radius + n.radius) * (1.0 - slack);
+                if gap.length_squared() > apart * apart * APART_MARGIN {
+                    continue;
                 }
-                let dir = if mine == Role::Standing && theirs == Role::Underway
-                    || mine != Role::WalkingThrough && theirs == Role::WalkingThrough
-                    || mine != Role::Driving && theirs == Role::Driving
+                let j = n.index as usize;
+                // Each pair once: from its active end, or its lower one if both are active.
+                if j == i
+                    || roles[i] == Role::WalkingThrough && roles[j] == Role::WalkingThrough
+                    || self.is_active[j] && j < i
                 {
-                    aside(sign * away, index.members()[pusher].body.velocity)
-                } else {
-                    sign * away
-                };
-                let part = match first {
-                    Some(f) if f == k => 0.0,
-                    Some(_) => 1.0,
-                    None => share(mine, theirs, crowd),
-                };
-                self.shift[k] += dir * overlap * part;
+                    continue;
+                }
+                let overlap = me.body.radius + n.radius - gap.length();
+                if overlap <= slack * (me.body.radius + n.radius) {
+                    continue;
+                }
+                self.push_pair((i, j), gap, overlap, index, (roles, entering, crowd));
             }
+        }
+    }
+
+    /// Adds the pushes that part bodies `i` and `j`, `gap` apart (from `i` to `j`) and
+    /// overlapping by `overlap`.
+    fn push_pair(
+        &mut self,
+        (i, j): (usize, usize),
+        gap: Vec2,
+        overlap: f32,
+        index: &Neighbours,
+        (roles, entering, crowd): (&[Role], &[Option<Entering>], &CrowdSettings),
+    ) {
+        let (me, other) = (index.members()[i], index.members()[j].body);
+        // Bodies on the same spot part along a direction of their own.
+        let away = gap
+            .try_normalize()
+            .unwrap_or_else(|| fmath::unit_at(i as f32 * std::f32::consts::GOLDEN_RATIO * 2.0));
+        // Two units on their way meeting head-on part sideways, each to its right if
+        // neither is to the side yet, so they pass instead of pressing each other back.
+        let away = if roles[i] == Role::Underway && roles[j] == Role::Underway {
+            passing(away, me.body.velocity, other.velocity)
+        } else {
+            away
+        };
+        let first = first_into_gate(i, j, entering);
+        for (k, sign, mine, theirs, pusher) in [
+            (i, -1.0, roles[i], roles[j], j),
+            (j, 1.0, roles[j], roles[i], i),
+        ] {
+            if self.shift[k] == Vec2::ZERO {
+                self.touched.push(k);
+            }
+            let dir = if mine == Role::Standing && theirs == Role::Underway
+                || mine != Role::WalkingThrough && theirs == Role::WalkingThrough
+                || mine != Role::Driving && theirs == Role::Driving
+            {
+                aside(sign * away, index.members()[pusher].body.velocity)
+            } else {
+                sign * away
+            };
+            let part = match first {
+                Some(f) if f == k => 0.0,
+                Some(_) => 1.0,
+                None => share(mine, theirs, crowd),
+            };
+            self.shift[k] += dir * overlap * part;
         }
     }
 
@@ -514,7 +530,7 @@ impl Pushes {
             else {
                 continue;
             };
-            index.body_mut(i).position = to;
+            index.move_body(i, to);
             self.pushed[i] += to.distance(p);
             self.moved[i] = true;
             active.push(i);
