@@ -39,6 +39,13 @@ const DEEP: f32 = 0.1;
 /// without the exact test: far above `f32` rounding, so no pair the test would push is missed.
 const APART_MARGIN: f32 = 1.001;
 
+/// In the passes after the first [`FULL_PASSES`], a push of a body shorter than this (tiles)
+/// moves nothing: in a crowd pressed together, pushes from all sides nearly cancel, and bodies
+/// shifted by a hair each pass kept every pass busy (a battle's melee: a thousand or two bodies
+/// in each of the 24 deep passes, every frame). A thousandth of a tile is below anything a
+/// player sees; the full passes still part every overlap.
+const MIN_PUSH: f32 = 1e-3;
+
 /// A body is pushed at most this many passes' steps in one frame, all passes together: pushes
 /// chained through a dense crowd never make it leap.
 const MAX_FRAME_STEPS: f32 = 3.0;
@@ -367,7 +374,11 @@ fn push<'g>(
         touched: Vec::new(),
     };
     for pass in 0..PASSES {
-        let slack = if pass < FULL_PASSES { 0.0 } else { DEEP };
+        let (slack, min_push) = if pass < FULL_PASSES {
+            (0.0, 0.0)
+        } else {
+            (DEEP, MIN_PUSH)
+        };
         for &i in &active {
             frame.is_active[i] = true;
         }
@@ -378,7 +389,7 @@ fn push<'g>(
             frame.is_active[i] = false;
         }
         active.clear();
-        frame.move_touched(index, roles, max_step, &grid, &mut active);
+        frame.move_touched(index, roles, (max_step, min_push), &grid, &mut active);
         if active.is_empty() {
             break;
         }
@@ -489,13 +500,14 @@ impl Pushes {
         }
     }
 
-    /// Moves the bodies pushed this pass, within their frame's budget and never onto a blocked
-    /// cell of their class's grid; the bodies moved go into `active`.
+    /// Moves the bodies pushed this pass (at most `max_step`, a push shorter than `min_push`
+    /// not at all), within their frame's budget and never onto a blocked cell of their class's
+    /// grid; the bodies moved go into `active`.
     fn move_touched<'g>(
         &mut self,
         index: &mut Neighbours,
         roles: &[Role],
-        max_step: f32,
+        (max_step, min_push): (f32, f32),
         grid: &impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)>,
         active: &mut Vec<usize>,
     ) {
@@ -513,6 +525,9 @@ impl Pushes {
                 continue;
             }
             let s = s.clamp_length_max(budget);
+            if s.length_squared() < min_push * min_push {
+                continue;
+            }
             let p = m.body.position;
             // Against its class's grid, whose walls are grown by its footprint.
             let radius = wall_radius(grid, m.body.radius, footprint);
