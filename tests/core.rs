@@ -36,6 +36,23 @@ fn body_stays_clear(grid: &NavGrid, a: Vec2, b: Vec2, radius: f32) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
+    /// A cell of a passage one cell wide is a walkable cell blocked (or off the grid) on two
+    /// opposite sides, on every cell of random grids, edges included; never on hexagons.
+    #[test]
+    fn one_wide_cells_follow_the_rule_to_the_edges((grid, _) in grid_strategy()) {
+        let blocked = |c: Cell| !grid.is_walkable(c);
+        for y in -1..grid.height() as i32 + 1 {
+            for x in -1..grid.width() as i32 + 1 {
+                let c = Cell::new(x, y);
+                let across = |dx: i32, dy: i32| {
+                    blocked(Cell::new(x - dx, y - dy)) && blocked(Cell::new(x + dx, y + dy))
+                };
+                let rule = !grid.is_hex() && grid.is_walkable(c) && (across(1, 0) || across(0, 1));
+                prop_assert_eq!(grid.is_one_wide(c), rule, "cell {:?}", c);
+            }
+        }
+    }
+
     #[test]
     fn astar_cost_equals_reference((grid, _) in grid_strategy(), sx in 0i32..14, sy in 0i32..14, gx in 0i32..14, gy in 0i32..14) {
         let start = Cell::new(sx % grid.width() as i32, sy % grid.height() as i32);

@@ -462,12 +462,16 @@ impl NavGrid {
     /// Whether `cell` is a walkable cell of a passage one cell wide: blocked (or off the grid)
     /// on both sides, left and right or above and below, like a bridge or a gate in a wall. Two
     /// bodies cannot pass each other there. Square grids only (`false` on hexagons).
+    #[inline]
     pub fn is_one_wide(&self, cell: Cell) -> bool {
         if self.is_hex() || !self.is_walkable(cell) {
             return false;
         }
-        let blocked = |dx: i32, dy: i32| !self.is_walkable(Cell::new(cell.x + dx, cell.y + dy));
-        blocked(-1, 0) && blocked(1, 0) || blocked(0, -1) && blocked(0, 1)
+        // The padding ring (blocked) makes every neighbour's index valid: movement asks this of
+        // every unit's cells every frame.
+        let (i, s) = (self.pad(cell.x as u32, cell.y as u32), self.stride as usize);
+        let blocked = |j: usize| self.terrain[j] == BLOCKED;
+        blocked(i - 1) && blocked(i + 1) || blocked(i - s) && blocked(i + s)
     }
 
     /// The additive penalty of `cell`.
