@@ -26,7 +26,7 @@ const SQUARE: f32 = 4.0;
 /// A unit as a look-up reads it, kept in its square's order: where its body is and how far it
 /// reaches, and its index among the units. A look-up reads these side by side in memory instead
 /// of gathering each unit's whole record from wherever it lies.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Near {
     /// Where its body is (grid space), as moved since the index was built.
     pub(super) position: Vec2,
@@ -36,14 +36,14 @@ pub(super) struct Near {
     pub(super) index: u32,
 }
 
-/// The units of one map sorted by square: `near[start[c]..start[c + 1]]` are in square `c`.
+/// The units of one map sorted by square: `near[start[c]..start[c + 1]]` of [`Neighbours`]
+/// are in square `c` (each map's squares take a run of `near` of their own).
 #[derive(Default)]
 struct Buckets {
     width: i32,
     height: i32,
     start: Vec<u32>,
     fill: Vec<u32>,
-    near: Vec<Near>,
 }
 
 impl Buckets {
@@ -56,8 +56,9 @@ impl Buckets {
 /// The units of every map by cell (see the module docs).
 pub(crate) struct Neighbours {
     members: Vec<Member>,
-    /// Where each unit sits in its map's squares (`Buckets::near`); `u32::MAX` if its map is
-    /// not indexed.
+    /// The units of every indexed map, by map and square (see [`Buckets`]).
+    near: Vec<Near>,
+    /// Where each unit sits in `near`; `u32::MAX` if its map is not indexed.
     slot: Vec<u32>,
     maps: EntityHashMap<Buckets>,
     /// Side of the squares, in cells.
@@ -76,6 +77,7 @@ impl Neighbours {
     pub(crate) fn with_square(side: f32) -> Self {
         Neighbours {
             members: Vec::new(),
+            near: Vec::new(),
             slot: Vec::new(),
             maps: EntityHashMap::default(),
             square: side,
@@ -90,10 +92,8 @@ impl Neighbours {
     /// Starts a new frame's index.
     pub(super) fn clear(&mut self) {
         self.members.clear();
+        self.near.clear();
         self.slot.clear();
-        for b in self.maps.values_mut() {
-            b.near.clear();
-        }
     }
 
     /// Adds a unit (position in grid space of `map`).
@@ -116,6 +116,7 @@ impl Neighbours {
         let (side, members) = (self.square, &self.members);
         self.slot.clear();
         self.slot.resize(members.len(), u32::MAX);
+        self.near.clear();
         let bucket = |p: Vec2| (p / side).floor().as_ivec2();
         for (map, b) in self.maps.iter_mut() {
             let Some(s) = size(*map) else { continue };
@@ -124,6 +125,8 @@ impl Neighbours {
             let cells = (b.width * b.height) as usize;
             b.start.clear();
             b.start.resize(cells + 1, 0);
+            // This map's run of `near` starts where the maps before it end.
+            b.start[0] = self.near.len() as u32;
             for m in members.iter().filter(|m| m.map == *map) {
                 let c = b.cell_index(bucket(m.body.position));
                 b.start[c + 1] += 1;
@@ -131,19 +134,13 @@ impl Neighbours {
             for c in 0..cells {
                 b.start[c + 1] += b.start[c];
             }
-            let empty = Near {
-                position: Vec2::ZERO,
-                radius: 0.0,
-                index: 0,
-            };
-            b.near.clear();
-            b.near.resize(b.start[cells] as usize, empty);
+            self.near.resize(b.start[cells] as usize, Near::default());
             b.fill.clone_from(&b.start);
             for (i, m) in members.iter().enumerate() {
                 if m.map == *map {
                     let c = b.cell_index(bucket(m.body.position));
                     let at = b.fill[c];
-                    b.near[at as usize] = Near {
+                    self.near[at as usize] = Near {
                         position: m.body.position,
                         radius: m.body.radius,
                         index: i as u32,
@@ -163,12 +160,8 @@ impl Neighbours {
     /// Moves unit `i`'s body to `to` (grid space); it is still found in the square it was in
     /// when the index was built.
     pub(super) fn move_body(&mut self, i: usize, to: Vec2) {
-        let m = &mut self.members[i];
-        m.body.position = to;
-        let slot = self.slot[i];
-        if let Some(b) = self.maps.get_mut(&m.map)
-            && let Some(near) = b.near.get_mut(slot as usize)
-        {
+        self.members[i].body.position = to;
+        if let Some(near) = self.near.get_mut(self.slot[i] as usize) {
             near.position = to;
         }
     }
@@ -212,7 +205,7 @@ impl Neighbours {
             let b = buckets.expect("rows only when the map is indexed");
             let from = b.start[b.cell_index(IVec2::new(lo.x, y))] as usize;
             let to = b.start[b.cell_index(IVec2::new(hi.x, y)) + 1] as usize;
-            &b.near[from..to]
+            &self.near[from..to]
         })
     }
 }
