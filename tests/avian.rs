@@ -3,6 +3,8 @@
 //! placement.
 #![cfg(feature = "avian")]
 
+mod support;
+
 use std::time::Duration;
 
 use avian2d::prelude::*;
@@ -13,6 +15,7 @@ use bevy_tilepath::avian::{NavWallColliders, NavWallMargin};
 use bevy_tilepath::core::overlaps_blocked;
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{DesiredVelocity, NavAgent, PathProgress};
+use support::position as pos;
 
 fn app() -> App {
     let mut app = App::new();
@@ -58,14 +61,6 @@ fn body(app: &mut App, cell: Cell, goal: Cell) -> Entity {
             PathRequest::to_cell(goal),
         ))
         .id()
-}
-
-fn pos(app: &App, e: Entity) -> Vec2 {
-    app.world()
-        .get::<Transform>(e)
-        .unwrap()
-        .translation
-        .truncate()
 }
 
 #[test]

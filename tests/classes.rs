@@ -1,6 +1,8 @@
 //! Unit classes in the core: terrain costs per class, clearance for wide units, and the class
 //! grids kept up to date under edits.
 
+mod support;
+
 use bevy::math::{IVec2, Vec2};
 use bevy_tilepath::core::*;
 use proptest::prelude::*;
@@ -282,6 +284,7 @@ mod plugin {
     use bevy_tilepath::prelude::*;
     use bevy_tilepath::{ClassId, MoveState, OutcomeKind, PathFailure, PathProgress, UnitClass};
 
+    use super::support::position as pos;
     use super::{FOREST, GRASS, vehicle};
 
     #[derive(Resource, Default)]
@@ -329,14 +332,6 @@ mod plugin {
             .filter(|o| o.entity == e)
             .map(|o| o.kind)
             .collect()
-    }
-
-    fn pos(app: &App, e: Entity) -> Vec2 {
-        app.world()
-            .get::<Transform>(e)
-            .unwrap()
-            .translation
-            .truncate()
     }
 
     /// A wall down x = 20 with a one-cell gap at y = 5 and a three-cell gap at y = 22..25, and

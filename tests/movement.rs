@@ -1,6 +1,8 @@
 //! Movement: turning geometry, walls never entered, claims released, groups spreading out, a
 //! head-on meeting in a one-tile corridor resolving without overlap, and pushing.
 
+mod support;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -14,6 +16,7 @@ use bevy_tilepath::{
     Claims, DesiredVelocity, MoveState, MovementFrameStats, PathProgress, SearchKind,
     TilepathFrameStats,
 };
+use support::position as pos;
 
 #[test]
 fn turn_plans_follow_the_turning_circle_then_a_line() {
@@ -78,14 +81,6 @@ fn unit_sized(app: &mut App, cell: Cell, goal: Cell, mover: Mover, agent: NavAge
             PathRequest::to_cell(goal),
         ))
         .id()
-}
-
-fn pos(app: &App, e: Entity) -> Vec2 {
-    app.world()
-        .get::<Transform>(e)
-        .unwrap()
-        .translation
-        .truncate()
 }
 
 fn state(app: &App, e: Entity) -> MoveState {

@@ -1,6 +1,8 @@
 //! RTS orders: waypoints queued after a unit's order, patrols, stop and hold position, through
 //! the public API as a game gives them.
 
+mod support;
+
 use std::time::Duration;
 
 use bevy::prelude::*;
@@ -10,6 +12,7 @@ use bevy_tilepath::{
     Claims, HoldPosition, MoveState, NEXT_ORDER_WITHIN, OrderQueue, PathProgress, PendingRequests,
     Pursuit, hold_position, stop,
 };
+use support::position;
 
 /// What the game saw: outcomes and arrivals.
 #[derive(Resource, Default)]
@@ -67,14 +70,6 @@ fn spawn_walker(app: &mut App, at: Cell, to: Cell) -> Entity {
         PathRequest::to_cell(to),
     ));
     unit
-}
-
-fn position(app: &App, unit: Entity) -> Vec2 {
-    app.world()
-        .get::<Transform>(unit)
-        .unwrap()
-        .translation
-        .truncate()
 }
 
 fn center(c: Cell) -> Vec2 {

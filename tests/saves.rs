@@ -6,6 +6,8 @@
 #[path = "../examples/common/saved_game.rs"]
 mod saved_game;
 
+mod support;
+
 use std::time::Duration;
 
 use bevy::ecs::entity::EntityHashMap;
@@ -17,6 +19,7 @@ use bevy_tilepath::{
     Claims, ClassId, DriveProgress, DriveStatus, MoveState, NavAgent, NavClasses, PathProgress,
     PathQueue, PendingRequests, PlayerId, Sight, UnitClass, Vehicle,
 };
+use support::position;
 
 const FOREST: u8 = 3;
 
@@ -162,14 +165,6 @@ fn user_outcomes(app: &App, unit: Entity) -> usize {
     log.iter()
         .filter(|o| o.entity == unit && o.origin.is_user())
         .count()
-}
-
-fn position(app: &App, unit: Entity) -> Vec2 {
-    app.world()
-        .get::<Transform>(unit)
-        .unwrap()
-        .translation
-        .truncate()
 }
 
 fn save_and_load_a_running_match(hex: bool) {

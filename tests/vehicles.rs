@@ -2,6 +2,8 @@
 //! drives legal turns only (its facing never turns faster than speed / radius), backs out of a
 //! dead end, keeps its body off the walls, arrives, and ends facing the way its request asks.
 
+mod support;
+
 use std::time::Duration;
 
 use bevy::prelude::*;
@@ -12,6 +14,7 @@ use bevy_tilepath::{
     DriveProgress, DriveSettings, DriveStatus, EnteredLink, LeftLink, LockstepKey, PathProgress,
     PendingRequests, TilepathSettings, Vehicle, WorkerMode,
 };
+use support::position;
 
 const DT: f32 = 1.0 / 60.0;
 
@@ -43,15 +46,6 @@ fn vehicle(app: &mut App, cell: Cell, facing: Vec2, request: PathRequest) -> Ent
             request,
         ))
         .id()
-}
-
-/// Where `unit` stands (world space).
-fn position(app: &App, unit: Entity) -> Vec2 {
-    app.world()
-        .get::<Transform>(unit)
-        .unwrap()
-        .translation
-        .truncate()
 }
 
 /// Whether `unit` is at the end of its plan.
