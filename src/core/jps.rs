@@ -504,8 +504,8 @@ impl<const OVERLAID: bool, const TABLE: bool> Expand for Jumps<'_, OVERLAID, TAB
         };
         let links = self.links;
         let h_of = |j: usize| {
-            let h = query.h_square((j % stride) as u32 - 1, (j / stride) as u32 - 1);
-            query.through_links(h, links.entry_bound(j))
+            let (x, y) = ((j % stride) as u32 - 1, (j / stride) as u32 - 1);
+            query.through_links(query.h_square(x, y), x, y, links.entry_bound(j))
         };
         // The cell's column and row, for the table's goal checks.
         let at = if TABLE {

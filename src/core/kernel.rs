@@ -642,9 +642,35 @@ pub(super) struct Query {
     pub(super) counts: Counts,
     pub(super) grid_version: u64,
     pub(super) packing: KeyPacking,
-    /// With links: the least a path can cost from any link's end to the goal, the crossing
-    /// included (see [`Query::through_links`]); `u64::MAX` without links.
-    pub(super) link_exit: u64,
+    /// With links: what a path through them costs at least (see [`Query::through_links`]).
+    pub(super) links: LinkEstimate,
+}
+
+/// What a path through a grid's links costs at least to a search's goal, for its estimate
+/// ([`Query::through_links`]).
+#[derive(Clone, Debug, Default)]
+pub(super) struct LinkEstimate {
+    /// Entries from which a path through links may beat the estimate, as (column, row, the
+    /// least cost on from there to the goal), cheapest first.
+    pub(super) entries: Vec<(u32, u32, u64)>,
+    /// Searches without `entries` (short ones, grids with many links' ends, estimates other
+    /// than the open grid's cost): the least cost on from any link's end, its crossing
+    /// included (the estimate adds the open-grid cost to the nearest end); `u64::MAX`: not
+    /// used.
+    pub(super) rest: u64,
+    /// Whether the grid is hexagonal (entries' estimates by hexagonal distance).
+    pub(super) hex: bool,
+}
+
+impl LinkEstimate {
+    /// No links: the estimate stays as it is.
+    pub(super) fn none() -> Self {
+        LinkEstimate {
+            entries: Vec::new(),
+            rest: u64::MAX,
+            hex: false,
+        }
+    }
 }
 
 impl Query {
@@ -660,17 +686,42 @@ impl Query {
         )
     }
 
-    /// The estimate `h` lowered to what a path through a link could cost: `entry_bound` (the
-    /// open-grid cost to the nearest link end, on terrain of cost 1) at the cheapest terrain,
-    /// then `link_exit`. The smaller of two admissible, consistent estimates is both: across a
-    /// crossing it drops by no more than the crossing costs, as `link_exit` is a minimum over
-    /// the crossings of their cost plus the estimate from their exit.
+    /// The estimate `h` of column `x`, row `y` lowered to what a path through a link could
+    /// cost: the estimate to each entry of [`LinkEstimate::entries`] and its least cost on
+    /// from there (or, without them, `entry_bound`, the open-grid cost to the nearest link
+    /// end on terrain of cost 1, at the cheapest terrain, and the least cost on from any
+    /// end). Each term is admissible and consistent, so their minimum is: a path
+    /// through links first crosses at some entry, and across a crossing the estimate drops by
+    /// no more than the crossing costs (an entry's cost on is at most its crossing's and the
+    /// least over the exit's own terms).
     #[inline(always)]
-    pub(super) fn through_links(&self, h: u64, entry_bound: u64) -> u64 {
-        if self.link_exit == u64::MAX {
+    pub(super) fn through_links(&self, h: u64, x: u32, y: u32, entry_bound: u64) -> u64 {
+        let links = &self.links;
+        if links.rest == u64::MAX && links.entries.is_empty() {
             return h;
         }
-        let via = entry_bound * self.min_terrain + self.link_exit;
+        let mut via = (entry_bound * self.min_terrain).saturating_add(links.rest);
+        // Entries come cheapest first, and a term is at least its entry's cost: none past the
+        // estimate so far can lower it.
+        let unweighted = self.weight == WEIGHT_ONE;
+        for &(ex, ey, cost) in &links.entries {
+            if cost >= via || (unweighted && cost >= h) {
+                break;
+            }
+            let (dx, dy) = if links.hex {
+                let d = super::hex::distance(
+                    Cell::new(x as i32, y as i32),
+                    Cell::new(ex as i32, ey as i32),
+                );
+                (d, 0)
+            } else {
+                (x.abs_diff(ex), y.abs_diff(ey))
+            };
+            let to = self
+                .heuristic
+                .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE);
+            via = via.min(to + cost);
+        }
         h.min(if self.weight == WEIGHT_ONE {
             via
         } else {

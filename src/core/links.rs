@@ -226,6 +226,10 @@ pub(crate) struct LinkIndex {
     /// The keys the grid's searches hold: links that need others are left out of the
     /// crossings, as closed ones are.
     held: LinkKeys,
+    /// The ends of the open crossings, padded cells, sorted.
+    graph_ends: Vec<u32>,
+    /// The open crossings as (entry, exit, cost), by places in `graph_ends`, sorted by exit.
+    graph_crossings: Vec<(u32, u32, u64)>,
 }
 
 /// Why a link could not be added or changed.
@@ -448,6 +452,18 @@ impl LinkIndex {
             self.has_out[e.from as usize / 64] |= 1 << (e.from % 64);
             self.has_into[e.to as usize / 64] |= 1 << (e.to % 64);
         }
+        let mut ends: Vec<u32> = self.out.iter().flat_map(|e| [e.from, e.to]).collect();
+        ends.sort_unstable();
+        ends.dedup();
+        let place = |i: u32| ends.binary_search(&i).expect("an end") as u32;
+        self.graph_crossings = self
+            .out
+            .iter()
+            .map(|e| (place(e.from), place(e.to), e.cost))
+            .collect();
+        self.graph_crossings
+            .sort_unstable_by_key(|&(from, to, cost)| (to, from, cost));
+        self.graph_ends = ends;
         if ends_changed || self.bound.len() != shape.len {
             self.rebuild_bound(shape);
         }
@@ -560,6 +576,12 @@ impl LinkIndex {
             .map(|e| e.cost + h(if backward { e.from } else { e.to } as usize))
             .min()
             .unwrap_or(u64::MAX)
+    }
+
+    /// The ends of the open crossings (padded cells, sorted), and the crossings between them
+    /// as (entry, exit, cost), by their places in the ends, sorted by exit.
+    pub(crate) fn crossing_graph(&self) -> (&[u32], &[(u32, u32, u64)]) {
+        (&self.graph_ends, &self.graph_crossings)
     }
 
     /// The sum of the open links' costs.

@@ -6,12 +6,12 @@ use bevy::reflect::Reflect;
 use std::cell::RefCell;
 
 use super::cell::{BLOCKED, Cell};
-use super::grid::NavGrid;
+use super::grid::{NavGrid, Topology};
 use super::heuristic::{Heuristic, WEIGHT_ONE, weight_fixed};
 use super::hex;
 use super::jps;
 use super::kernel::{
-    self, CellOverlay, Closed, Counts, End, Expand, Frontier, HEX, KeyPacking, Marks,
+    self, CellOverlay, Closed, Counts, End, Expand, Frontier, HEX, KeyPacking, LinkEstimate, Marks,
     Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move, overlay_extra,
 };
 use super::links::LinkIndex;
@@ -327,21 +327,11 @@ impl AStar {
             grid.min_terrain() as u64,
             weight_fixed(config.weight),
         );
-        let link_exit = if config.heuristic == Heuristic::Zero || multi_goal {
-            u64::MAX
+        let links = if config.heuristic == Heuristic::Zero || multi_goal || !grid.links_raw().any()
+        {
+            LinkEstimate::none()
         } else {
-            grid.links_raw().exit_bound(false, |i| {
-                let c = grid.cell_of(i);
-                let (dx, dy) = if grid.is_hex() {
-                    (hex::distance(c, goal_cell), 0)
-                } else {
-                    (c.x.abs_diff(goal_cell.x), c.y.abs_diff(goal_cell.y))
-                };
-                let min_terrain = grid.min_terrain() as u64;
-                config
-                    .heuristic
-                    .estimate(dx, dy, rules.costs, min_terrain, WEIGHT_ONE)
-            })
+            link_estimate(grid, (start_cell, goal_cell), config.heuristic)
         };
         let packing = KeyPacking::new(grid, rules.costs, overlay_max);
         self.config = *config;
@@ -364,9 +354,14 @@ impl AStar {
             },
             grid_version: grid.version(),
             packing,
-            link_exit,
+            links,
         };
-        let h = query.through_links(h, grid.links_raw().entry_bound(start));
+        let h = query.through_links(
+            h,
+            start_cell.x as u32,
+            start_cell.y as u32,
+            grid.links_raw().entry_bound(start),
+        );
         self.scratch.seed(start, packing.key(h, h));
         self.active = Some(query);
     }
@@ -563,7 +558,7 @@ impl<const MOVES: u8, const CUT: bool, const PENALTY: bool> Expand
             } else {
                 q.h_square(x, y)
             };
-            q.through_links(h, links.entry_bound(j))
+            q.through_links(h, x, y, links.entry_bound(j))
         };
         macro_rules! relax {
             ($j:expr, $diagonal:expr, $nx:expr, $ny:expr) => {{
@@ -668,6 +663,127 @@ pub(crate) fn resolve_ends(
         };
     }
     Ok((start_i, goal))
+}
+
+/// The least cost from each of `ends` to `goal` on the graph of [`link_estimate`] (edges
+/// `crossings`, sorted by exit, and `estimate` between any two cells): the ends whose cost is
+/// their own crossing's, with it (from the others a path walks first, to the goal or to
+/// another end, whose term covers it).
+fn costs_on(
+    ends: &[Cell],
+    crossings: &[(u32, u32, u64)],
+    goal: Cell,
+    estimate: impl Fn(Cell, Cell) -> u64,
+) -> Vec<(usize, u64)> {
+    let mut cost: Vec<u64> = ends.iter().map(|&c| estimate(c, goal)).collect();
+    let mut crosses = vec![false; ends.len()];
+    let mut open: Vec<usize> = (0..ends.len()).collect();
+    while !open.is_empty() {
+        let (at, &v) = open
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &k)| (cost[k], k))
+            .expect("not empty");
+        open.swap_remove(at);
+        for &u in &open {
+            let walk = estimate(ends[u], ends[v]) + cost[v];
+            if walk < cost[u] {
+                (cost[u], crosses[u]) = (walk, false);
+            }
+        }
+        for &(from, _, c) in crossings_into(crossings, v as u32) {
+            let u = from as usize;
+            if c + cost[v] < cost[u] {
+                (cost[u], crosses[u]) = (c + cost[v], true);
+            }
+        }
+    }
+    (0..ends.len())
+        .filter(|&k| crosses[k])
+        .map(|k| (k, cost[k]))
+        .collect()
+}
+
+/// The run of `crossings` (sorted by exit) into end `v`.
+fn crossings_into(crossings: &[(u32, u32, u64)], v: u32) -> &[(u32, u32, u64)] {
+    let first = crossings.partition_point(|e| e.1 < v);
+    let end = first + crossings[first..].partition_point(|e| e.1 == v);
+    &crossings[first..end]
+}
+
+/// Links' ends at most for which a search weighs every entry in its estimate
+/// ([`LinkEstimate::entries`]): the costs on from them take a look at every pair of ends.
+const ESTIMATED_ENDS: usize = 256;
+
+/// What a path through `grid`'s links costs at least to `goal`, for a search's estimate
+/// `heuristic` ([`LinkEstimate`]): the least cost from every end of an open crossing to the
+/// goal on a graph of the ends alone, whose edges are the crossings and, between any two ends
+/// and from any end to the goal, the estimate (a Dijkstra search back from the goal). The
+/// entries whose cost is their own crossing's keep it. Short searches, grids with more ends
+/// than [`ESTIMATED_ENDS`] and estimates other than the open grid's cost get one bound for
+/// all instead.
+fn link_estimate(
+    grid: &NavGrid,
+    (start, goal): (Cell, Cell),
+    heuristic: Heuristic,
+) -> LinkEstimate {
+    let rules = grid.rules();
+    let min_terrain = grid.min_terrain() as u64;
+    let estimate = |a: Cell, b: Cell| {
+        let (dx, dy) = if grid.is_hex() {
+            (hex::distance(a, b), 0)
+        } else {
+            (a.x.abs_diff(b.x), a.y.abs_diff(b.y))
+        };
+        heuristic.estimate(dx, dy, rules.costs, min_terrain, WEIGHT_ONE)
+    };
+    let links = grid.links_raw();
+    let mut out = LinkEstimate {
+        hex: grid.is_hex(),
+        ..LinkEstimate::none()
+    };
+    let (ends, crossings) = links.crossing_graph();
+    // One bound for all where links cannot lower the estimate at the start (short searches,
+    // the ends far), where there are too many ends, or where the estimate is not the open
+    // grid's cost (a term's own bound needs it: the open-grid cost to the nearest end never
+    // passes the estimate to any end).
+    let exit = links.exit_bound(false, |i| estimate(grid.cell_of(i), goal));
+    let from_start = estimate(start, goal);
+    let to_link = grid.index(start).map_or(0, |i| links.entry_bound(i)) * min_terrain;
+    let open_grid_cost = grid.is_hex()
+        || matches!(
+            (rules.topology, heuristic),
+            (Topology::Eight, Heuristic::Octile) | (Topology::Four, Heuristic::Manhattan)
+        );
+    // The least costs look at every pair of ends: worth it for a way longer in tiles than
+    // there are ends (a search then reaches many more cells than that), not for a short one.
+    let short = ends.len() as u64 * rules.costs.straight as u64 * min_terrain > from_start;
+    if !open_grid_cost
+        || short
+        || ends.len() > ESTIMATED_ENDS
+        || to_link.saturating_add(exit) >= from_start
+    {
+        out.rest = exit;
+        return out;
+    }
+    let cells: Vec<Cell> = ends.iter().map(|&i| grid.cell_of(i as usize)).collect();
+    let (straight, diagonal) = (rules.costs.straight as u64, rules.costs.diagonal as u64);
+    let crossed = if !grid.is_hex() && heuristic == Heuristic::Octile {
+        // The common case, its estimate written out (the loop runs over every pair of ends).
+        costs_on(&cells, crossings, goal, |a, b| {
+            let (dx, dy) = (a.x.abs_diff(b.x) as u64, a.y.abs_diff(b.y) as u64);
+            ((dx.max(dy) - dx.min(dy)) * straight + dx.min(dy) * diagonal) * min_terrain
+        })
+    } else {
+        costs_on(&cells, crossings, goal, estimate)
+    };
+    out.entries = crossed
+        .into_iter()
+        .map(|(k, cost)| (cells[k].x as u32, cells[k].y as u32, cost))
+        .collect();
+    out.entries
+        .sort_unstable_by_key(|&(x, y, cost)| (cost, y, x));
+    out
 }
 
 /// The islands a path from padded cell `start_i` can reach, its own among them (over open
@@ -810,5 +926,82 @@ impl AStar {
                 SearchStep::Failed(e) => return Err(e),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grid::NavGrid;
+    use super::super::links::Link;
+    use super::super::test_rng::below;
+    use super::*;
+
+    /// With links, a search's estimate never passes the cost left to the goal, and between
+    /// any two cells it drops by no more than the way between them costs (consistent), for
+    /// searches with a term per entry and searches with one bound for all.
+    #[test]
+    fn the_estimate_through_links_is_admissible_and_consistent() {
+        let mut next = below(29);
+        let mut with_terms = 0;
+        for round in 0..120 {
+            let (w, h) = (14 + next(6) as i32, 14 + next(6) as i32);
+            let mut grid = NavGrid::new(w as u32, h as u32).unwrap();
+            for _ in 0..next(40) {
+                let c = Cell::new(next(w as u32) as i32, next(h as u32) as i32);
+                grid.set_walkable(c, false).unwrap();
+            }
+            let cell = |next: &mut dyn FnMut(u32) -> u32| {
+                Cell::new(next(w as u32) as i32, next(h as u32) as i32)
+            };
+            for _ in 0..1 + next(3) {
+                let (a, b) = (cell(&mut next), cell(&mut next));
+                let cost = next(4) as f32;
+                let link = if next(2) == 0 {
+                    Link::two_way(a, b, cost)
+                } else {
+                    Link::one_way(a, b, cost)
+                };
+                let _ = grid.add_link(link);
+            }
+            let (start, goal) = (Cell::new(0, 0), Cell::new(w - 1, h - 1));
+            grid.set_walkable(start, true).unwrap();
+            grid.set_walkable(goal, true).unwrap();
+            let config = SearchConfig::default();
+            let mut search = AStar::new();
+            if search.begin(&grid, start, goal, &config).is_err() {
+                continue;
+            }
+            let query = search.active.clone().expect("begun");
+            with_terms += usize::from(!query.links.entries.is_empty());
+            let estimate = |c: Cell| {
+                let i = grid.index(c).unwrap();
+                let (x, y) = (c.x as u32, c.y as u32);
+                query.through_links(query.h_square(x, y), x, y, grid.links_raw().entry_bound(i))
+            };
+            let cost = |a: Cell, b: Cell| find_path(&grid, a, b, &config).ok().map(|p| p.cost);
+            for c in grid.cells().filter(|&c| grid.is_walkable(c)) {
+                if let Some(left) = cost(c, goal) {
+                    assert!(estimate(c) <= left, "round {round}: {c:?} over {left}");
+                }
+                let near = (-1..=1).flat_map(|dy| (-1..=1).map(move |dx| Cell::new(dx, dy)));
+                let ends: Vec<Cell> = grid
+                    .links()
+                    .flat_map(|(_, l)| l.crossings())
+                    .filter(|&(a, _)| a == c)
+                    .map(|(_, b)| b)
+                    .chain(near.map(|d| c + d))
+                    .filter(|&n| n != c && grid.is_walkable(n))
+                    .collect();
+                for n in ends {
+                    if let Some(way) = cost(c, n) {
+                        assert!(
+                            estimate(c) <= way + estimate(n),
+                            "round {round}: {c:?} -> {n:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(with_terms > 10, "searches with terms: {with_terms}");
     }
 }
