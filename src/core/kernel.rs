@@ -660,6 +660,9 @@ pub(super) struct LinkEstimate {
     pub(super) rest: u64,
     /// Whether the grid is hexagonal (entries' estimates by hexagonal distance).
     pub(super) hex: bool,
+    /// Whether the estimate is octile on a square grid (written out in
+    /// [`Query::through_links`]).
+    pub(super) octile: bool,
 }
 
 impl LinkEstimate {
@@ -669,6 +672,7 @@ impl LinkEstimate {
             entries: Vec::new(),
             rest: u64::MAX,
             hex: false,
+            octile: false,
         }
     }
 }
@@ -703,24 +707,48 @@ impl Query {
         let mut via = (entry_bound * self.min_terrain).saturating_add(links.rest);
         // Entries come cheapest first, and a term is at least its entry's cost: none past the
         // estimate so far can lower it.
-        let unweighted = self.weight == WEIGHT_ONE;
-        for &(ex, ey, cost) in &links.entries {
-            if cost >= via || (unweighted && cost >= h) {
-                break;
+        let mut best = if self.weight == WEIGHT_ONE {
+            h.min(via)
+        } else {
+            via
+        };
+        if links.octile {
+            // The common case, the octile estimate written out: this runs for every cell a
+            // search reaches.
+            let mt = self.min_terrain;
+            let (s, d) = (
+                self.costs.straight as u64 * mt,
+                self.costs.diagonal as u64 * mt,
+            );
+            for &(ex, ey, cost) in &links.entries {
+                if cost >= best {
+                    break;
+                }
+                let (dx, dy) = (x.abs_diff(ex) as u64, y.abs_diff(ey) as u64);
+                let (hi, lo) = (dx.max(dy), dx.min(dy));
+                best = best.min((hi - lo) * s + lo * d + cost);
             }
-            let (dx, dy) = if links.hex {
-                let d = super::hex::distance(
-                    Cell::new(x as i32, y as i32),
-                    Cell::new(ex as i32, ey as i32),
-                );
-                (d, 0)
-            } else {
-                (x.abs_diff(ex), y.abs_diff(ey))
-            };
-            let to = self
-                .heuristic
-                .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE);
-            via = via.min(to + cost);
+            via = via.min(best);
+        } else {
+            for &(ex, ey, cost) in &links.entries {
+                if cost >= best {
+                    break;
+                }
+                let (dx, dy) = if links.hex {
+                    let d = super::hex::distance(
+                        Cell::new(x as i32, y as i32),
+                        Cell::new(ex as i32, ey as i32),
+                    );
+                    (d, 0)
+                } else {
+                    (x.abs_diff(ex), y.abs_diff(ey))
+                };
+                let to = self
+                    .heuristic
+                    .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE);
+                best = best.min(to + cost);
+            }
+            via = via.min(best);
         }
         h.min(if self.weight == WEIGHT_ONE {
             via

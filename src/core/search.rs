@@ -740,6 +740,7 @@ fn link_estimate(
     let links = grid.links_raw();
     let mut out = LinkEstimate {
         hex: grid.is_hex(),
+        octile: !grid.is_hex() && heuristic == Heuristic::Octile,
         ..LinkEstimate::none()
     };
     let (ends, crossings) = links.crossing_graph();
