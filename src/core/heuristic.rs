@@ -23,6 +23,14 @@ pub enum Heuristic {
     Zero,
 }
 
+/// The octile cost of a move `dx` by `dy` cells (absolute) on an open eight-way grid whose
+/// straight and diagonal steps cost `straight` and `diagonal`.
+#[inline(always)]
+pub(crate) fn octile(dx: u64, dy: u64, straight: u64, diagonal: u64) -> u64 {
+    let (hi, lo) = (dx.max(dy), dx.min(dy));
+    (hi - lo) * straight + lo * diagonal
+}
+
 impl Heuristic {
     /// The estimate from a cell `dx`, `dy` (absolute) away from the goal, for step costs `costs`,
     /// cheapest terrain `min_terrain` and weight (fixed point, 1024 = 1.0).
@@ -35,11 +43,14 @@ impl Heuristic {
         min_terrain: u64,
         weight: u64,
     ) -> u64 {
-        let (hi, lo) = if dx > dy { (dx, dy) } else { (dy, dx) };
+        let hi = dx.max(dy);
         let raw = match self {
-            Heuristic::Octile => {
-                (hi - lo) as u64 * costs.straight as u64 + lo as u64 * costs.diagonal as u64
-            }
+            Heuristic::Octile => octile(
+                dx as u64,
+                dy as u64,
+                costs.straight as u64,
+                costs.diagonal as u64,
+            ),
             Heuristic::Manhattan => (dx + dy) as u64 * costs.straight as u64,
             Heuristic::Euclidean => {
                 let d = ((dx as f64).powi(2) + (dy as f64).powi(2)).sqrt();

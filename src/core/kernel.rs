@@ -13,7 +13,7 @@
 use super::cell::Cell;
 use super::cost::CostModel;
 use super::grid::{CornerRule, NavGrid, Topology};
-use super::heuristic::{Heuristic, WEIGHT_ONE};
+use super::heuristic::{Heuristic, WEIGHT_ONE, octile};
 use super::zeroed::{Zeroed, grow_zeroed, zeroed_vec};
 
 /// Extra cost on a cell for one search only, e.g. cells claimed or occupied by other units.
@@ -648,7 +648,7 @@ pub(super) struct Query {
 
 /// What a path through a grid's links costs at least to a search's goal, for its estimate
 /// ([`Query::through_links`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct LinkEstimate {
     /// Entries from which a path through links may beat the estimate, as (column, row, the
     /// least cost on from there to the goal), cheapest first.
@@ -666,6 +666,21 @@ pub(super) struct LinkEstimate {
 }
 
 impl LinkEstimate {
+    /// The least of `cap` and each entry's term: `to(column, row)`, the estimate to the entry,
+    /// plus its cost on. Entries come cheapest first, and a term is at least its entry's cost:
+    /// none past the least so far can lower it.
+    #[inline(always)]
+    fn least_term(&self, cap: u64, to: impl Fn(u32, u32) -> u64) -> u64 {
+        let mut least = cap;
+        for &(ex, ey, cost) in &self.entries {
+            if cost >= least {
+                break;
+            }
+            least = least.min(to(ex, ey) + cost);
+        }
+        least
+    }
+
     /// No links: the estimate stays as it is.
     pub(super) fn none() -> Self {
         LinkEstimate {
@@ -704,36 +719,26 @@ impl Query {
         if links.rest == u64::MAX && links.entries.is_empty() {
             return h;
         }
-        let mut via = (entry_bound * self.min_terrain).saturating_add(links.rest);
-        // Entries come cheapest first, and a term is at least its entry's cost: none past the
-        // estimate so far can lower it.
-        let mut best = if self.weight == WEIGHT_ONE {
-            h.min(via)
+        // Any other entry: the open-grid cost to the nearest end, then the least cost on.
+        let rest = (entry_bound * self.min_terrain).saturating_add(links.rest);
+        // Below which an entry's term counts (weighted, `h` compares only at the end).
+        let cap = if self.weight == WEIGHT_ONE {
+            h.min(rest)
         } else {
-            via
+            rest
         };
-        if links.octile {
-            // The common case, the octile estimate written out: this runs for every cell a
-            // search reaches.
+        let via = if links.octile {
+            // The common case written out: this runs for every cell a search reaches.
             let mt = self.min_terrain;
             let (s, d) = (
                 self.costs.straight as u64 * mt,
                 self.costs.diagonal as u64 * mt,
             );
-            for &(ex, ey, cost) in &links.entries {
-                if cost >= best {
-                    break;
-                }
-                let (dx, dy) = (x.abs_diff(ex) as u64, y.abs_diff(ey) as u64);
-                let (hi, lo) = (dx.max(dy), dx.min(dy));
-                best = best.min((hi - lo) * s + lo * d + cost);
-            }
-            via = via.min(best);
+            links.least_term(cap, |ex, ey| {
+                octile(x.abs_diff(ex) as u64, y.abs_diff(ey) as u64, s, d)
+            })
         } else {
-            for &(ex, ey, cost) in &links.entries {
-                if cost >= best {
-                    break;
-                }
+            links.least_term(cap, |ex, ey| {
                 let (dx, dy) = if links.hex {
                     let d = super::hex::distance(
                         Cell::new(x as i32, y as i32),
@@ -743,13 +748,10 @@ impl Query {
                 } else {
                     (x.abs_diff(ex), y.abs_diff(ey))
                 };
-                let to = self
-                    .heuristic
-                    .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE);
-                best = best.min(to + cost);
-            }
-            via = via.min(best);
-        }
+                self.heuristic
+                    .estimate(dx, dy, self.costs, self.min_terrain, WEIGHT_ONE)
+            })
+        };
         h.min(if self.weight == WEIGHT_ONE {
             via
         } else {

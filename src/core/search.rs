@@ -7,7 +7,7 @@ use std::cell::RefCell;
 
 use super::cell::{BLOCKED, Cell};
 use super::grid::{NavGrid, Topology};
-use super::heuristic::{Heuristic, WEIGHT_ONE, weight_fixed};
+use super::heuristic::{Heuristic, WEIGHT_ONE, octile, weight_fixed};
 use super::hex;
 use super::jps;
 use super::kernel::{
@@ -769,11 +769,11 @@ fn link_estimate(
     }
     let cells: Vec<Cell> = ends.iter().map(|&i| grid.cell_of(i as usize)).collect();
     let (straight, diagonal) = (rules.costs.straight as u64, rules.costs.diagonal as u64);
-    let crossed = if !grid.is_hex() && heuristic == Heuristic::Octile {
+    let crossed = if out.octile {
         // The common case, its estimate written out (the loop runs over every pair of ends).
         costs_on(&cells, crossings, goal, |a, b| {
             let (dx, dy) = (a.x.abs_diff(b.x) as u64, a.y.abs_diff(b.y) as u64);
-            ((dx.max(dy) - dx.min(dy)) * straight + dx.min(dy) * diagonal) * min_terrain
+            octile(dx, dy, straight, diagonal) * min_terrain
         })
     } else {
         costs_on(&cells, crossings, goal, estimate)
