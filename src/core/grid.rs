@@ -486,11 +486,18 @@ impl NavGrid {
         if old == terrain {
             return Ok(());
         }
+        let mut terrains_changed = false;
         if old != BLOCKED {
             self.terrain_histogram[old as usize] -= 1;
+            terrains_changed |= self.terrain_histogram[old as usize] == 0;
         }
         if terrain != BLOCKED {
             self.terrain_histogram[terrain as usize] += 1;
+            terrains_changed |= self.terrain_histogram[terrain as usize] == 1;
+        }
+        if terrains_changed {
+            // The cheapest terrain may have changed, and the links' table costs walks at it.
+            self.links.forget_between_ends();
         }
         self.terrain[i] = terrain;
         self.version += 1;
@@ -858,6 +865,11 @@ impl NavGrid {
                 Topology::Hex => &[(1, 0, false), (0, 1, false), (-1, 1, false)],
             },
             costs: self.rules.costs,
+            open_steps: match self.rules.topology {
+                Topology::Four => Some(false),
+                Topology::Eight => Some(true),
+                Topology::Hex => None,
+            },
         }
     }
 

@@ -11,6 +11,8 @@
 //! lower bound of the cost from every cell to the nearest link end, so the A* estimate stays
 //! admissible with links that are shortcuts (see [`LinkIndex::entry_bound`]).
 
+use std::sync::OnceLock;
+
 use super::cell::Cell;
 use super::cost::CostModel;
 
@@ -228,8 +230,23 @@ pub(crate) struct LinkIndex {
     held: LinkKeys,
     /// The ends of the open crossings, padded cells, sorted.
     graph_ends: Vec<u32>,
-    /// The open crossings as (entry, exit, cost), by places in `graph_ends`, sorted by exit.
-    graph_crossings: Vec<(u32, u32, u64)>,
+    /// The open crossings as (entry, exit, cost), by places in `graph_ends`, in the order of
+    /// `out`; costs above [`LEAST_CAP`] count as it.
+    graph_crossings: Vec<(u32, u32, u32)>,
+    /// The least costs between every two of `graph_ends` ([`LinkIndex::least_between_ends`]),
+    /// made by the first search that asks after a change.
+    between_ends: OnceLock<BetweenEnds>,
+}
+
+/// The least cost between every two ends of the open crossings, on the graph whose edges are
+/// the crossings and, between any two ends, the open-grid cost at the cheapest terrain.
+#[derive(Clone, Debug)]
+struct BetweenEnds {
+    /// The cheapest terrain the walks were costed at.
+    min_terrain: u64,
+    /// Row `a`, column `b`: the least cost from end `a` to end `b` (places in `graph_ends`);
+    /// `None` where walks cost more than [`LEAST_CAP`].
+    least: Option<Vec<u32>>,
 }
 
 /// Why a link could not be added or changed.
@@ -267,12 +284,70 @@ pub(crate) struct Shape {
     /// back to that cell, and whether the move is a diagonal.
     pub(crate) back_moves: &'static [(i32, i32, bool)],
     pub(crate) costs: CostModel,
+    /// The cost of a way between two cells on the open grid, straight steps and diagonal ones
+    /// (`None`: hexagons, whose steps are all straight).
+    pub(crate) open_steps: Option<bool>,
 }
 
 impl Shape {
     fn pad(&self, c: Cell) -> u32 {
         ((c.y as usize + 1) * self.stride + c.x as usize + 1) as u32
     }
+
+    /// The cost of the cheapest way from `a` to `b` on the open grid, every terrain
+    /// [`NORMAL`](super::NORMAL) (what [`LinkIndex::rebuild_bound`]'s sweeps find).
+    fn open_cost(&self, a: Cell, b: Cell) -> u32 {
+        let (s, d) = (self.costs.straight as u64, self.costs.diagonal as u64);
+        let (dx, dy) = (a.x.abs_diff(b.x) as u64, a.y.abs_diff(b.y) as u64);
+        let cost = match self.open_steps {
+            None => super::hex::distance(a, b) as u64 * s,
+            Some(false) => (dx + dy) * s,
+            Some(true) => super::heuristic::octile(dx, dy, s, d),
+        };
+        // The sweeps add with saturation.
+        cost.min(u32::MAX as u64) as u32
+    }
+}
+
+/// The most a cost in the table of [`LinkIndex::least_between_ends`] may be, so that the sum
+/// of two stays exact in 32 bits: dearer crossings count as this (a lower bound), and grids
+/// with dearer walks between links' ends get no table.
+const LEAST_CAP: u64 = 1 << 30;
+
+/// The least costs between every two of `n` nodes whose edges are `crossings` (from, to,
+/// cost) and `walk` between any two (Floyd and Warshall's algorithm), row by row; `None` if a
+/// walk costs more than [`LEAST_CAP`].
+fn least_costs(
+    n: usize,
+    crossings: &[(u32, u32, u32)],
+    walk: impl Fn(usize, usize) -> u64,
+) -> Option<Vec<u32>> {
+    let mut least = Vec::with_capacity(n * n);
+    for a in 0..n {
+        for b in 0..n {
+            let cost = walk(a, b);
+            if cost > LEAST_CAP {
+                return None;
+            }
+            least.push(cost as u32);
+        }
+    }
+    for &(from, to, cost) in crossings {
+        let at = &mut least[from as usize * n + to as usize];
+        *at = (*at).min(cost);
+    }
+    // 32-bit costs: the loop below runs n^3 times, about three times faster than on 64 bits.
+    let mut through = vec![0; n];
+    for k in 0..n {
+        through.copy_from_slice(&least[k * n..(k + 1) * n]);
+        for row in least.chunks_exact_mut(n) {
+            let to_k = row[k];
+            for (at, &on) in row.iter_mut().zip(&through) {
+                *at = (*at).min(to_k + on);
+            }
+        }
+    }
+    Some(least)
 }
 
 #[inline(always)]
@@ -324,7 +399,13 @@ impl LinkIndex {
     pub(crate) fn add(&mut self, link: Link, shape: Shape) -> LinkId {
         let id = LinkId(self.slots.len() as u32);
         self.slots.push(Some(link));
-        self.rebuild(shape, true);
+        if self.bound.len() == shape.len {
+            // New ends only lower the bound: no sweeps over the whole grid.
+            self.rebuild(shape, false);
+            self.lower_bound(shape, [link.from, link.to]);
+        } else {
+            self.rebuild(shape, true);
+        }
         id
     }
 
@@ -459,11 +540,10 @@ impl LinkIndex {
         self.graph_crossings = self
             .out
             .iter()
-            .map(|e| (place(e.from), place(e.to), e.cost))
+            .map(|e| (place(e.from), place(e.to), e.cost.min(LEAST_CAP) as u32))
             .collect();
-        self.graph_crossings
-            .sort_unstable_by_key(|&(from, to, cost)| (to, from, cost));
         self.graph_ends = ends;
+        self.forget_between_ends();
         if ends_changed || self.bound.len() != shape.len {
             self.rebuild_bound(shape);
         }
@@ -523,6 +603,30 @@ impl LinkIndex {
         self.bound = bound;
     }
 
+    /// Lowers the bound to what it is with `ends` among the links' ends (as
+    /// [`LinkIndex::rebuild_bound`] would find it, one end at a time).
+    fn lower_bound(&mut self, shape: Shape, ends: [Cell; 2]) {
+        let (w, h) = (shape.stride - 2, shape.len / shape.stride - 2);
+        for end in ends {
+            let i = shape.pad(end) as usize;
+            if bit(&self.ends, i) {
+                continue;
+            }
+            self.ends[i / 64] |= 1 << (i % 64);
+            for (y, row) in self
+                .bound
+                .chunks_exact_mut(shape.stride)
+                .skip(1)
+                .take(h)
+                .enumerate()
+            {
+                for (x, at) in row[1..=w].iter_mut().enumerate() {
+                    *at = (*at).min(shape.open_cost(Cell::new(x as i32, y as i32), end));
+                }
+            }
+        }
+    }
+
     /// A lower bound of the cost (on terrain of cost 1) from padded cell `i` to the nearest end
     /// of any link (0 without links).
     #[inline(always)]
@@ -579,9 +683,37 @@ impl LinkIndex {
     }
 
     /// The ends of the open crossings (padded cells, sorted), and the crossings between them
-    /// as (entry, exit, cost), by their places in the ends, sorted by exit.
-    pub(crate) fn crossing_graph(&self) -> (&[u32], &[(u32, u32, u64)]) {
+    /// as (entry, exit, cost), by their places in the ends (costs above [`LEAST_CAP`] count as
+    /// it: a lower bound).
+    pub(crate) fn crossing_graph(&self) -> (&[u32], &[(u32, u32, u32)]) {
         (&self.graph_ends, &self.graph_crossings)
+    }
+
+    /// The least cost from every end of [`LinkIndex::crossing_graph`] to every other (row by
+    /// row, `ends x ends`), on the graph whose edges are the crossings and, between any two
+    /// ends, `walk` (given their places): the open-grid cost at the cheapest terrain,
+    /// `min_terrain`. Made once after a change to the links or to the grid's terrains, by the
+    /// first search that asks. `None` if the table on hand was made for another cheapest
+    /// terrain, or if walks between ends cost more than it holds.
+    pub(crate) fn least_between_ends(
+        &self,
+        min_terrain: u64,
+        walk: impl Fn(usize, usize) -> u64,
+    ) -> Option<&[u32]> {
+        let table = self.between_ends.get_or_init(|| BetweenEnds {
+            min_terrain,
+            least: least_costs(self.graph_ends.len(), &self.graph_crossings, walk),
+        });
+        table
+            .least
+            .as_deref()
+            .filter(|_| table.min_terrain == min_terrain)
+    }
+
+    /// Drops the table of [`LinkIndex::least_between_ends`] (the links or the cheapest
+    /// terrain changed).
+    pub(crate) fn forget_between_ends(&mut self) {
+        self.between_ends = OnceLock::new();
     }
 
     /// The sum of the open links' costs.
@@ -666,7 +798,8 @@ mod tests {
     }
 
     /// The bound is the exact open-grid cost to the nearest link end, for every topology: the
-    /// two sweeps agree with the closed forms (Manhattan, octile, hexagonal distance).
+    /// two sweeps, and the lowering as links are added, agree with the closed forms
+    /// (Manhattan, octile, hexagonal distance).
     #[test]
     fn the_bound_is_the_open_grid_cost_to_the_nearest_link_end() {
         let mut next = below(7);
@@ -699,11 +832,18 @@ mod tests {
                         Topology::Hex => hex::distance(a, b) as u64 * s,
                     }
                 };
-                let links = grid.links_raw();
-                for c in grid.cells() {
-                    let want = ends.iter().map(|&e| open_cost(c, e)).min().unwrap();
-                    let i = grid.index(c).unwrap();
-                    assert_eq!(links.entry_bound(i), want, "{topology:?} {w}x{h} at {c:?}");
+                // As the ends came one by one (lowering the bound), then swept afresh.
+                for swept in [false, true] {
+                    if swept {
+                        grid.set_rules(rules);
+                    }
+                    let links = grid.links_raw();
+                    for c in grid.cells() {
+                        let want = ends.iter().map(|&e| open_cost(c, e)).min().unwrap();
+                        let i = grid.index(c).unwrap();
+                        let got = links.entry_bound(i);
+                        assert_eq!(got, want, "{topology:?} {w}x{h} at {c:?}, swept {swept}");
+                    }
                 }
             }
         }
