@@ -284,8 +284,9 @@ pub(crate) struct Shape {
     /// back to that cell, and whether the move is a diagonal.
     pub(crate) back_moves: &'static [(i32, i32, bool)],
     pub(crate) costs: CostModel,
-    /// The cost of a way between two cells on the open grid, straight steps and diagonal ones
-    /// (`None`: hexagons, whose steps are all straight).
+    /// Whether the moves include diagonals (`Some(true)` eight-way, `Some(false)` four-way),
+    /// or `None` on hexagons, whose six steps are all straight: the open grid's cost between
+    /// two cells ([`Shape::open_cost`]).
     pub(crate) open_steps: Option<bool>,
 }
 
