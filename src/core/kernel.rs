@@ -653,10 +653,10 @@ pub(super) struct LinkEstimate {
     /// Entries from which a path through links may beat the estimate, as (column, row, the
     /// least cost on from there to the goal), cheapest first.
     pub(super) entries: Vec<(u32, u32, u64)>,
-    /// Searches without `entries` (short ones, grids with many links' ends, estimates other
-    /// than the open grid's cost): the least cost on from any link's end, its crossing
-    /// included (the estimate adds the open-grid cost to the nearest end); `u64::MAX`: not
-    /// used.
+    /// Searches without `entries` (grids with many links' ends, estimates other than the open
+    /// grid's cost, starts nearer the goal than any way through links): the least cost on from
+    /// any link's end, its crossing included (the estimate adds the open-grid cost to the
+    /// nearest end); `u64::MAX`: not used.
     pub(super) rest: u64,
     /// Whether the grid is hexagonal (entries' estimates by hexagonal distance).
     pub(super) hex: bool,

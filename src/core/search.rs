@@ -680,23 +680,6 @@ fn crossing_first(on: &[u64], crossings: &[(u32, u32, u32)]) -> Vec<(usize, u64)
         .collect()
 }
 
-/// The estimate `heuristic` gives from `a` to `b` on `grid`, at its cheapest terrain
-/// `min_terrain`.
-fn estimate_between(
-    grid: &NavGrid,
-    heuristic: Heuristic,
-    min_terrain: u64,
-    a: Cell,
-    b: Cell,
-) -> u64 {
-    let (dx, dy) = if grid.is_hex() {
-        (hex::distance(a, b), 0)
-    } else {
-        (a.x.abs_diff(b.x), a.y.abs_diff(b.y))
-    };
-    heuristic.estimate(dx, dy, grid.rules().costs, min_terrain, WEIGHT_ONE)
-}
-
 /// The least cost from each end of the grid's links to the goal: to some end (itself too) by
 /// the grid's table of least costs between ends, `between`, then walking, `to_goal`.
 fn least_to_goal(between: &[u32], to_goal: &[u64]) -> Vec<u64> {
@@ -746,7 +729,14 @@ fn link_estimate(
 ) -> LinkEstimate {
     let rules = grid.rules();
     let min_terrain = grid.min_terrain() as u64;
-    let estimate = |a: Cell, b: Cell| estimate_between(grid, heuristic, min_terrain, a, b);
+    let estimate = |a: Cell, b: Cell| {
+        let (dx, dy) = if grid.is_hex() {
+            (hex::distance(a, b), 0)
+        } else {
+            (a.x.abs_diff(b.x), a.y.abs_diff(b.y))
+        };
+        heuristic.estimate(dx, dy, rules.costs, min_terrain, WEIGHT_ONE)
+    };
     let links = grid.links_raw();
     let mut out = LinkEstimate {
         hex: grid.is_hex(),
@@ -755,11 +745,14 @@ fn link_estimate(
     };
     let (ends, crossings) = links.crossing_graph();
     // One bound for all where links cannot lower the estimate at the start (the ends far),
-    // where there are too many ends, or where the estimate is not the open grid's cost (a term's own bound needs it: the open-grid cost to the nearest end never
-    // passes the estimate to any end).
+    // where there are too many ends, or where the estimate is not the open grid's cost (a
+    // term's own bound needs it: the open-grid cost to the nearest end never passes the
+    // estimate to any end; and the grid's table of costs between ends is made with it, by
+    // whichever search comes first).
     let exit = links.exit_bound(false, |i| estimate(grid.cell_of(i), goal));
     let from_start = estimate(start, goal);
     let to_link = grid.index(start).map_or(0, |i| links.entry_bound(i)) * min_terrain;
+    // On hexagons every estimate but zero is the open grid's cost (its steps are all straight).
     let open_grid_cost = match rules.topology {
         Topology::Hex => heuristic != Heuristic::Zero,
         Topology::Eight => heuristic == Heuristic::Octile,
@@ -771,18 +764,12 @@ fn link_estimate(
         return out;
     }
     let cells: Vec<Cell> = ends.iter().map(|&i| grid.cell_of(i as usize)).collect();
-    // The estimate is the open grid's cost here, whatever the search's heuristic is called.
-    let open_grid = match rules.topology {
-        Topology::Four => Heuristic::Manhattan,
-        Topology::Eight | Topology::Hex => Heuristic::Octile,
-    };
-    let walk = |a: Cell, b: Cell| estimate_between(grid, open_grid, min_terrain, a, b);
-    let Some(between) = links.least_between_ends(min_terrain, |a, b| walk(cells[a], cells[b]))
+    let Some(between) = links.least_between_ends(min_terrain, |a, b| estimate(cells[a], cells[b]))
     else {
         out.rest = exit;
         return out;
     };
-    let to_goal: Vec<u64> = cells.iter().map(|&c| walk(c, goal)).collect();
+    let to_goal: Vec<u64> = cells.iter().map(|&c| estimate(c, goal)).collect();
     let on = least_to_goal(between, &to_goal);
     let crossed = crossing_first(&on, crossings);
     out.entries = crossed
