@@ -726,25 +726,18 @@ fn slope(points: &[(f64, f64)]) -> f64 {
 fn new_app(settings: &TilepathSettings, schedule: TilepathSchedule, threads: usize) -> App {
     let period = Duration::from_secs_f64(1.0 / 60.0);
     let mut app = App::new();
-    let pools = if threads == 0 {
-        TaskPoolOptions::default()
-    } else {
-        TaskPoolOptions::with_num_threads(threads)
-    };
-    app.add_plugins(MinimalPlugins.set(TaskPoolPlugin {
-        task_pool_options: pools,
-    }))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(period))
-    .insert_resource(Time::<Fixed>::from_duration(period))
-    .insert_resource(settings.clone())
-    .add_plugins(TilepathPlugins { schedule })
-    .register_type::<Key>()
-    .add_systems(
-        schedule.0,
-        count_outcomes
-            .after(TilepathSystems::Receive)
-            .before(TilepathSystems::Last),
-    );
+    app.add_plugins(common::minimal_plugins(threads))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(period))
+        .insert_resource(Time::<Fixed>::from_duration(period))
+        .insert_resource(settings.clone())
+        .add_plugins(TilepathPlugins { schedule })
+        .register_type::<Key>()
+        .add_systems(
+            schedule.0,
+            count_outcomes
+                .after(TilepathSystems::Receive)
+                .before(TilepathSystems::Last),
+        );
     app
 }
 

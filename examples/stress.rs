@@ -4,7 +4,7 @@
 //! cargo run --release --example stress -- --units N --map-size S --budget-us B --workers W \
 //!     [--group] [--no-share] [--smooth-first N|all] [--flat] [--move] [--edits K] [--seed X] \
 //!     [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] \
-//!     [--no-lanes] [--searches-per-frame N] [--standing] [--battle]
+//!     [--no-lanes] [--searches-per-frame N] [--standing] [--battle] [--threads T]
 //! ```
 //!
 //! Issues N requests in one frame on an S x S generated map with walls and terrain (random
@@ -68,6 +68,9 @@
 //! With `--edits K` (needs `--move`), every K frames a short wall goes down across a route in use
 //! (the wall from three edits before comes down), and an `edits` line reports `wall_overlaps`:
 //! unit-frames in which a unit's body overlaps a blocked cell.
+//! `--threads T` gives Bevy's task pools T threads in all (by default, as many as the machine
+//! has cores; on two cores that leaves the compute pool, where movement spreads its work, one
+//! thread, and `--threads 4` gives it two).
 //! With `--calibrate`, every frame also times (thread CPU time, as the plugin's frames) two fixed
 //! pieces of work on the main thread that each take the budget at their median: plain
 //! arithmetic (`spin`) and a pointer chase through 8 MiB (`chase`, memory-bound like a search
@@ -382,7 +385,7 @@ fn units_for(budget: Duration, work: impl Fn(u64)) -> u64 {
     (probe as f64 * budget.as_secs_f64() * 1000.0 / times[10]) as u64
 }
 
-const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--max-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N] [--standing] [--battle]";
+const USAGE: &str = "usage: stress [--units N] [--map-size S] [--budget-us B] [--workers W] [--seed X] [--group] [--no-share] [--smooth-first N|all] [--flat] [--edits K] [--move] [--move-frames N] [--max-frames N] [--gates] [--mixed] [--cross] [--avoidance] [--no-pushing] [--calibrate] [--verbose] [--lockstep] [--worker-budget-us B] [--uniform] [--no-jumps] [--no-jump-tables] [--no-lanes] [--searches-per-frame N] [--standing] [--battle] [--threads T]";
 
 /// The command line.
 struct Args {
@@ -395,6 +398,8 @@ struct Args {
     standing: bool,
     /// `--battle`: the big-battle preset (see the module docs).
     battle: bool,
+    /// `--threads T`: the task pools' threads in all (0: Bevy's default).
+    threads: usize,
     /// `--max-frames`: a run whose requests have not all ended by then fails.
     max_frames: usize,
     moving: bool,
@@ -444,6 +449,7 @@ impl Args {
             move_frames: 300,
             standing: false,
             battle: false,
+            threads: 0,
             max_frames: 20_000,
             moving: false,
             group: false,
@@ -477,6 +483,7 @@ impl Args {
                 Long("move-frames") => a.move_frames = common::value(&mut parser, "--move-frames")?,
                 Long("standing") => a.standing = true,
                 Long("battle") => a.battle = true,
+                Long("threads") => a.threads = common::value(&mut parser, "--threads")?,
                 Long("max-frames") => a.max_frames = common::value(&mut parser, "--max-frames")?,
                 Long("move") => a.moving = true,
                 Long("group") => a.group = true,
@@ -842,7 +849,7 @@ fn build_app(args: &Args) -> App {
         bevy_tilepath::TilepathSchedule::new(Update)
     };
     let mut app = App::new();
-    app.add_plugins(MinimalPlugins)
+    app.add_plugins(common::minimal_plugins(args.threads))
         .insert_resource(TimeUpdateStrategy::ManualDuration(period))
         .insert_resource(Time::<Fixed>::from_duration(period))
         .insert_resource(settings)

@@ -21,6 +21,20 @@ pub fn in_wall(grid: &bevy_tilepath::core::NavGrid, p: bevy::math::Vec2, radius:
     bevy_tilepath::core::overlaps_blocked(grid, p, radius - TOUCH)
 }
 
+/// Bevy's minimal plugins with the task pools given `threads` threads in all (0: Bevy's
+/// default, as many as the machine has cores). Bevy gives the compute pool what is left after
+/// one I/O and one async compute thread, so on two cores its default is one compute thread;
+/// `threads = 4` gives it two there.
+pub fn minimal_plugins(threads: usize) -> impl bevy::app::PluginGroup {
+    use bevy::app::{PluginGroup, TaskPoolOptions, TaskPoolPlugin};
+    let task_pool_options = if threads == 0 {
+        TaskPoolOptions::default()
+    } else {
+        TaskPoolOptions::with_num_threads(threads)
+    };
+    bevy::MinimalPlugins.set(TaskPoolPlugin { task_pool_options })
+}
+
 /// The calling thread's CPU time (wall time where there is no thread clock): what a runner's
 /// own work costs, measured as the plugin's systems are
 /// (`TilepathFrameStats::main_thread_cpu`), without the time the thread was preempted.

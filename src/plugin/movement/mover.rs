@@ -51,23 +51,108 @@ pub struct Arrived {
     pub cell: Cell,
 }
 
-/// In lockstep mode, the movers in their lockstep order, sorted once a tick for the movement
-/// systems (claims, errands, repaths and pushes go to the first to ask); empty otherwise.
+/// In lockstep mode, the movers in their lockstep order for the movement systems (claims,
+/// errands, repaths and pushes go to the first to ask), sorted again when movers come or go
+/// or their keys change; empty otherwise.
 #[derive(Resource, Default)]
 pub(crate) struct MoverOrder(pub(crate) Vec<Entity>);
 
-/// Sorts the movers into [`MoverOrder`] (lockstep mode only).
+/// Movers that came, or whose [`LockstepKey`] came or changed, since the last tick.
+type Reordered = Or<(Added<Mover>, Changed<LockstepKey>)>;
+
+/// Keeps [`MoverOrder`] (lockstep mode only): sorted again only when a mover came or went or a
+/// key changed. A standing army's order costs a look at its change ticks, not a sort of every
+/// unit each tick.
 pub(crate) fn order_movers(
     settings: Res<TilepathSettings>,
     keys: Query<(Entity, Option<&LockstepKey>), With<Mover>>,
+    reordered: Query<(), (With<Mover>, Reordered)>,
+    mut gone: RemovedComponents<Mover>,
+    mut unkeyed: RemovedComponents<LockstepKey>,
     mut order: ResMut<MoverOrder>,
     mut stats: ResMut<MovementFrameStats>,
 ) {
     let mut watch = Stopwatch::start();
-    if settings.lockstep.is_some() {
-        lockstep_order(keys.iter(), &mut order.0);
-    } else {
+    // Both read every tick, so what they hold is this tick's.
+    let changed = gone.read().count() + unkeyed.read().count() > 0;
+    if settings.lockstep.is_none() {
         order.0.clear();
+    } else if changed
+        || settings.is_changed()
+        || order.0.len() != keys.count()
+        || !reordered.is_empty()
+    {
+        lockstep_order(keys.iter(), &mut order.0);
     }
     stats.release += watch.lap();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::settings::Lockstep;
+
+    /// An app with only [`order_movers`], in lockstep mode.
+    fn app() -> App {
+        let mut app = App::new();
+        app.insert_resource(TilepathSettings {
+            lockstep: Some(Lockstep::default()),
+            ..default()
+        })
+        .init_resource::<MoverOrder>()
+        .init_resource::<MovementFrameStats>()
+        .add_systems(Update, order_movers);
+        app
+    }
+
+    fn order(app: &App) -> Vec<Entity> {
+        app.world().resource::<MoverOrder>().0.clone()
+    }
+
+    /// The order sorted from scratch, as every tick once did.
+    fn sorted(app: &mut App) -> Vec<Entity> {
+        let mut q = app
+            .world_mut()
+            .query_filtered::<(Entity, Option<&LockstepKey>), With<Mover>>();
+        let mut out = Vec::new();
+        lockstep_order(q.iter(app.world()), &mut out);
+        out
+    }
+
+    #[test]
+    fn the_kept_order_follows_movers_coming_going_and_their_keys_changing() {
+        let mut app = app();
+        let a = app
+            .world_mut()
+            .spawn((Mover::default(), LockstepKey(5)))
+            .id();
+        let b = app
+            .world_mut()
+            .spawn((Mover::default(), LockstepKey(2)))
+            .id();
+        let c = app.world_mut().spawn(Mover::default()).id();
+        app.update();
+        assert_eq!(order(&app), vec![b, a, c]);
+        app.update();
+        assert_eq!(order(&app), sorted(&mut app), "nothing changed");
+        app.world_mut().entity_mut(a).insert(LockstepKey(1));
+        app.update();
+        assert_eq!(order(&app), vec![a, b, c], "a key changed");
+        app.world_mut().entity_mut(a).remove::<LockstepKey>();
+        app.update();
+        assert_eq!(order(&app), sorted(&mut app), "a key taken off");
+        assert_eq!(order(&app)[0], b);
+        app.world_mut().despawn(b);
+        let d = app
+            .world_mut()
+            .spawn((Mover::default(), LockstepKey(0)))
+            .id();
+        app.update();
+        assert_eq!(order(&app)[0], d, "one came, one went");
+        assert_eq!(order(&app), sorted(&mut app));
+        app.world_mut().entity_mut(d).remove::<Mover>();
+        app.update();
+        assert!(!order(&app).contains(&d), "a mover no more");
+        assert_eq!(order(&app), sorted(&mut app));
+    }
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
+use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
 
 use crate::core::{Body, Cell, NavGrid, fmath, overlaps_blocked, wall_radius};
 
@@ -49,6 +50,11 @@ const MIN_PUSH: f32 = 1e-3;
 /// A body is pushed at most this many passes' steps in one frame, all passes together: pushes
 /// chained through a dense crowd never make it leap.
 const MAX_FRAME_STEPS: f32 = 3.0;
+
+/// Active bodies a thread finds the pairs of at a time, on the compute task pool: a pass with
+/// fewer than two chunks' worth stays on the system's thread (a hand-off costs a few
+/// microseconds; a body's pairs well under one).
+const PARALLEL_CHUNK: usize = 256;
 
 /// Units whose headings are further apart than this (the cosine, negated) meet head-on; in line
 /// if the other is less than [`IN_LINE`] to the side (of the unit direction to it); how much of
@@ -226,7 +232,13 @@ pub(crate) fn push_apart(
         let nav = maps.get(map).ok()?.1;
         Some((nav.grid_of(class), nav.footprint_of(class)))
     };
-    let moved = push(index, &roles, &entering, active, crowd, max_step, grid);
+    // Bevy gives the compute pool what is left of the cores after one I/O and one async
+    // compute thread: one thread on 2 cores, where handing work to it gains nothing.
+    let pool = ComputeTaskPool::try_get()
+        .map(|pool| &**pool)
+        .filter(|pool| pool.thread_num() > 1);
+    let bodies = (&roles[..], &entering[..]);
+    let moved = push(index, bodies, active, crowd, max_step, grid, pool);
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
@@ -350,15 +362,16 @@ fn moved_by_push(m: Member, nav: &NavMap, unit: PushedItem, dt: f32) {
 /// grid; two bodies jostling at a gate as [`first_into_gate`] says); returns the indices of the
 /// bodies moved. The first pass looks at the pairs of the bodies in `active` (those that moved since
 /// they were last apart), the next ones at the pairs of the bodies the pass before moved (no
-/// other pair can have come closer).
+/// other pair can have come closer). With a `pool`, the work of a pass with many bodies is
+/// spread over its threads, with the same result.
 fn push<'g>(
     index: &mut Neighbours,
-    roles: &[Role],
-    entering: &[Option<Entering>],
+    (roles, entering): (&[Role], &[Option<Entering>]),
     mut active: Vec<usize>,
     crowd: &CrowdSettings,
     max_step: f32,
-    grid: impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)>,
+    grid: impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)> + Sync,
+    pool: Option<&TaskPool>,
 ) -> Vec<usize> {
     let count = index.members().len();
     let mut frame = Pushes {
@@ -372,6 +385,7 @@ fn push<'g>(
         shift: vec![Vec2::ZERO; count],
         is_active: vec![false; count],
         touched: Vec::new(),
+        pool,
     };
     for pass in 0..PASSES {
         let (slack, min_push) = if pass < FULL_PASSES {
@@ -382,12 +396,25 @@ fn push<'g>(
         for &i in &active {
             frame.is_active[i] = true;
         }
-        for &i in &active {
-            frame.push_pairs_of(i, index, roles, entering, crowd, slack);
-        }
+        let pairs = Pairs {
+            // The first pass's active bodies are all that walked, mostly clear of the others
+            // in a crowd on its way: each costs a few look-ups, too little to hand off (split
+            // over the pool, a sparse crowd's pushes took longer). Later passes' bodies were
+            // all pushed, in contact with others: a melee's.
+            pool: pool.filter(|_| pass > 0),
+            index: &*index,
+            roles,
+            entering,
+            crowd,
+            slack,
+            max_radius: frame.max_radius,
+            is_active: &frame.is_active,
+        };
+        let pushes = pairs.of_all(&active);
         for &i in &active {
             frame.is_active[i] = false;
         }
+        frame.add(pushes);
         active.clear();
         frame.move_touched(index, roles, (max_step, min_push), &grid, &mut active);
         if active.is_empty() {
@@ -398,7 +425,7 @@ fn push<'g>(
 }
 
 /// The pushes of one frame in progress (see [`push`]), by body index.
-struct Pushes {
+struct Pushes<'p> {
     /// The largest body's radius: the reach of a body's pairs.
     max_radius: f32,
     /// Moved this frame.
@@ -411,22 +438,58 @@ struct Pushes {
     is_active: Vec<bool>,
     /// Bodies with a push this pass.
     touched: Vec<usize>,
+    /// The pool to find pushed bodies' destinations on, if any.
+    pool: Option<&'p TaskPool>,
 }
 
-impl Pushes {
-    /// Adds the pushes between active body `i` and the bodies it overlaps by more than `slack`
-    /// of their radii (each pair once).
-    fn push_pairs_of(
-        &mut self,
-        i: usize,
-        index: &Neighbours,
-        roles: &[Role],
-        entering: &[Option<Entering>],
-        crowd: &CrowdSettings,
-        slack: f32,
-    ) {
+/// What a pass reads to find its pushes: the bodies as the pass found them, who is active,
+/// and how overlapping pairs part (see [`push`]).
+struct Pairs<'a> {
+    index: &'a Neighbours,
+    roles: &'a [Role],
+    entering: &'a [Option<Entering>],
+    crowd: &'a CrowdSettings,
+    /// Pairs overlapping by this share of their radii or less are left alone.
+    slack: f32,
+    /// The largest body's radius: the reach of a body's pairs.
+    max_radius: f32,
+    /// In this pass's active list.
+    is_active: &'a [bool],
+    /// The pool to find the pass's pairs on, if any.
+    pool: Option<&'a TaskPool>,
+}
+
+/// One body's share of one pair's push: the body's index and the shift.
+type Push = (u32, Vec2);
+
+impl Pairs<'_> {
+    /// The pushes of the pairs of every body in `active`, in the order one pass over `active`
+    /// finds them. Read from the bodies as they stand, so a crowd's share of them is found on
+    /// the compute task pool's threads, a chunk of `active` each, and handed back in order:
+    /// the shifts add up in one order whatever the threads, and are the same bits.
+    fn of_all(&self, active: &[usize]) -> Vec<Push> {
+        let chunk = |chunk: &[usize]| {
+            let mut out = Vec::new();
+            for &i in chunk {
+                self.of_one(i, &mut out);
+            }
+            out
+        };
+        match spread_over(self.pool, active.len()) {
+            Some(pool) => active
+                .par_chunk_map(pool, PARALLEL_CHUNK, |_, c| chunk(c))
+                .concat(),
+            _ => chunk(active),
+        }
+    }
+
+    /// Adds to `out` the pushes between active body `i` and the bodies it overlaps by more than
+    /// `slack` of their radii (each pair once).
+    fn of_one(&self, i: usize, out: &mut Vec<Push>) {
+        let (index, roles) = (self.index, self.roles);
         let me = index.members()[i];
         let reach = me.body.radius + self.max_radius;
+        let slack = self.slack;
         for row in index.rows_near(me.map, me.body.position, reach) {
             for n in row {
                 let gap = n.position - me.body.position;
@@ -448,21 +511,15 @@ impl Pushes {
                 if overlap <= slack * (me.body.radius + n.radius) {
                     continue;
                 }
-                self.push_pair((i, j), gap, overlap, index, (roles, entering, crowd));
+                self.pair((i, j), gap, overlap, out);
             }
         }
     }
 
-    /// Adds the pushes that part bodies `i` and `j`, `gap` apart (from `i` to `j`) and
+    /// Adds to `out` the pushes that part bodies `i` and `j`, `gap` apart (from `i` to `j`) and
     /// overlapping by `overlap`.
-    fn push_pair(
-        &mut self,
-        (i, j): (usize, usize),
-        gap: Vec2,
-        overlap: f32,
-        index: &Neighbours,
-        (roles, entering, crowd): (&[Role], &[Option<Entering>], &CrowdSettings),
-    ) {
+    fn pair(&self, (i, j): (usize, usize), gap: Vec2, overlap: f32, out: &mut Vec<Push>) {
+        let (index, roles) = (self.index, self.roles);
         let (me, other) = (index.members()[i], index.members()[j].body);
         // Bodies on the same spot part along a direction of their own.
         let away = gap
@@ -475,14 +532,11 @@ impl Pushes {
         } else {
             away
         };
-        let first = first_into_gate(i, j, entering);
+        let first = first_into_gate(i, j, self.entering);
         for (k, sign, mine, theirs, pusher) in [
             (i, -1.0, roles[i], roles[j], j),
             (j, 1.0, roles[j], roles[i], i),
         ] {
-            if self.shift[k] == Vec2::ZERO {
-                self.touched.push(k);
-            }
             let dir = if mine == Role::Standing && theirs == Role::Underway
                 || mine != Role::WalkingThrough && theirs == Role::WalkingThrough
                 || mine != Role::Driving && theirs == Role::Driving
@@ -494,64 +548,101 @@ impl Pushes {
             let part = match first {
                 Some(f) if f == k => 0.0,
                 Some(_) => 1.0,
-                None => share(mine, theirs, crowd),
+                None => share(mine, theirs, self.crowd),
             };
-            self.shift[k] += dir * overlap * part;
+            out.push((k as u32, dir * overlap * part));
+        }
+    }
+}
+
+impl Pushes<'_> {
+    /// Adds a pass's pushes to the bodies' shifts, in the order found.
+    fn add(&mut self, pushes: Vec<Push>) {
+        for (k, shift) in pushes {
+            let k = k as usize;
+            if self.shift[k] == Vec2::ZERO {
+                self.touched.push(k);
+            }
+            self.shift[k] += shift;
         }
     }
 
     /// Moves the bodies pushed this pass (at most `max_step`, a push shorter than `min_push`
     /// not at all), within their frame's budget and never onto a blocked cell of their class's
-    /// grid; the bodies moved go into `active`.
+    /// grid; the bodies moved go into `active`. Where each goes depends on its own push and
+    /// the walls alone, so the destinations are found on the compute task pool (as the pairs
+    /// are) and the bodies moved in the order they were pushed.
     fn move_touched<'g>(
         &mut self,
         index: &mut Neighbours,
         roles: &[Role],
         (max_step, min_push): (f32, f32),
-        grid: &impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)>,
+        grid: &(impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)> + Sync),
         active: &mut Vec<usize>,
     ) {
+        let mut pushed = Vec::with_capacity(self.touched.len());
         for &i in &self.touched {
             let s = std::mem::take(&mut self.shift[i]);
             if s == Vec2::ZERO {
                 continue;
             }
-            let m = index.members()[i];
-            let Some((grid, footprint)) = grid(m.map, m.class) else {
-                continue;
-            };
             let budget = (MAX_FRAME_STEPS * max_step - self.pushed[i]).min(max_step);
             if budget <= 1e-6 {
                 continue;
             }
             let s = s.clamp_length_max(budget);
-            if s.length_squared() < min_push * min_push {
-                continue;
+            if s.length_squared() >= min_push * min_push {
+                pushed.push((i, s));
             }
-            let p = m.body.position;
-            // Against its class's grid, whose walls are grown by its footprint.
-            let radius = wall_radius(grid, m.body.radius, footprint);
-            let clear = |q: Vec2| !overlaps_blocked(grid, q, radius);
-            // The whole push, else sliding along the wall on one axis (never back along a
-            // unit's own way: pressed between a wall and a unit crossing its way, it would be
-            // slid back as far as it walks, and the two would stand locked), else none.
-            let heading = m.body.velocity;
-            let slide = |q: Vec2| roles[i] != Role::Underway || (q - p).dot(heading) >= 0.0;
-            let Some(to) = [p + s, p + Vec2::new(s.x, 0.0), p + Vec2::new(0.0, s.y)]
-                .into_iter()
-                .enumerate()
-                .find(|&(k, q)| (k == 0 || slide(q)) && clear(q))
-                .map(|(_, q)| q)
-            else {
-                continue;
-            };
+        }
+        self.touched.clear();
+        let bodies: &Neighbours = index;
+        let to = |&(i, s): &(usize, Vec2)| destination(bodies.members()[i], roles[i], s, grid);
+        let found: Vec<Option<Vec2>> = match spread_over(self.pool, pushed.len()) {
+            Some(pool) => pushed
+                .par_chunk_map(pool, PARALLEL_CHUNK, |_, c| {
+                    c.iter().map(to).collect::<Vec<_>>()
+                })
+                .concat(),
+            _ => pushed.iter().map(to).collect(),
+        };
+        for ((i, _), to) in pushed.into_iter().zip(found) {
+            let Some(to) = to else { continue };
+            let p = index.members()[i].body.position;
             index.move_body(i, to);
             self.pushed[i] += to.distance(p);
             self.moved[i] = true;
             active.push(i);
         }
-        self.touched.clear();
     }
+}
+
+/// `pool`, if `count` bodies are enough to spread over it (two chunks or more).
+fn spread_over(pool: Option<&TaskPool>, count: usize) -> Option<&TaskPool> {
+    pool.filter(|_| count >= 2 * PARALLEL_CHUNK)
+}
+
+/// Where body `m` (taking part as `role`) goes pushed by `s`: the whole push, else sliding along
+/// the wall on one axis (never back along a unit's own way: pressed between a wall and a unit
+/// crossing its way, it would be slid back as far as it walks, and the two would stand locked),
+/// else nowhere. Tested against its class's grid, whose walls are grown by its footprint.
+fn destination<'g>(
+    m: Member,
+    role: Role,
+    s: Vec2,
+    grid: &impl Fn(Entity, ClassId) -> Option<(&'g NavGrid, u8)>,
+) -> Option<Vec2> {
+    let (grid, footprint) = grid(m.map, m.class)?;
+    let p = m.body.position;
+    let radius = wall_radius(grid, m.body.radius, footprint);
+    let clear = |q: Vec2| !overlaps_blocked(grid, q, radius);
+    let heading = m.body.velocity;
+    let slide = |q: Vec2| role != Role::Underway || (q - p).dot(heading) >= 0.0;
+    [p + s, p + Vec2::new(s.x, 0.0), p + Vec2::new(0.0, s.y)]
+        .into_iter()
+        .enumerate()
+        .find(|&(k, q)| (k == 0 || slide(q)) && clear(q))
+        .map(|(_, q)| q)
 }
 
 /// How two units on their way facing `mine` and `theirs`, the other one lying `away` from this
@@ -629,9 +720,78 @@ mod tests {
     ) -> Vec<usize> {
         let active = (0..roles.len()).collect();
         let crowd = CrowdSettings::default();
-        push(n, roles, entering, active, &crowd, max_step, |_, _| {
-            Some((grid, 0))
-        })
+        push(
+            n,
+            (roles, entering),
+            active,
+            &crowd,
+            max_step,
+            |_, _| Some((grid, 0)),
+            None,
+        )
+    }
+
+    #[test]
+    fn a_melee_pushed_on_a_pool_of_threads_ends_on_the_same_bits() {
+        // A melee: 3,000 bodies of mixed roles packed into 40 x 40 cells with walls, a body a
+        // half cell apart, so every pass has thousands of bodies to spread.
+        let mut grid = NavGrid::new(48, 48).unwrap();
+        for k in 4..44 {
+            grid.set_walkable(Cell::new(k, 24), k % 7 == 0).unwrap();
+        }
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut members = Vec::new();
+        let mut roles = Vec::new();
+        let mut entering = Vec::new();
+        for n in 0..3000u32 {
+            let mut m = member(n + 2, 4.0 + 40.0 * next(), 4.0 + 40.0 * next());
+            m.body.velocity = Vec2::new(next() - 0.5, next() - 0.5);
+            members.push(m);
+            roles.push(match n % 5 {
+                0 => Role::Standing,
+                1 => Role::WalkingThrough,
+                _ => Role::Underway,
+            });
+            entering.push((n % 11 == 0).then(|| Entering {
+                gate: Cell::new(7, 24),
+                to_centre: Vec2::new(next(), 1.0),
+            }));
+        }
+        let crowd = CrowdSettings::default();
+        let pool = bevy::tasks::TaskPoolBuilder::new().num_threads(2).build();
+        let run = |pool: Option<&TaskPool>| {
+            let mut n = index(&grid, &members);
+            let active = (0..members.len()).collect();
+            let bodies = (&roles[..], &entering[..]);
+            let moved = push(
+                &mut n,
+                bodies,
+                active,
+                &crowd,
+                0.1,
+                |_, _| Some((&grid, 0)),
+                pool,
+            );
+            let at: Vec<[u32; 2]> = n
+                .members()
+                .iter()
+                .map(|m| [m.body.position.x.to_bits(), m.body.position.y.to_bits()])
+                .collect();
+            (moved, at)
+        };
+        let (alone, spread) = (run(None), run(Some(&pool)));
+        assert!(alone.0.len() > 2000, "a melee: {} moved", alone.0.len());
+        let elsewhere = (alone.1.iter().zip(&spread.1))
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(elsewhere, 0, "bodies ending elsewhere on the pool");
+        assert!(alone.0 == spread.0, "other bodies moved on the pool");
     }
 
     #[test]
