@@ -1028,12 +1028,10 @@ fn run(
                 c.frame(app.world_mut());
             } else if frame == end {
                 let waiting = c.ceasefire(app.world_mut());
-                let by: Vec<String> = waiting.iter().map(|(o, n)| format!("{o}={n}")).collect();
-                println!(
-                    "ceasefire frame={frame} waiting={} by_origin {}",
-                    waiting.iter().map(|(_, n)| n).sum::<usize>(),
-                    by.join(" ")
-                );
+                println!("ceasefire frame={frame} {}", by_origin(&waiting));
+            } else if args.verbose && (frame - end).is_multiple_of(100) {
+                let waiting = battle::waiting(app.world_mut());
+                println!("after_ceasefire frame={frame} {}", by_origin(&waiting));
             }
         }
         if args.moving {
@@ -1218,4 +1216,14 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
         }
         std::process::exit(1);
     }
+}
+
+/// `waiting=N by_origin O=n ...` of requests waiting by who asked.
+fn by_origin(waiting: &[(String, usize)]) -> String {
+    let by: Vec<String> = waiting.iter().map(|(o, n)| format!("{o}={n}")).collect();
+    format!(
+        "waiting={} by_origin {}",
+        waiting.iter().map(|(_, n)| n).sum::<usize>(),
+        by.join(" ")
+    )
 }

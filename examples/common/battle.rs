@@ -119,17 +119,11 @@ impl Combat {
     /// queue full for as long as units press into each other.
     /// Returns the requests still waiting then, by who asked (`(origin, count)`, most first).
     pub fn ceasefire(&mut self, world: &mut World) -> Vec<(String, usize)> {
+        let waiting = waiting(world);
         let units: Vec<Entity> = world
             .query_filtered::<Entity, With<Army>>()
             .iter(world)
             .collect();
-        let book = world.resource::<PendingRequests>();
-        let mut waiting: HashMap<String, usize> = HashMap::new();
-        for origin in units.iter().filter_map(|&e| book.origin(e)) {
-            *waiting.entry(format!("{origin:?}")).or_default() += 1;
-        }
-        let mut waiting: Vec<(String, usize)> = waiting.into_iter().collect();
-        waiting.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         for entity in units {
             stop(world.entity_mut(entity));
         }
@@ -187,4 +181,20 @@ impl Combat {
             self.fallen += 1;
         }
     }
+}
+
+/// The armies' requests waiting for an outcome, by who asked (`(origin, count)`, most first).
+pub fn waiting(world: &mut World) -> Vec<(String, usize)> {
+    let units: Vec<Entity> = world
+        .query_filtered::<Entity, With<Army>>()
+        .iter(world)
+        .collect();
+    let book = world.resource::<PendingRequests>();
+    let mut waiting: HashMap<String, usize> = HashMap::new();
+    for origin in units.iter().filter_map(|&e| book.origin(e)) {
+        *waiting.entry(format!("{origin:?}")).or_default() += 1;
+    }
+    let mut waiting: Vec<(String, usize)> = waiting.into_iter().collect();
+    waiting.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    waiting
 }

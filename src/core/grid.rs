@@ -951,6 +951,17 @@ impl NavGrid {
     /// Picking free cells near a point (spreading a group's goals, stepping aside) walks this
     /// until a cell suits.
     pub fn cells_outward(&self, from: Cell, max_steps: u32) -> impl Iterator<Item = Cell> + '_ {
+        self.cells_outward_through(from, max_steps, |_| true)
+    }
+
+    /// [`NavGrid::cells_outward`], reaching only cells that `through` lets a unit onto (a unit
+    /// in a crowd reaches no cell beyond a ring of units standing round it).
+    pub fn cells_outward_through<'a>(
+        &'a self,
+        from: Cell,
+        max_steps: u32,
+        through: impl Fn(Cell) -> bool + 'a,
+    ) -> impl Iterator<Item = Cell> + 'a {
         let mut seen = bevy::platform::collections::HashSet::from([from]);
         let mut queue = std::collections::VecDeque::from([(from, 0u32)]);
         let steps = self.connecting_steps();
@@ -959,7 +970,7 @@ impl NavGrid {
             if d < max_steps {
                 for &n in steps {
                     let nc = c + n;
-                    if self.is_walkable(nc) && seen.insert(nc) {
+                    if self.is_walkable(nc) && through(nc) && seen.insert(nc) {
                         queue.push_back((nc, d + 1));
                     }
                 }

@@ -24,6 +24,9 @@ pub struct Claims {
     footprints: EntityHashMap<u8>,
     intents: EntityHashMap<Intent>,
     make_way: EntityHashMap<Entity>,
+    /// The free cell each unit whose goal was taken goes to instead, `(map, cell)`, kept
+    /// while its search there waits (see [`Claims::reserve`]).
+    reservations: EntityHashMap<(Entity, Cell)>,
     /// The units inside links (crossing them): `(map, link, unit)`, in the order they entered.
     in_links: Vec<(Entity, LinkId, Entity)>,
 }
@@ -35,6 +38,8 @@ struct MapClaims {
     claimed: HashMap<Cell, SmallVec<[Entity; 2]>>,
     stopped: HashMap<Cell, Entity>,
     moving_at: HashMap<Cell, Entity>,
+    /// Free cells units go to instead of their taken goals, by cell.
+    reserved: HashMap<Cell, Entity>,
 }
 
 /// Moves `entity`'s entry in a cell -> unit map from `old` to `new` (the first unit on a cell
@@ -186,8 +191,45 @@ impl Claims {
         self.make_way.remove(&entity)
     }
 
+    /// `entity`, whose goal was taken, goes to the free `cell` of `map` instead: until its
+    /// search there comes back, no other unit picks that cell. In a crowd pressed together
+    /// (a melee) the units on one cell all look for the same nearest free cell: without this,
+    /// all of them went, all but one found it taken, and searched again.
+    pub(crate) fn reserve(&mut self, map: Entity, cell: Cell, entity: Entity) {
+        self.unreserve(entity);
+        self.on_mut(map).reserved.entry(cell).or_insert(entity);
+        self.reservations.insert(entity, (map, cell));
+    }
+
+    /// Drops `entity`'s reservation, if it has one.
+    fn unreserve(&mut self, entity: Entity) {
+        if let Some((map, cell)) = self.reservations.remove(&entity) {
+            relocate(&mut self.on_mut(map).reserved, entity, Some(cell), None);
+        }
+    }
+
+    /// Keeps only the reservations of units that `waiting` says still wait for their search
+    /// to the reserved cell.
+    pub(crate) fn keep_reservations(&mut self, waiting: impl Fn(Entity) -> bool) {
+        let gone: Vec<Entity> = self
+            .reservations
+            .keys()
+            .copied()
+            .filter(|&e| !waiting(e))
+            .collect();
+        for entity in gone {
+            self.unreserve(entity);
+        }
+    }
+
+    /// The unit going to `cell` of `map` instead of its taken goal (see [`Claims::reserve`]).
+    pub(crate) fn reserved_at(&self, map: Entity, cell: Cell) -> Option<Entity> {
+        self.on(map).and_then(|m| m.reserved.get(&cell).copied())
+    }
+
     /// Forgets every claim and occupancy of `entity` (it despawned or stopped being a mover).
     pub(crate) fn forget_entity(&mut self, entity: Entity) {
+        self.unreserve(entity);
         for m in self.maps.values_mut() {
             m.claimed.retain(|_, v| {
                 v.retain(|e| *e != entity);

@@ -79,7 +79,10 @@ pub(super) fn react(
     let (request, origin) = match reaction {
         Reaction::Repath => (request, PathOrigin::Stuck),
         Reaction::TakeFreeCell => match free_cell_near(ctx.claims, ctx.anchors, unit, goal) {
-            Some(free) => (redirect(progress, request, free), PathOrigin::GoalTaken),
+            Some(free) => {
+                ctx.claims.reserve(unit.map_entity, free, entity);
+                (redirect(progress, request, free), PathOrigin::GoalTaken)
+            }
             None => {
                 progress.state = MoveState::Arrived;
                 return;
@@ -94,8 +97,8 @@ pub(super) fn react(
             let their_path = (ctx.corridor_of)(for_unit);
             let Some(side) = nearest_cell(
                 unit.grid,
-                here,
-                STEP_ASIDE_REACH,
+                (here, STEP_ASIDE_REACH),
+                |_| true,
                 |c| {
                     !claims.claimants(map, c).contains(&for_unit)
                         && !their_path.contains(&c)
@@ -140,6 +143,7 @@ pub(super) fn arrive(
         && !pending
         && let Some(free) = free_cell_near(ctx.claims, ctx.anchors, unit, cell)
     {
+        ctx.claims.reserve(unit.map_entity, free, unit.entity);
         let request = redirect(progress, unit.path.request.clone(), free);
         progress.state = progress.state.wait(ctx.dt);
         ctx.submit(unit.entity, request, PathOrigin::GoalTaken);
@@ -164,8 +168,8 @@ pub(super) fn stand(ctx: &mut Ctx, unit: &Unit, progress: &mut PathProgress, her
         let claims = &*ctx.claims;
         let free = nearest_cell(
             unit.grid,
-            here,
-            ctx.crowd.make_way_reach,
+            (here, ctx.crowd.make_way_reach),
+            |_| true,
             |c| {
                 claims.stopped_at(map, c).is_none()
                     && claims.moving_at(map, c).is_none()
@@ -223,29 +227,38 @@ pub(super) fn on_errand(book: &PendingRequests, unit: &Unit, errand: &Errand) ->
     })
 }
 
-/// The nearest cell around `cell` that no unit stands on or claims: where a unit whose goal is
-/// taken goes instead. A follower takes, of the free cells as few steps away as the nearest,
+/// The nearest cell around `cell` that no unit stands on, claims or goes to instead of its own
+/// taken goal: where a unit whose goal is taken goes instead. A follower takes, of the free cells as few steps away as the nearest,
 /// the one nearest its target (where `anchors` saw it this frame): the first found could lie on
 /// the far side, out of range.
 fn free_cell_near(claims: &Claims, anchors: &Anchors, unit: &Unit, cell: Cell) -> Option<Cell> {
     let map = unit.map_entity;
-    let free = |c: Cell| claims.stopped_at(map, c).is_none() && claims.claimants(map, c).is_empty();
+    let free = |c: Cell| {
+        claims.stopped_at(map, c).is_none()
+            && claims.claimants(map, c).is_empty()
+            && claims.reserved_at(map, c).is_none_or(|e| e == unit.entity)
+    };
     let target = unit.follows.and_then(|t| anchors.target_at(t, map));
-    nearest_cell(unit.grid, cell, FREE_CELL_REACH, free, target)
+    // Reached round the units standing in the crowd, as its search will go: a free cell in a
+    // pocket ringed by standing units has no way in, and the search for it would walk the
+    // whole map before it failed.
+    let through = |c: Cell| claims.stopped_at(map, c).is_none_or(|e| e == unit.entity);
+    nearest_cell(unit.grid, (cell, FREE_CELL_REACH), through, free, target)
 }
 
 /// The nearest walkable cell around `from`, other than `from` (breadth-first, within
-/// `max_steps`), that `ok` accepts; with `toward` (grid space), of those as few steps away as
-/// the nearest, the one nearest `toward` (weighing [`FOLLOWER_FREE_CELLS`] after the first).
+/// `max_steps`, only through cells `through` accepts), that `ok` accepts; with `toward` (grid
+/// space), of those as few steps away as the nearest, the one nearest `toward` (weighing
+/// [`FOLLOWER_FREE_CELLS`] after the first).
 fn nearest_cell(
     grid: &NavGrid,
-    from: Cell,
-    max_steps: u32,
+    (from, max_steps): (Cell, u32),
+    through: impl Fn(Cell) -> bool,
     ok: impl Fn(Cell) -> bool,
     toward: Option<Vec2>,
 ) -> Option<Cell> {
     let mut cells = grid
-        .cells_outward(from, max_steps)
+        .cells_outward_through(from, max_steps, through)
         .skip(1)
         .filter(|&c| ok(c));
     let first = cells.next()?;
@@ -300,7 +313,14 @@ mod tests {
         let grid = NavGrid::new(20, 20).unwrap();
         let taken = [Cell::new(10, 10), Cell::new(9, 10), Cell::new(11, 11)];
         let free = |c: Cell| !taken.contains(&c);
-        let first = nearest_cell(&grid, Cell::new(10, 10), FREE_CELL_REACH, free, None).unwrap();
+        let first = nearest_cell(
+            &grid,
+            (Cell::new(10, 10), FREE_CELL_REACH),
+            |_| true,
+            free,
+            None,
+        )
+        .unwrap();
         assert_eq!(grid.open_steps(Cell::new(10, 10), first), 1);
         // A point to the north-west: of the free cells a step away, the one nearest it, not the
         // first found (east).
@@ -308,8 +328,8 @@ mod tests {
         let north_west = Vec2::new(5.5, 13.5);
         let toward = nearest_cell(
             &grid,
-            Cell::new(10, 10),
-            FREE_CELL_REACH,
+            (Cell::new(10, 10), FREE_CELL_REACH),
+            |_| true,
             free,
             Some(north_west),
         );
@@ -318,11 +338,21 @@ mod tests {
         // Never farther than the nearest free cell, however near the point lies beyond.
         let far = nearest_cell(
             &grid,
-            Cell::new(10, 10),
-            FREE_CELL_REACH,
+            (Cell::new(10, 10), FREE_CELL_REACH),
+            |_| true,
             |c| c != Cell::new(10, 10) && c.x < 10,
             Some(east),
         );
         assert_eq!(grid.open_steps(Cell::new(10, 10), far.unwrap()), 1);
+        // Ringed by units standing on the cells round it, a unit reaches no cell beyond them.
+        let ring: Vec<Cell> = grid.cells_outward(Cell::new(10, 10), 1).skip(1).collect();
+        let through = |c: Cell| !ring.contains(&c);
+        let beyond = |c: Cell| !ring.contains(&c) && c != Cell::new(10, 10);
+        let pocket = (Cell::new(10, 10), FREE_CELL_REACH);
+        assert_eq!(nearest_cell(&grid, pocket, through, beyond, None), None);
+        // A gap in the ring: through it, to the nearest cell beyond it.
+        let through = |c: Cell| !ring.contains(&c) || c == Cell::new(11, 10);
+        let out = nearest_cell(&grid, pocket, through, beyond, None).unwrap();
+        assert_eq!(grid.open_steps(Cell::new(11, 10), out), 1);
     }
 }

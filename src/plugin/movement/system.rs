@@ -12,7 +12,7 @@ use super::super::map::NavMap;
 use super::super::orders::HoldPosition;
 use super::super::outcomes::NavPath;
 use super::super::pursuit::{Anchors, Pursuit};
-use super::super::request::{PathRequest, PathStatus, PendingRequests};
+use super::super::request::{PathOrigin, PathRequest, PathStatus, PendingRequests};
 use super::super::settings::TilepathSettings;
 use super::super::traffic::PassageTraffic;
 use super::super::unit_order::{LockstepKey, sort_key};
@@ -85,6 +85,8 @@ pub(crate) fn move_units(
         index_units(&mut index, &maps, &units, lockstep.then_some(&order.0));
     }
     stats.index = watch.lap();
+    // A free cell stays reserved while the search there waits.
+    claims.keep_reservations(|unit| book.origin(unit) == Some(PathOrigin::GoalTaken));
     let mut ctx = Ctx {
         claims: &mut claims,
         book: &book,
