@@ -13,8 +13,8 @@ use bevy_tilepath::core::{
 };
 use bevy_tilepath::prelude::*;
 use bevy_tilepath::{
-    Claims, DesiredVelocity, MoveState, MovementFrameStats, PathProgress, SearchKind,
-    TilepathFrameStats,
+    Claims, DesiredVelocity, MoveState, MovementFrameStats, PathOrigin, PathProgress,
+    PendingRequests, SearchKind, TilepathFrameStats,
 };
 use support::position as pos;
 
@@ -377,6 +377,48 @@ fn idle_at(app: &mut App, p: Vec2) -> Entity {
             PathRequest::to_cell(cell_at(p)),
         ))
         .id()
+}
+
+#[test]
+fn units_stopped_on_a_taken_cell_each_take_a_free_cell_of_their_own() {
+    let mut app = app(NavGrid::new(12, 12).unwrap());
+    // Nobody shoved: the units find their cells themselves.
+    app.world_mut()
+        .resource_mut::<TilepathSettings>()
+        .crowd
+        .pushing = false;
+    let here = Vec2::new(5.5, 5.5);
+    let first = idle_at(&mut app, here);
+    for _ in 0..5 {
+        app.update();
+    }
+    // Four more stop on its cell in one frame (a melee's units told to stop, say).
+    let stacked: Vec<Entity> = (0..4).map(|_| idle_at(&mut app, here)).collect();
+    let mut free_cells = Vec::new();
+    for _ in 0..10 {
+        app.update();
+        let book = app.world().resource::<PendingRequests>();
+        for &e in &stacked {
+            if book.origin(e) == Some(PathOrigin::GoalTaken)
+                && let Some(PathGoal::Cell(c)) = book.request(e).map(|r| r.goal.clone())
+                && !free_cells.contains(&(e, c))
+            {
+                free_cells.push((e, c));
+            }
+        }
+    }
+    // Each looked for a free cell once, and no two chose the same one.
+    assert_eq!(free_cells.len(), 4, "{free_cells:?}");
+    let cells: HashSet<Cell> = free_cells.iter().map(|&(_, c)| c).collect();
+    assert_eq!(cells.len(), 4, "{free_cells:?}");
+    for _ in 0..300 {
+        app.update();
+    }
+    let stood: HashSet<Cell> = std::iter::once(first)
+        .chain(stacked)
+        .map(|e| cell_at(pos(&app, e)))
+        .collect();
+    assert_eq!(stood.len(), 5, "every unit on a cell of its own");
 }
 
 #[test]
