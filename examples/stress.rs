@@ -44,7 +44,8 @@
 //! meet in the middle, where a unit within 5 tiles of an enemy stops and holds its position, and
 //! falls (is despawned) with odds of one in 240 a frame; a `battle` line reports them. After
 //! `--move-frames` frames every unit stops (a `ceasefire` line says how many requests were
-//! waiting then, by who asked for them) and the run waits for the last outcomes. The eight armies of 2,000 on
+//! waiting then, by who asked for them; with `--verbose`, an `after_ceasefire` line every 100
+//! frames after) and the run waits for the last outcomes. The eight armies of 2,000 on
 //! 1024 x 1024 that big RTS games field: `--units 16000 --map-size 1024 --move --battle`.
 //! A `memory` line reports the process's resident memory, and what the map added to it per cell
 //! (from before it was spawned until its region map was ready) and the units per unit (from

@@ -115,8 +115,7 @@ impl Combat {
 
     /// The end of the battle: every unit still standing stops where it is (its order, or a
     /// search of the crowd's still waiting, ends cancelled), so the queue drains and the runner
-    /// can check every request's one outcome. In the melee the crowd's own searches keep the
-    /// queue full for as long as units press into each other.
+    /// can check every request's one outcome.
     /// Returns the requests still waiting then, by who asked (`(origin, count)`, most first).
     pub fn ceasefire(&mut self, world: &mut World) -> Vec<(String, usize)> {
         let waiting = waiting(world);

@@ -228,9 +228,9 @@ pub(super) fn on_errand(book: &PendingRequests, unit: &Unit, errand: &Errand) ->
 }
 
 /// The nearest cell around `cell` that no unit stands on, claims or goes to instead of its own
-/// taken goal: where a unit whose goal is taken goes instead. A follower takes, of the free cells as few steps away as the nearest,
-/// the one nearest its target (where `anchors` saw it this frame): the first found could lie on
-/// the far side, out of range.
+/// taken goal: where a unit whose goal is taken goes instead. A follower takes, of the free
+/// cells as few steps away as the nearest, the one nearest its target (where `anchors` saw it
+/// this frame): the first found could lie on the far side, out of range.
 fn free_cell_near(claims: &Claims, anchors: &Anchors, unit: &Unit, cell: Cell) -> Option<Cell> {
     let map = unit.map_entity;
     let free = |c: Cell| {
