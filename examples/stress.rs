@@ -44,8 +44,10 @@
 //! meet in the middle, where a unit within 5 tiles of an enemy stops and holds its position, and
 //! falls (is despawned) with odds of one in 240 a frame; a `battle` line reports them. After
 //! `--move-frames` frames every unit stops (a `ceasefire` line says how many requests were
-//! waiting then, by who asked for them; with `--verbose`, an `after_ceasefire` line every 100
-//! frames after) and the run waits for the last outcomes. The eight armies of 2,000 on
+//! waiting then, by who asked for them) and the run waits for the last outcomes; with
+//! `--verbose`, a `queue` line every 100 frames gives the requests waiting by who asked for
+//! them, and the searches started and finished, the expansions and the counted work of the
+//! frames since the line before. The eight armies of 2,000 on
 //! 1024 x 1024 that big RTS games field: `--units 16000 --map-size 1024 --move --battle`.
 //! A `memory` line reports the process's resident memory, and what the map added to it per cell
 //! (from before it was spawned until its region map was ready) and the units per unit (from
@@ -1013,6 +1015,8 @@ fn run(
         .then(|| Calibration::for_budget(Duration::from_micros(args.budget_us)));
     let max_frames = args.max_frames;
     let mut frame = 0;
+    // The service's work since the last `queue` line (with `--verbose`).
+    let mut recent = ServiceWork::default();
     loop {
         let t = Instant::now();
         app.update();
@@ -1030,9 +1034,19 @@ fn run(
             } else if frame == end {
                 let waiting = c.ceasefire(app.world_mut());
                 println!("ceasefire frame={frame} {}", by_origin(&waiting));
-            } else if args.verbose && (frame - end).is_multiple_of(100) {
+            }
+            if args.verbose && frame.is_multiple_of(100) {
                 let waiting = battle::waiting(app.world_mut());
-                println!("after_ceasefire frame={frame} {}", by_origin(&waiting));
+                let work = std::mem::take(&mut recent);
+                let at = if f.to_drain == 0 || frame < end {
+                    "battle"
+                } else {
+                    "ceasefire"
+                };
+                println!(
+                    "queue frame={frame} during={at} {} {work}",
+                    by_origin(&waiting)
+                );
             }
         }
         if args.moving {
@@ -1045,6 +1059,7 @@ fn run(
             }
         }
         let stats = app.world().resource::<TilepathFrameStats>();
+        recent.add(stats);
         f.wall_ms.push(stats.main_thread.as_secs_f64() * 1000.0);
         f.phases.push(stats.phases);
         f.cpu_ms.push(stats.main_thread_cpu.as_secs_f64() * 1000.0);
@@ -1070,6 +1085,58 @@ fn run(
         }
     }
     f
+}
+
+/// What the queue's service did over some frames (from [`TilepathFrameStats`]).
+#[derive(Default)]
+struct ServiceWork {
+    frames: u32,
+    started: u64,
+    finished: u64,
+    expansions: u64,
+    counted_ms: f64,
+    max_counted_ms: f64,
+    searching: usize,
+    phases_ms: [f64; 3],
+    refining: usize,
+}
+
+impl ServiceWork {
+    fn add(&mut self, stats: &TilepathFrameStats) {
+        let counted = stats.counted.as_secs_f64() * 1000.0;
+        self.frames += 1;
+        self.started += u64::from(stats.started);
+        self.finished += u64::from(stats.finished);
+        self.expansions += stats.expansions;
+        self.counted_ms += counted;
+        self.max_counted_ms = self.max_counted_ms.max(counted);
+        self.searching = stats.searching;
+        for (sum, phase) in self.phases_ms.iter_mut().zip(stats.phases) {
+            *sum += phase.as_secs_f64() * 1000.0;
+        }
+        self.refining = stats.refining;
+    }
+}
+
+impl std::fmt::Display for ServiceWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let n = f64::from(self.frames.max(1));
+        write!(
+            f,
+            "over_frames={} started={} finished={} expansions_per_frame={:.0} counted_ms_mean={:.3} counted_ms_max={:.3} searching={} phases_ms_mean={:.3}/{:.3}/{:.3} refining={}",
+            self.frames,
+            self.started,
+            self.finished,
+            self.expansions as f64 / n,
+            self.counted_ms / n,
+            self.max_counted_ms,
+            self.searching,
+            self.phases_ms[0] / n,
+            self.phases_ms[1] / n,
+            self.phases_ms[2] / n,
+            self.refining,
+        )
+    }
 }
 
 /// The `move`, `cpu`, `calibration` and `summary` lines.

@@ -81,6 +81,20 @@ proptest! {
                     prop_assert_eq!(j.cost, c, "jump points, heuristic {:?}", h);
                     let sum: u64 = j.cells.windows(2).map(|s| rule_step(&grid, s[0], s[1]).unwrap()).sum();
                     prop_assert_eq!(sum, c);
+                    // A cost limit at the optimum still finds it (A* and jump points, plain and
+                    // weighted); one below gives up.
+                    for weight in [1.0, 1.5] {
+                        for jump_points in [false, true] {
+                            let at = SearchConfig { max_cost: Some(c), weight, jump_points, ..cfg };
+                            let found = find_path(&grid, start, goal, &at);
+                            prop_assert!(found.as_ref().is_ok_and(|p| weight > 1.0 || p.cost == c), "limit at the optimum {}: {:?}", c, found);
+                            if c > 0 && weight == 1.0 {
+                                let below = SearchConfig { max_cost: Some(c - 1), ..at };
+                                let r = find_path(&grid, start, goal, &below);
+                                prop_assert!(matches!(r, Err(PathError::LimitExceeded { .. })), "limit below the optimum: {:?}", r);
+                            }
+                        }
+                    }
                 }
                 (Err(PathError::GoalBlocked(_)), None) => prop_assert!(!grid.is_walkable(goal)),
                 (Err(PathError::Unreachable), None) => prop_assert!(!grid.connected(start, goal)),
@@ -393,6 +407,35 @@ fn limit_weight_and_overlay() {
         grid.is_walkable(Cell::new(0, 10)),
         "overlays do not touch the grid"
     );
+    // A goal walled in by an overlay (units standing round it): without a cost limit the search
+    // expands every cell it can reach before it fails; with one it gives up near the goal.
+    let big = NavGrid::new(256, 256).unwrap();
+    let (start, goal) = (Cell::new(100, 100), Cell::new(103, 100));
+    let ring: Vec<(Cell, CellOverlay)> = (-1..=1)
+        .flat_map(|dy| (-1..=1).map(move |dx| goal + Cell::new(dx, dy)))
+        .filter(|&c| c != goal)
+        .map(|c| (c, CellOverlay::Blocked))
+        .collect();
+    let mut walled = |max_cost| {
+        let config = SearchConfig {
+            max_cost,
+            ..Default::default()
+        };
+        search
+            .begin_with_overlay(&big, start, goal, &config, &ring)
+            .unwrap();
+        match search.step(&big, u32::MAX) {
+            SearchStep::Failed(e) => (e, search.expansions()),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (flood, all) = walled(None);
+    assert_eq!(flood, PathError::NoPath);
+    assert!(all > 60_000, "{all}");
+    // 2 x 3 + 40 tiles: cells within about 46 tiles of the two ends, not the map.
+    let (bounded, few) = walled(Some(u64::from(big.rules().costs.from_tiles(46.0))));
+    assert!(matches!(bounded, PathError::LimitExceeded { .. }));
+    assert!(few < 8_000, "{few}");
     // Nearest-of searches take the overlay too: the nearer goal behind the row costs the detour
     // through the gap, so the farther one on this side wins.
     let goals = [Cell::new(0, 12), Cell::new(0, 8)];

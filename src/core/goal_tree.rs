@@ -358,7 +358,7 @@ impl Monomorphised for GoalTree {
         let mut counts = Counts {
             expansions: g.expansions,
             scans: 0,
-            max_expansions: u64::MAX,
+            ..Counts::default()
         };
         let mut backward = Backward::<MOVES, CUT, PENALTY> {
             links: grid.links_raw(),

@@ -98,6 +98,17 @@ impl KeyPacking {
     pub(super) fn key(&self, f: u64, h: u64) -> u64 {
         (f << self.f_shift) | ((h >> self.h_shift).min(self.h_mask))
     }
+
+    /// The largest key of an entry whose path may still cost at most `max_cost`, in a search
+    /// whose estimate is weighted by `weight` (fixed-point, [`WEIGHT_ONE`] for plain A*): F is
+    /// at most `max_cost` times the weight there.
+    pub(super) fn max_key(&self, max_cost: u64, weight: u64) -> u64 {
+        let f = u128::from(max_cost) * u128::from(weight.max(WEIGHT_ONE)) / u128::from(WEIGHT_ONE);
+        if f >= 1u128 << (64 - self.f_shift) {
+            return u64::MAX;
+        }
+        self.key(f as u64, u64::MAX)
+    }
 }
 
 /// A 4-ary min-heap of [`HeapEntry`] (lazy: a node may appear more than once; stale copies are
@@ -447,14 +458,14 @@ pub(super) enum End {
     Goal(usize),
     /// The open list is empty: every reachable cell is closed.
     Empty,
-    /// The expansion limit was reached.
+    /// The expansion limit was reached, or the cost limit ([`Counts::max_key`]).
     Limit,
     /// [`Expand::done`].
     Done,
 }
 
-/// A search's expansion counts, carried from call to call.
-#[derive(Clone, Copy, Debug, Default)]
+/// A search's expansion counts, carried from call to call, and its limits.
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Counts {
     /// Expansions, scans included.
     pub(super) expansions: u64,
@@ -462,6 +473,19 @@ pub(super) struct Counts {
     pub(super) scans: u64,
     /// No expansion past this many.
     pub(super) max_expansions: u64,
+    /// No entry popped with a heap key above this ([`KeyPacking::max_key`]: a cost limit).
+    pub(super) max_key: u64,
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts {
+            expansions: 0,
+            scans: 0,
+            max_expansions: u64::MAX,
+            max_key: u64::MAX,
+        }
+    }
 }
 
 /// The loop: pops the open list at most `budget` times (stale entries too: where terrain costs
@@ -481,7 +505,7 @@ pub(super) fn run<E: Expand>(
     let mut left = budget;
     let mut expansions = counts.expansions;
     let mut scans = counts.scans;
-    let max_expansions = counts.max_expansions;
+    let (max_expansions, max_key) = (counts.max_expansions, counts.max_key);
     let end = loop {
         if search.done() {
             break End::Done;
@@ -492,6 +516,9 @@ pub(super) fn run<E: Expand>(
         let Some(top) = frontier.open.pop() else {
             break End::Empty;
         };
+        if top.key > max_key {
+            break End::Limit;
+        }
         left -= 1;
         let i = top.node as usize;
         if frontier.nodes[i].stamp == closed_stamp {

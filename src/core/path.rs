@@ -37,7 +37,8 @@ pub enum PathError {
     /// The search exhausted every reachable cell without reaching the goal (possible when
     /// per-search overlays block the way).
     NoPath,
-    /// The search gave up after its expansion limit.
+    /// The search gave up at its expansion limit, or at its cost limit (every path left would
+    /// cost more: [`SearchConfig::max_cost`](super::SearchConfig::max_cost)).
     LimitExceeded {
         /// Expansions made.
         expansions: u32,

@@ -39,6 +39,12 @@ pub struct SearchConfig {
     pub goal_policy: GoalPolicy,
     /// Give up with [`PathError::LimitExceeded`] after this many expansions (`None`: no limit).
     pub max_expansions: Option<u32>,
+    /// Give up with [`PathError::LimitExceeded`] once every path left would cost more than this
+    /// (fixed-point, as [`Path::cost`]; `None`: no limit). The search's estimate never
+    /// overestimates, so a path costing at most this is never given up on (with a weight above
+    /// 1.0, the limit is stretched by the weight to keep that so). A detour bound: a search whose
+    /// goal is walled in stops near it instead of searching the whole map.
+    pub max_cost: Option<u64>,
     /// Extra cost, in fixed-point units, of a step that changes direction (Lester's note 4 and
     /// Pinter's in-search alternative to smoothing: fewer turns, but still 45-degree ones, and
     /// costs are no longer plain distances). Judged against the parent link, as those articles
@@ -68,6 +74,7 @@ impl Default for SearchConfig {
             weight: 1.0,
             goal_policy: GoalPolicy::Fail,
             max_expansions: None,
+            max_cost: None,
             turn_penalty: 0,
             jump_points: false,
         }
@@ -351,6 +358,9 @@ impl AStar {
                 expansions: 0,
                 scans: 0,
                 max_expansions: config.max_expansions.map_or(u64::MAX, u64::from),
+                max_key: config.max_cost.map_or(u64::MAX, |c| {
+                    packing.max_key(c, weight_fixed(config.weight))
+                }),
             },
             grid_version: grid.version(),
             packing,

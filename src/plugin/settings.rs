@@ -99,8 +99,10 @@ pub struct TilepathSettings {
     /// scan of the grid per search).
     pub record_expanded: bool,
     /// Cells of stopped units within [`TilepathSettings::claim_radius`] are treated as blocked
-    /// (if that leaves no path, the search runs again with them as a heavy penalty instead:
-    /// [`TilepathSettings::stopped_unit_penalty`]); in a follow order's searches they cost
+    /// (if that leaves no path, or none costing at most twice the straight distance plus 40
+    /// tiles, the search runs again with them as a heavy penalty instead:
+    /// [`TilepathSettings::stopped_unit_penalty`]; a goal walled in by standing units is given
+    /// up near it, not after a search of the whole map); in a follow order's searches they cost
     /// [`TilepathSettings::follow_claim_penalty`].
     pub avoid_stopped_units: bool,
     /// Cost, in tiles, of a stopped unit's cell in the second attempt described at

@@ -54,15 +54,7 @@ impl InlineJob {
         overlay: Overlay,
         config: &SearchConfig,
     ) -> Result<Self, (Job, Box<AStar>, PathError)> {
-        match begin_any(
-            &mut search,
-            grid,
-            regions,
-            start,
-            &job,
-            config,
-            &overlay.cells,
-        ) {
+        match begin_any(&mut search, grid, regions, start, &job, config, &overlay) {
             Ok(hierarchical) => Ok(InlineJob {
                 job,
                 search,
@@ -120,9 +112,15 @@ impl InlineJob {
                 SearchStep::Failed(_) => {
                     self.spent += h.expansions();
                     self.hierarchical = None;
-                    let cells = &self.overlay.cells;
-                    return match begin(&mut self.search, grid, self.start, &self.job, config, cells)
-                    {
+                    let overlay = &self.overlay;
+                    return match begin(
+                        &mut self.search,
+                        grid,
+                        self.start,
+                        &self.job,
+                        config,
+                        overlay,
+                    ) {
                         Ok(()) => Slice::Restarted,
                         Err(e) => Slice::Done(Err(e)),
                     };
@@ -131,12 +129,9 @@ impl InlineJob {
         }
         match self.search.step(grid, max_pops) {
             SearchStep::Pending => Slice::Pending,
-            SearchStep::Failed(PathError::NoPath) if let Some(soft) = self.overlay.soften() => {
-                self.restart_with(grid, config, soft)
-            }
-            SearchStep::Found(p)
-                if self.overlay.too_far_round(&p, &self.job)
-                    && let Some(soft) = self.overlay.soften() =>
+            // No way round the blocks, or none short enough: again with them priced.
+            SearchStep::Failed(PathError::NoPath | PathError::LimitExceeded { .. })
+                if let Some(soft) = self.overlay.soften() =>
             {
                 self.restart_with(grid, config, soft)
             }
@@ -147,14 +142,7 @@ impl InlineJob {
 
     /// Starts the search again with `soft`, the overlay's fallback.
     fn restart_with(&mut self, grid: &NavGrid, config: &SearchConfig, soft: Overlay) -> Slice {
-        let begun = begin(
-            &mut self.search,
-            grid,
-            self.start,
-            &self.job,
-            config,
-            &soft.cells,
-        );
+        let begun = begin(&mut self.search, grid, self.start, &self.job, config, &soft);
         self.overlay = soft;
         match begun {
             Ok(()) => Slice::Restarted,

@@ -160,17 +160,18 @@ pub(crate) fn begin_any(
     start: Cell,
     job: &Job,
     config: &SearchConfig,
-    overlay: &[(Cell, CellOverlay)],
+    overlay: &Overlay,
 ) -> Result<Option<HierarchicalSearch>, PathError> {
     if let (Some(regions), JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. }) =
         (regions, &job.goal)
     {
         let config = SearchConfig {
             goal_policy: job.policy,
-            ..*config
+            ..overlay.config(config)
         };
+        let cells = &overlay.cells;
         if let Some(h) =
-            HierarchicalSearch::begin_with_overlay(grid, regions, start, *goal, &config, overlay)?
+            HierarchicalSearch::begin_with_overlay(grid, regions, start, *goal, &config, cells)?
         {
             return Ok(Some(h));
         }
@@ -199,15 +200,18 @@ pub(crate) fn config_to(
     }
 }
 
-/// Starts `job`'s search from `start` with `overlay`.
+/// Starts `job`'s search from `start` with `overlay` (and its detour bound: see
+/// [`Overlay::config`]).
 pub(crate) fn begin(
     search: &mut AStar,
     grid: &NavGrid,
     start: Cell,
     job: &Job,
     config: &SearchConfig,
-    overlay: &[(Cell, CellOverlay)],
+    overlay: &Overlay,
 ) -> Result<(), PathError> {
+    let config = &overlay.config(config);
+    let overlay = &overlay.cells;
     match &job.goal {
         JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => {
             let config = config_to(config, start, *goal, job.policy);
@@ -245,15 +249,27 @@ pub(crate) fn price_stopped(cells: &mut [(Cell, CellOverlay)], price: u32) {
     }
 }
 
+/// The most a search from `start` to `goal` may cost going round an overlay's blocks (see
+/// [`DETOUR_FACTOR`]): in `costs`, on terrain of `min_terrain` (the grid's cheapest, as the
+/// search's estimate).
+fn detour_bound(start: Cell, goal: Cell, costs: CostModel, min_terrain: u8) -> u64 {
+    let d = (goal - start).abs();
+    let straight = (d.max_element() - d.min_element()) as f64
+        + d.min_element() as f64 * std::f64::consts::SQRT_2;
+    let tiles = DETOUR_FACTOR * straight + DETOUR_TILES;
+    u64::from(costs.from_tiles(tiles as f32)) * u64::from(min_terrain.max(1))
+}
+
 /// How far (steps) from a stuck unit the cells other units claim block its repath (see
 /// [`Overlay::new`]).
 const JAM_REACH: i32 = 6;
 
-/// A stuck unit's way round a jam (see [`Overlay::too_far_round`]) is taken only if it is at
-/// most this many times the straight distance to the goal, plus [`JAM_DETOUR_TILES`].
-const JAM_DETOUR_FACTOR: f64 = 2.0;
-/// See [`JAM_DETOUR_FACTOR`].
-const JAM_DETOUR_TILES: f64 = 40.0;
+/// A way round the units an overlay blocks (stopped units near the searcher, a stuck unit's jam)
+/// is searched for only as far as it costs at most this many times the straight distance to the
+/// goal, plus [`DETOUR_TILES`], in tiles of the cheapest terrain (see [`Overlay::config`]).
+const DETOUR_FACTOR: f64 = 2.0;
+/// See [`DETOUR_FACTOR`].
+const DETOUR_TILES: f64 = 40.0;
 
 /// A search's overlay and its fallback: claimed cells of units near the searcher, cells of
 /// stopped units (blocked first; see [`Overlay::soften`]), and for a wide unit the traffic
@@ -266,8 +282,9 @@ pub(crate) struct Overlay {
     /// Whether it looked at passage traffic (a wide unit's, with the setting on), and whether
     /// it priced some (units came the other way).
     pub(crate) traffic: Option<bool>,
-    /// Whether it blocks the cells claimed round a stuck unit (its repath round the jam).
-    jam: bool,
+    /// The most a way round its blocks may cost (see [`DETOUR_FACTOR`]); `None` when it blocks
+    /// nothing or the goal is one of several.
+    max_cost: Option<u64>,
 }
 
 impl Overlay {
@@ -278,8 +295,11 @@ impl Overlay {
     /// units' cells at [`TilepathSettings::follow_claim_penalty`] instead of a claim's price and
     /// a block. A unit's repath after it got stuck (`origin`) treats the cells other units
     /// claim within [`JAM_REACH`] steps of it as blocked, not as a penalty: it could not push
-    /// through that crowd, so it takes another way round if there is one (if there is none,
-    /// the search's fallback ([`Overlay::soften`]) prices them instead).
+    /// through that crowd, so it takes another way round if there is one. A way round blocks is
+    /// searched for only within [`DETOUR_FACTOR`]: past that (or with no way at all) the search's
+    /// fallback ([`Overlay::soften`]) prices them instead. A tank sent 100 tiles round a jam at a
+    /// bridge drove for half a minute past the rest; a search to a free cell walled in by
+    /// standing units in a melee on a 1024 x 1024 map expanded the whole map before it failed.
     pub(crate) fn new(
         (claims, traffic, anchors): (&Claims, &PassageTraffic, &Anchors),
         settings: &TilepathSettings,
@@ -313,10 +333,11 @@ impl Overlay {
             }
         }
         let cells = grow_overlay(cells, footprint);
-        let way = match job.goal {
-            JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => goal - start,
-            JobGoal::Nearest(_) => Cell::ZERO,
+        let goal = match job.goal {
+            JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => Some(goal),
+            JobGoal::Nearest(_) => None,
         };
+        let way = goal.map_or(Cell::ZERO, |goal| goal - start);
         let (cells, traffic) = with_traffic(
             cells,
             traffic,
@@ -325,31 +346,29 @@ impl Overlay {
             |e| e == job.entity,
             way,
         );
+        let blocks = cells.iter().any(|(_, o)| *o == CellOverlay::Blocked);
+        let grid = map.grid_of(job.class);
+        let max_cost = goal
+            .filter(|_| blocks)
+            .map(|goal| detour_bound(start, goal, costs, grid.min_terrain()));
         Overlay {
             cells,
             stopped_penalty: costs.from_tiles(settings.stopped_unit_penalty),
             traffic,
-            jam,
+            max_cost,
         }
     }
 
-    /// Whether `path`, found with this overlay for `job`, is a stuck unit's way round its jam
-    /// too long to take: more than [`JAM_DETOUR_FACTOR`] times the straight distance to the
-    /// goal plus [`JAM_DETOUR_TILES`]. The search then runs again with the jam priced instead
-    /// of blocked ([`Overlay::soften`]), and the unit waits it out or walks through it: a tank
-    /// sent 100 tiles round a jam at a bridge drove for half a minute past the rest.
-    pub(crate) fn too_far_round(&self, path: &Path, job: &Job) -> bool {
-        let goal = match job.goal {
-            JobGoal::Single(goal) | JobGoal::Slot { slot: goal, .. } => goal,
-            JobGoal::Nearest(_) => return false,
-        };
-        let (Some(&start), true) = (path.cells.first(), self.jam) else {
-            return false;
-        };
-        let d = (goal - start).abs();
-        let straight = (d.max_element() - d.min_element()) as f64
-            + d.min_element() as f64 * std::f64::consts::SQRT_2;
-        path.length > JAM_DETOUR_FACTOR * straight + JAM_DETOUR_TILES
+    /// `config` for a search with this overlay: limited to [`Overlay::max_cost`] where it blocks
+    /// cells (see [`DETOUR_FACTOR`]).
+    pub(crate) fn config(&self, config: &SearchConfig) -> SearchConfig {
+        SearchConfig {
+            max_cost: match (self.max_cost, config.max_cost) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            ..*config
+        }
     }
 
     /// Stopped units are searched around as if blocked; when that leaves no path at all (a goal
@@ -367,7 +386,7 @@ impl Overlay {
                     cells,
                     stopped_penalty: self.stopped_penalty,
                     traffic: self.traffic,
-                    jam: false,
+                    max_cost: None,
                 }
             })
     }
@@ -609,24 +628,23 @@ mod tests {
             ));
             // Softened when that leaves no way at all.
             assert!(stuck.soften().is_some());
-            // A way round the jam is taken if it is not too long (the goal is 24 tiles away).
-            let path = |length: f64| Path {
-                cells: vec![start, goal],
-                cost: 0,
-                length,
-                expansions: 0,
-                goal,
-                goal_index: None,
-            };
-            assert!(!stuck.too_far_round(&path(80.0), &job(class)));
-            assert!(stuck.too_far_round(&path(100.0), &job(class)));
-            assert!(!overlay(class, PathOrigin::User).too_far_round(&path(100.0), &job(class)));
-            assert!(
-                !stuck
-                    .soften()
-                    .unwrap()
-                    .too_far_round(&path(100.0), &job(class))
+            // A way round the jam is searched for only as far as it is not too long: the goal
+            // is 24 tiles away, so 2 x 24 + 40 tiles.
+            let config = SearchConfig::default();
+            let tiles = |n| Some(u64::from(map.grid().rules().costs.from_tiles(n)));
+            assert_eq!(stuck.config(&config).max_cost, tiles(88.0));
+            // Not where nothing is blocked, nor once the jam is priced.
+            assert_eq!(
+                overlay(class, PathOrigin::User).config(&config).max_cost,
+                None
             );
+            assert_eq!(stuck.soften().unwrap().config(&config).max_cost, None);
+            // A game's own limit stays where it is lower.
+            let own = SearchConfig {
+                max_cost: Some(500),
+                ..config
+            };
+            assert_eq!(stuck.config(&own).max_cost, Some(500));
         }
         // Its other searches pay a penalty as before.
         let ordered = overlay(tank, PathOrigin::User);

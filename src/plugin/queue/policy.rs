@@ -8,7 +8,10 @@ pub(crate) fn aged_priority(priority: i32, enqueued: u64, frame: u64, ageing_fra
 
 /// Removes up to `n` items from `waiting` and returns them in start order: highest aged priority
 /// first, lowest ticket (first come) among equals. `key` gives an item's (aged priority,
-/// ticket). The rest stay in `waiting`, in no particular order.
+/// ticket). The rest stay in `waiting`, in no particular order (but the same on every run).
+///
+/// The pick works on a list of keys, not on the items: a waiting job is a few hundred bytes,
+/// and selecting among thousands of them moved more memory than it compared.
 pub(crate) fn take_starts<T>(
     waiting: &mut Vec<T>,
     n: usize,
@@ -18,17 +21,27 @@ pub(crate) fn take_starts<T>(
     if take == 0 {
         return Vec::new();
     }
-    let order = |a: &T, b: &T| {
-        let (pa, ta) = key(a);
-        let (pb, tb) = key(b);
-        pb.cmp(&pa).then(ta.cmp(&tb))
-    };
-    if take < waiting.len() {
-        waiting.select_nth_unstable_by(take - 1, order);
+    // Highest priority first, then lowest ticket, then (for a total order) first in the list.
+    let mut keys: Vec<(i64, u64, usize)> = waiting
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let (priority, ticket) = key(item);
+            (-priority, ticket, i)
+        })
+        .collect();
+    if take < keys.len() {
+        keys.select_nth_unstable(take - 1);
+        keys.truncate(take);
     }
-    let mut starting: Vec<T> = waiting.drain(..take).collect();
-    starting.sort_by(order);
-    starting
+    // Out of the list from the back, so a swap never moves a picked item.
+    keys.sort_unstable_by_key(|&(.., i)| std::cmp::Reverse(i));
+    let mut starting: Vec<((i64, u64, usize), T)> = keys
+        .into_iter()
+        .map(|k| (k, waiting.swap_remove(k.2)))
+        .collect();
+    starting.sort_unstable_by_key(|&(k, _)| k);
+    starting.into_iter().map(|(_, item)| item).collect()
 }
 
 #[cfg(test)]

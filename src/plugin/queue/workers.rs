@@ -602,7 +602,7 @@ async fn search_job(
     counted: &mut u64,
 ) -> Option<(Result<Path, PathError>, SearchKind)> {
     let grid = &*s.grid;
-    let overlay = &s.overlay.cells;
+    let overlay = &s.overlay;
     let regions = s.regions.as_deref();
     match begin_any(search, grid, regions, s.start, job, &s.config, overlay) {
         Err(e) => return Some((Err(e), SearchKind::Own)),
@@ -628,15 +628,14 @@ async fn search_job(
         Ok(None) => {}
     }
     let result = finish(search, grid, co, counted).await?;
-    // Blocking stopped units left no way at all, or left a stuck unit only a way round its jam
-    // too long to take: search again with them priced.
+    // Blocking stopped units (or a stuck unit's jam) left no way at all, or none short enough
+    // to take: search again with them priced.
     let fallback = match &result {
-        Err(PathError::NoPath) => s.overlay.soften(),
-        Ok(p) if s.overlay.too_far_round(p, job) => s.overlay.soften(),
+        Err(PathError::NoPath | PathError::LimitExceeded { .. }) => s.overlay.soften(),
         _ => None,
     };
     let result = match fallback {
-        Some(soft) => match begin(search, grid, s.start, job, &s.config, &soft.cells) {
+        Some(soft) => match begin(search, grid, s.start, job, &s.config, &soft) {
             Ok(()) => finish(search, grid, co, counted).await?,
             Err(e) => Err(e),
         },
