@@ -1169,8 +1169,14 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     let tally = app.world().resource::<Tally>();
     let outcomes: u32 = tally.per_ticket.values().sum();
     let duplicates = tally.per_ticket.values().filter(|&&n| n != 1).count();
-    // Frames until drained only: later frames have no pathfinding work.
-    let drain = &f.wall_ms[..f.to_drain.max(1).min(f.wall_ms.len())];
+    // Frames until drained only: later frames have no pathfinding work (every frame if the
+    // queue never drained: those all had).
+    let until = if f.to_drain == 0 {
+        f.wall_ms.len()
+    } else {
+        f.to_drain
+    };
+    let drain = &f.wall_ms[..until.min(f.wall_ms.len())];
     if args.verbose {
         for (i, w) in f.wait_ms.iter().enumerate().filter(|(_, w)| **w > 0.0) {
             eprintln!("frame {}: waited {w:.3} ms for workers", i + 1);
