@@ -363,10 +363,7 @@ impl Overlay {
     /// cells (see [`DETOUR_FACTOR`]).
     pub(crate) fn config(&self, config: &SearchConfig) -> SearchConfig {
         SearchConfig {
-            max_cost: match (self.max_cost, config.max_cost) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
+            max_cost: self.max_cost.into_iter().chain(config.max_cost).min(),
             ..*config
         }
     }
