@@ -230,9 +230,11 @@ pub(crate) struct LinkIndex {
     held: LinkKeys,
     /// The ends of the open crossings, padded cells, sorted.
     graph_ends: Vec<u32>,
+    /// The cells of `graph_ends`, in its order.
+    graph_cells: Vec<Cell>,
     /// The open crossings as (entry, exit, cost), by places in `graph_ends`, in the order of
-    /// `out`; costs above [`LEAST_CAP`] count as it.
-    graph_crossings: Vec<(u32, u32, u32)>,
+    /// `out`.
+    graph_crossings: Vec<(u32, u32, u64)>,
     /// The least costs between every two of `graph_ends` ([`LinkIndex::least_between_ends`]),
     /// made by the first search that asks after a change.
     between_ends: OnceLock<BetweenEnds>,
@@ -244,7 +246,7 @@ pub(crate) struct LinkIndex {
 struct BetweenEnds {
     /// The cheapest terrain the walks were costed at.
     min_terrain: u64,
-    /// Row `a`, column `b`: the least cost from end `a` to end `b` (places in `graph_ends`);
+    /// Row `a`, column `b`: the least cost from end `b` to end `a` (places in `graph_ends`);
     /// `None` where walks cost more than [`LEAST_CAP`].
     least: Option<Vec<u32>>,
 }
@@ -295,6 +297,12 @@ impl Shape {
         ((c.y as usize + 1) * self.stride + c.x as usize + 1) as u32
     }
 
+    /// The cell of padded index `i` ([`Shape::pad`] undone).
+    fn unpad(&self, i: u32) -> Cell {
+        let i = i as usize;
+        Cell::new((i % self.stride) as i32 - 1, (i / self.stride) as i32 - 1)
+    }
+
     /// The cost of the cheapest way from `a` to `b` on the open grid, every terrain
     /// [`NORMAL`](super::NORMAL) (what [`LinkIndex::rebuild_bound`]'s sweeps find).
     fn open_cost(&self, a: Cell, b: Cell) -> u32 {
@@ -316,11 +324,11 @@ impl Shape {
 const LEAST_CAP: u64 = 1 << 30;
 
 /// The least costs between every two of `n` nodes whose edges are `crossings` (from, to,
-/// cost) and `walk` between any two (Floyd and Warshall's algorithm), row by row; `None` if a
-/// walk costs more than [`LEAST_CAP`].
+/// cost; dearer than [`LEAST_CAP`] counted as it) and `walk` between any two (Floyd and
+/// Warshall's algorithm), row by row; `None` if a walk costs more than [`LEAST_CAP`].
 fn least_costs(
     n: usize,
-    crossings: &[(u32, u32, u32)],
+    crossings: &[(u32, u32, u64)],
     walk: impl Fn(usize, usize) -> u64,
 ) -> Option<Vec<u32>> {
     let mut least = Vec::with_capacity(n * n);
@@ -335,7 +343,7 @@ fn least_costs(
     }
     for &(from, to, cost) in crossings {
         let at = &mut least[from as usize * n + to as usize];
-        *at = (*at).min(cost);
+        *at = (*at).min(cost.min(LEAST_CAP) as u32);
     }
     // 32-bit costs: the loop below runs n^3 times, about three times faster than on 64 bits.
     let mut through = vec![0; n];
@@ -541,8 +549,9 @@ impl LinkIndex {
         self.graph_crossings = self
             .out
             .iter()
-            .map(|e| (place(e.from), place(e.to), e.cost.min(LEAST_CAP) as u32))
+            .map(|e| (place(e.from), place(e.to), e.cost))
             .collect();
+        self.graph_cells = ends.iter().map(|&i| shape.unpad(i)).collect();
         self.graph_ends = ends;
         self.forget_between_ends();
         if ends_changed || self.bound.len() != shape.len {
@@ -683,27 +692,36 @@ impl LinkIndex {
             .unwrap_or(u64::MAX)
     }
 
-    /// The ends of the open crossings (padded cells, sorted), and the crossings between them
-    /// as (entry, exit, cost), by their places in the ends (costs above [`LEAST_CAP`] count as
-    /// it: a lower bound).
-    pub(crate) fn crossing_graph(&self) -> (&[u32], &[(u32, u32, u32)]) {
-        (&self.graph_ends, &self.graph_crossings)
+    /// The cells at the ends of the open crossings (in the order of their padded indices), and
+    /// the crossings between them as (entry, exit, cost), by their places in the ends.
+    pub(crate) fn crossing_graph(&self) -> (&[Cell], &[(u32, u32, u64)]) {
+        (&self.graph_cells, &self.graph_crossings)
     }
 
-    /// The least cost from every end of [`LinkIndex::crossing_graph`] to every other (row by
-    /// row, `ends x ends`), on the graph whose edges are the crossings and, between any two
-    /// ends, `walk` (given their places): the open-grid cost at the cheapest terrain,
-    /// `min_terrain`. Made once after a change to the links or to the grid's terrains, by the
-    /// first search that asks. `None` if the table on hand was made for another cheapest
-    /// terrain, or if walks between ends cost more than it holds.
+    /// The least cost to every end of [`LinkIndex::crossing_graph`] from every other (row `a`,
+    /// column `e`: from end `e` to end `a`; `ends x ends`), on the graph whose edges are the
+    /// crossings and, between any two ends, `walk` (given their places, from the first to the
+    /// second): the open-grid cost at the cheapest terrain, `min_terrain`. Made once after a
+    /// change to the links or to the grid's terrains, by the first search that asks. `None` if
+    /// the table on hand was made for another cheapest terrain, or if walks between ends cost
+    /// more than it holds.
     pub(crate) fn least_between_ends(
         &self,
         min_terrain: u64,
         walk: impl Fn(usize, usize) -> u64,
     ) -> Option<&[u32]> {
-        let table = self.between_ends.get_or_init(|| BetweenEnds {
-            min_terrain,
-            least: least_costs(self.graph_ends.len(), &self.graph_crossings, walk),
+        let table = self.between_ends.get_or_init(|| {
+            // The least costs on the graph with every edge turned round, row by row, are the
+            // columns of the least costs on the graph itself.
+            let reversed: Vec<(u32, u32, u64)> = self
+                .graph_crossings
+                .iter()
+                .map(|&(from, to, cost)| (to, from, cost))
+                .collect();
+            BetweenEnds {
+                min_terrain,
+                least: least_costs(self.graph_ends.len(), &reversed, |a, b| walk(b, a)),
+            }
         });
         table
             .least

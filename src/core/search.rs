@@ -675,46 +675,62 @@ pub(crate) fn resolve_ends(
     Ok((start_i, goal))
 }
 
-/// The ends of `crossings` (entry, exit, cost, by places) whose least cost to the goal, `on`,
-/// is their own crossing's, with it: from the others a path walks first, to the goal or to
-/// another end, whose term covers it.
-fn crossing_first(on: &[u64], crossings: &[(u32, u32, u32)]) -> Vec<(usize, u64)> {
+/// The entries of `crossings` (entry, exit, cost, by places) whose term can lower a search's
+/// estimate, with their least cost on to the goal, `on`: those whose path on starts with
+/// their own crossing (from the others a path walks first, to another end, whose term covers
+/// it) and is cheaper than walking, `to_goal` (by the triangle inequality of the open grid's
+/// cost, an entry's walk on never lowers an estimate).
+fn crossing_first(on: &[u64], to_goal: &[u64], crossings: &[(u32, u32, u64)]) -> Vec<(usize, u64)> {
     let mut first = vec![u64::MAX; on.len()];
     for &(from, to, cost) in crossings {
         let via = &mut first[from as usize];
-        *via = (*via).min(cost as u64 + on[to as usize]);
+        *via = (*via).min(cost.saturating_add(on[to as usize]));
     }
     (0..on.len())
-        .filter(|&k| first[k] == on[k])
+        .filter(|&k| first[k] == on[k] && on[k] < to_goal[k])
         .map(|k| (k, on[k]))
         .collect()
 }
 
-/// The least cost from each end of the grid's links to the goal: to some end (itself too) by
-/// the grid's table of least costs between ends, `between`, then walking, `to_goal`.
-fn least_to_goal(between: &[u32], to_goal: &[u64]) -> Vec<u64> {
-    // Each row looks at the ends nearest the goal first, and stops at the first whose walk
-    // alone costs more than the least so far.
-    let mut nearest: Vec<(u64, u32)> = to_goal
-        .iter()
-        .enumerate()
-        .map(|(b, &g)| (g, b as u32))
-        .collect();
-    nearest.sort_unstable();
-    between
-        .chunks_exact(to_goal.len())
-        .zip(to_goal)
-        .map(|(row, &own)| {
-            let mut least = own;
-            for &(then, b) in &nearest {
-                if then >= least {
-                    break;
-                }
-                least = least.min(row[b as usize] as u64 + then);
+/// The least cost from each end of the grid's links to the goal, `to_goal` walking: on the
+/// graph of the ends, to the entry of the last crossing a path takes (by the grid's table of
+/// least costs to each end from every other, `to_end`, a row per end), across it, then
+/// walking. A path with no crossing costs at least the walk, so only the crossings whose
+/// exit's walk on beats their entry's are looked at.
+fn least_to_goal(to_end: &[u32], to_goal: &[u64], crossings: &[(u32, u32, u64)]) -> Vec<u64> {
+    // The least cost on from each entry across one of its crossings, then walking.
+    let mut across = vec![u64::MAX; to_goal.len()];
+    for &(from, to, cost) in crossings {
+        let via = &mut across[from as usize];
+        *via = (*via).min(cost.saturating_add(to_goal[to as usize]));
+    }
+    // A crossing no cheaper than its entry's walk never helps: any path that takes it last
+    // costs at least as much as the same path walking on from its entry, whose last crossing
+    // (if any) comes earlier. Each of the others lowers every end's least cost at once, along
+    // its entry's row: a loop without branches over 32-bit costs where they fit (the table's
+    // are at most 2^30, and a crossing kept costs less than its entry's walk).
+    let rows = to_end.chunks_exact(to_goal.len());
+    let last = rows
+        .zip(across.iter().zip(to_goal))
+        .filter(|(_, (via, walk))| via < walk);
+    if to_goal.iter().all(|&w| w < 1 << 31) {
+        let mut least: Vec<u32> = to_goal.iter().map(|&w| w as u32).collect();
+        for (row, (&via, _)) in last {
+            let via = via as u32;
+            for (at, &to) in least.iter_mut().zip(row) {
+                *at = (*at).min(to + via);
             }
-            least
-        })
-        .collect()
+        }
+        least.into_iter().map(u64::from).collect()
+    } else {
+        let mut least = to_goal.to_vec();
+        for (row, (&via, _)) in last {
+            for (at, &to) in least.iter_mut().zip(row) {
+                *at = (*at).min(to as u64 + via);
+            }
+        }
+        least
+    }
 }
 
 /// Links' ends at most for which a search weighs every entry in its estimate
@@ -728,8 +744,8 @@ const ESTIMATED_ENDS: usize = 256;
 /// goal on a graph of the ends alone, whose edges are the crossings and, between any two ends
 /// and from any end to the goal, the open grid's cost (from the grid's table of least costs
 /// between ends, [`LinkIndex::least_between_ends`](super::links::LinkIndex::least_between_ends),
-/// and each end's walk to the goal). The entries whose cost is their own crossing's keep it.
-/// Grids with more ends than [`ESTIMATED_ENDS`], estimates other than the open grid's cost
+/// and each end's walk to the goal). The entries whose cost is their own crossing's, and less
+/// than their walk, keep it. Grids with more ends than [`ESTIMATED_ENDS`], estimates other than the open grid's cost
 /// and searches whose start is nearer the goal than any way through links get one bound for
 /// all instead.
 fn link_estimate(
@@ -753,13 +769,12 @@ fn link_estimate(
         octile: !grid.is_hex() && heuristic == Heuristic::Octile,
         ..LinkEstimate::none()
     };
-    let (ends, crossings) = links.crossing_graph();
+    let (cells, crossings) = links.crossing_graph();
     // One bound for all where links cannot lower the estimate at the start (the ends far),
     // where there are too many ends, or where the estimate is not the open grid's cost (a
     // term's own bound needs it: the open-grid cost to the nearest end never passes the
     // estimate to any end; and the grid's table of costs between ends is made with it, by
     // whichever search comes first).
-    let exit = links.exit_bound(false, |i| estimate(grid.cell_of(i), goal));
     let from_start = estimate(start, goal);
     let to_link = grid.index(start).map_or(0, |i| links.entry_bound(i)) * min_terrain;
     // On hexagons every estimate but zero is the open grid's cost (its steps are all straight).
@@ -768,20 +783,29 @@ fn link_estimate(
         Topology::Eight => heuristic == Heuristic::Octile,
         Topology::Four => heuristic == Heuristic::Manhattan,
     };
-    if !open_grid_cost || ends.len() > ESTIMATED_ENDS || to_link.saturating_add(exit) >= from_start
-    {
-        out.rest = exit;
-        return out;
+    let one_bound = |exit: u64| LinkEstimate {
+        rest: exit,
+        ..out.clone()
+    };
+    if !open_grid_cost || cells.len() > ESTIMATED_ENDS {
+        return one_bound(links.exit_bound(false, |i| estimate(grid.cell_of(i), goal)));
     }
-    let cells: Vec<Cell> = ends.iter().map(|&i| grid.cell_of(i as usize)).collect();
+    let to_goal: Vec<u64> = cells.iter().map(|&c| estimate(c, goal)).collect();
+    // The least cost from any crossing's entry to the goal, its crossing included.
+    let exit = crossings
+        .iter()
+        .map(|&(_, to, cost)| cost + to_goal[to as usize])
+        .min()
+        .unwrap_or(u64::MAX);
+    if to_link.saturating_add(exit) >= from_start {
+        return one_bound(exit);
+    }
     let Some(between) = links.least_between_ends(min_terrain, |a, b| estimate(cells[a], cells[b]))
     else {
-        out.rest = exit;
-        return out;
+        return one_bound(exit);
     };
-    let to_goal: Vec<u64> = cells.iter().map(|&c| estimate(c, goal)).collect();
-    let on = least_to_goal(between, &to_goal);
-    let crossed = crossing_first(&on, crossings);
+    let on = least_to_goal(between, &to_goal, crossings);
+    let crossed = crossing_first(&on, &to_goal, crossings);
     out.entries = crossed
         .into_iter()
         .map(|(k, cost)| (cells[k].x as u32, cells[k].y as u32, cost))
@@ -940,6 +964,62 @@ mod tests {
     use super::super::links::Link;
     use super::super::test_rng::below;
     use super::*;
+
+    /// The least cost from each link end to the goal, found through the crossings taken last
+    /// only, is the least over every end of the way there plus its walk on (the whole table,
+    /// read the plain way), with one-way crossings, on 32-bit costs and on costs too big for
+    /// them.
+    #[test]
+    fn the_least_cost_on_from_each_end_reads_only_the_crossings_taken_last() {
+        let mut next = below(7);
+        for round in 0..200 {
+            let n = 1 + next(12) as usize;
+            let ends: Vec<Cell> = (0..n)
+                .map(|_| Cell::new(next(40) as i32, next(40) as i32))
+                .collect();
+            let goal = Cell::new(next(40) as i32, next(40) as i32);
+            let walk = |a: Cell, b: Cell| {
+                let (dx, dy) = (a.x.abs_diff(b.x) as u64, a.y.abs_diff(b.y) as u64);
+                super::super::heuristic::octile(dx, dy, 2, 3)
+            };
+            let crossings: Vec<(u32, u32, u64)> = (0..next(2 * n as u32 + 1))
+                .map(|_| (next(n as u32), next(n as u32), next(20) as u64))
+                .collect();
+            // The least costs between ends, row `a` column `b` from `a` to `b` (Floyd and
+            // Warshall's algorithm), and the table the estimate reads: a row per end, to it.
+            let mut from = vec![0u64; n * n];
+            for a in 0..n {
+                for b in 0..n {
+                    from[a * n + b] = walk(ends[a], ends[b]);
+                }
+            }
+            for &(a, b, c) in &crossings {
+                let at = &mut from[a as usize * n + b as usize];
+                *at = (*at).min(c);
+            }
+            for k in 0..n {
+                for a in 0..n {
+                    for b in 0..n {
+                        from[a * n + b] = from[a * n + b].min(from[a * n + k] + from[k * n + b]);
+                    }
+                }
+            }
+            let to_end: Vec<u32> = (0..n * n)
+                .map(|i| from[(i % n) * n + i / n] as u32)
+                .collect();
+            // Every other round, walks to the goal too dear for 32 bits (the same added to all).
+            let far = if round % 2 == 0 { 0 } else { 3 << 30 };
+            let to_goal: Vec<u64> = ends.iter().map(|&e| walk(e, goal) + far).collect();
+            let want: Vec<u64> = (0..n)
+                .map(|e| (0..n).map(|f| from[e * n + f] + to_goal[f]).min().unwrap())
+                .collect();
+            assert_eq!(
+                least_to_goal(&to_end, &to_goal, &crossings),
+                want,
+                "round {round}"
+            );
+        }
+    }
 
     /// With links, a search's estimate never passes the cost left to the goal, and between
     /// any two cells it drops by no more than the way between them costs (consistent), for
