@@ -607,6 +607,37 @@ impl NavGrid {
         }
     }
 
+    /// Makes now what the first search after a change to the links makes otherwise: the least
+    /// costs between every two ends of the open links (a link end to end, crossings included),
+    /// which searches' estimates read. It takes 0.3 ms for 100 ends and 3-5 ms for 256 (grids
+    /// with more get none: their searches use a weaker estimate); call it after placing or
+    /// opening and closing links, at a level's load say, so that no search waits for it. Kept
+    /// until the links or the cheapest terrain change; nothing without links.
+    ///
+    /// ```
+    /// use bevy_tilepath::core::{Cell, Link, NavGrid, SearchConfig, find_path};
+    ///
+    /// let mut grid = NavGrid::new(32, 32).unwrap();
+    /// grid.add_link(Link::two_way(Cell::new(1, 1), Cell::new(30, 30), 1.0)).unwrap();
+    /// // At the level's load: the first search will not wait for it.
+    /// grid.build_link_table();
+    /// let path = find_path(&grid, Cell::new(0, 0), Cell::new(31, 31), &SearchConfig::default());
+    /// assert!(path.unwrap().length < 5.0);
+    /// ```
+    pub fn build_link_table(&self) {
+        let _ = self.link_table();
+    }
+
+    /// The table of [`NavGrid::build_link_table`], made if need be; `None` where the grid has
+    /// none (no links, too many ends, walks too long).
+    pub(crate) fn link_table(&self) -> Option<&[u32]> {
+        if !self.links.any() {
+            return None;
+        }
+        self.links
+            .least_between_ends(self.min_terrain() as u64, self.link_shape())
+    }
+
     /// The jump table of [`NavGrid::build_jump_table`] built apart from the grid (on another
     /// thread, from a copy of it), to be given to it with [`NavGrid::install_jump_table`];
     /// `None` where a table does not fit the grid.

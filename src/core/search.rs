@@ -14,7 +14,7 @@ use super::kernel::{
     self, CellOverlay, Closed, Counts, End, Expand, Frontier, HEX, KeyPacking, LinkEstimate, Marks,
     Monomorphised, OVERLAY_BLOCKED, Pages, Query, Scratch, for_each_move, overlay_extra,
 };
-use super::links::LinkIndex;
+use super::links::{ESTIMATED_ENDS, LinkIndex};
 use super::path::{Path, PathError};
 
 /// What to do when the goal is blocked or on another island than the start.
@@ -733,21 +733,15 @@ fn least_to_goal(to_end: &[u32], to_goal: &[u64], crossings: &[(u32, u32, u64)])
     }
 }
 
-/// Links' ends at most for which a search weighs every entry in its estimate
-/// ([`LinkEstimate::entries`]): the grid keeps the least costs between every two ends (made
-/// by the first search after a change to the links: 0.3 ms for 100 ends, 3 to 5 ms for 256,
-/// measured 2026-11-30), and each search looks at up to every pair of them.
-const ESTIMATED_ENDS: usize = 256;
-
 /// What a path through `grid`'s links costs at least to `goal`, for a search's estimate
 /// `heuristic` ([`LinkEstimate`]): the least cost from every end of an open crossing to the
 /// goal on a graph of the ends alone, whose edges are the crossings and, between any two ends
 /// and from any end to the goal, the open grid's cost (from the grid's table of least costs
 /// between ends, [`LinkIndex::least_between_ends`](super::links::LinkIndex::least_between_ends),
 /// and each end's walk to the goal). The entries whose cost is their own crossing's, and less
-/// than their walk, keep it. Grids with more ends than [`ESTIMATED_ENDS`], estimates other than the open grid's cost
-/// and searches whose start is nearer the goal than any way through links get one bound for
-/// all instead.
+/// than their walk, keep it. Grids with more ends than [`ESTIMATED_ENDS`], estimates other
+/// than the open grid's cost and searches whose start is nearer the goal than any way through
+/// links get one bound for all instead.
 fn link_estimate(
     grid: &NavGrid,
     (start, goal): (Cell, Cell),
@@ -800,8 +794,7 @@ fn link_estimate(
     if to_link.saturating_add(exit) >= from_start {
         return one_bound(exit);
     }
-    let Some(between) = links.least_between_ends(min_terrain, |a, b| estimate(cells[a], cells[b]))
-    else {
+    let Some(between) = grid.link_table() else {
         return one_bound(exit);
     };
     let on = least_to_goal(between, &to_goal, crossings);
