@@ -1310,3 +1310,36 @@ fn jump_tables_are_built_on_a_worker_and_in_lockstep_given_at_a_fixed_tick() {
     app.update();
     assert!(has_table(&mut app));
 }
+
+/// A map reads as changed (`Changed<NavMap>`) only in the frames it was edited in, so a game
+/// (and the movement's sleeping units) can tell; a unit's request alone changes no map.
+#[test]
+fn a_map_reads_as_changed_only_when_edited() {
+    #[derive(Resource, Default)]
+    struct Changes(usize);
+    let mut app = app(TilepathSettings::default(), walls());
+    app.init_resource::<Changes>().add_systems(
+        Last,
+        |maps: Query<(), Changed<NavMap>>, mut changes: ResMut<Changes>| {
+            changes.0 += maps.iter().count();
+        },
+    );
+    wait_for_jump_table(&mut app);
+    unit_at(
+        &mut app,
+        Cell::new(2, 2),
+        PathRequest::to_cell(Cell::new(50, 50)),
+    );
+    let changes = |app: &mut App| std::mem::take(&mut app.world_mut().resource_mut::<Changes>().0);
+    changes(&mut app);
+    for _ in 0..30 {
+        app.update();
+    }
+    assert_eq!(changes(&mut app), 0, "no edit");
+    let mut maps = app.world_mut().query::<&mut NavMap>();
+    let mut map = maps.single_mut(app.world_mut()).unwrap();
+    map.set_walkable(Cell::new(60, 60), false).unwrap();
+    app.update();
+    app.update();
+    assert_eq!(changes(&mut app), 1, "one edit");
+}

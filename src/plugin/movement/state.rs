@@ -157,6 +157,11 @@ pub struct PathProgress {
     /// (see [`crate::save_with`]); taken by its first move.
     #[reflect(ignore)]
     pub(crate) restored: Option<u64>,
+    /// Found asleep by the movement system's last run (a standing unit with nothing to do):
+    /// while nothing it depends on changes, it is asleep still, without a look at the rest.
+    /// Not part of the game's state: set and cleared without change detection.
+    #[reflect(ignore)]
+    pub(crate) asleep: bool,
     /// What the unit is doing.
     pub state: MoveState,
     /// What it last told [`Claims`](crate::Claims) of where it is and goes (written only when it

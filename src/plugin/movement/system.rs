@@ -77,8 +77,14 @@ pub(crate) fn move_units(
     anchors: Res<Anchors>,
     keys: Query<Option<&LockstepKey>>,
     mut stats: ResMut<MovementFrameStats>,
+    (map_ticks, mut map_count): (Query<Ref<NavMap>>, Local<usize>),
 ) {
     let mut watch = Stopwatch::start();
+    // No map added, changed or gone since the last run: a unit found asleep then, untouched
+    // since, is asleep still.
+    let maps_settled =
+        map_ticks.iter().len() == *map_count && !map_ticks.iter().any(|m| m.is_changed());
+    *map_count = map_ticks.iter().len();
     // In lockstep mode units are indexed and moved in their lockstep order.
     let lockstep = settings.lockstep.is_some();
     if settings.crowd.avoidance {
@@ -114,11 +120,11 @@ pub(crate) fn move_units(
     if lockstep {
         let mut iter = units.iter_many_mut(&order.0);
         while let Some(item) = iter.fetch_next() {
-            count(move_one(&mut ctx, &maps, item));
+            count(move_one(&mut ctx, (&maps, maps_settled), item));
         }
     } else {
         for item in &mut units {
-            count(move_one(&mut ctx, &maps, item));
+            count(move_one(&mut ctx, (&maps, maps_settled), item));
         }
     }
     stats.steps = watch.lap();
@@ -162,18 +168,34 @@ fn asleep(
         && !ctx.claims.asked_to_make_way(entity)
 }
 
-/// Moves one unit along its path (see [`move_units`]).
-fn move_one(ctx: &mut Ctx, maps: &Query<&NavMap>, item: UnitItem) -> Kind {
+/// Moves one unit along its path (see [`move_units`]); `maps_settled`: no map changed since
+/// the last run.
+fn move_one(ctx: &mut Ctx, (maps, maps_settled): (&Query<&NavMap>, bool), item: UnitItem) -> Kind {
     let (entity, mover, agent, transform, path, mut progress, status, mut desired, holds, pursuit) =
         item;
+    // Asleep at the last run, and nothing [`asleep`] reads changed since: asleep still. A
+    // standing army costs a look at its change ticks and this flag.
+    if progress.asleep
+        && maps_settled
+        && desired.is_none()
+        && !path.is_changed()
+        && !transform.is_changed()
+        && !progress.is_changed()
+        && !ctx.claims.asked_to_make_way(entity)
+    {
+        return Kind::Asleep;
+    }
     let Ok(map) = maps.get(path.map) else {
+        progress.bypass_change_detection().asleep = false;
         if let Some(d) = &mut desired {
             d.velocity = Vec2::ZERO;
         }
         return Kind::Standing;
     };
     // A unit its controller moves is never asleep: its controller reads its velocity each frame.
-    if desired.is_none() && asleep(ctx, map, entity, &transform, &path, &progress) {
+    let sleeps = desired.is_none() && asleep(ctx, map, entity, &transform, &path, &progress);
+    progress.bypass_change_detection().asleep = sleeps;
+    if sleeps {
         return Kind::Asleep;
     }
     let (footprint, fog) = match map.class_grid(path.class) {

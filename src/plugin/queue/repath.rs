@@ -78,9 +78,11 @@ pub(crate) fn repath_on_change(
     let lockstep = settings.lockstep.is_some();
     order.clear();
     for (map_entity, mut map) in &mut maps {
-        let Some(mut edits) = Edits::take(&mut map) else {
+        // A map with no edits to take is not written (its change ticks say when it changed).
+        let Some(mut edits) = Edits::take(map.bypass_change_detection()) else {
             continue;
         };
+        map.set_changed();
         if lockstep && order.is_empty() {
             lockstep_order(keys.iter(), &mut order);
         }
