@@ -421,7 +421,13 @@ fn push<'g>(
             break;
         }
     }
-    (0..count).filter(|&i| frame.moved[i]).collect()
+    // A body whose pushes all came to nothing (too small to change a coordinate, or there and
+    // back) did not move: it is not written, and does not keep pushing next frame. Two standing
+    // bodies pressed together by a hair were pushed by a millionth of a tile every frame for
+    // good, and kept the whole army indexed.
+    (0..count)
+        .filter(|&i| frame.moved[i] && frame.pushed[i] > 0.0)
+        .collect()
 }
 
 /// The pushes of one frame in progress (see [`push`]), by body index.
@@ -727,6 +733,28 @@ mod tests {
             |_, _| Some((grid, 0)),
             None,
         )
+    }
+
+    /// Two standing bodies pressed together by less than their coordinates can tell apart are
+    /// pushed, but do not move, and are not reported moved: else they were written and pushed
+    /// again every frame, for good.
+    #[test]
+    fn pushes_too_small_to_move_a_body_move_nothing() {
+        let grid = NavGrid::new(600, 600).unwrap();
+        // Their radii's sum (0.7) apart less a hair, far from the origin, where a coordinate
+        // steps by 3e-5: the next number below 376.2.
+        let hair = f32::from_bits(376.2f32.to_bits() - 1);
+        let (a, b) = (member(2, 495.5, 375.5), member(3, 495.5, hair));
+        let mut n = index(&grid, &[a, b]);
+        let roles = [Role::Standing, Role::Standing];
+        assert!(push_on(&grid, &mut n, &roles, &[None, None], 0.1).is_empty());
+        // Pressed together by more, they part, and are reported moved.
+        let (a, b) = (member(2, 495.5, 375.5), member(3, 495.5, 376.0));
+        let mut n = index(&grid, &[a, b]);
+        assert_eq!(
+            push_on(&grid, &mut n, &roles, &[None, None], 0.1),
+            vec![0, 1]
+        );
     }
 
     #[test]
