@@ -168,20 +168,29 @@ fn asleep(
         && !ctx.claims.asked_to_make_way(entity)
 }
 
+/// Whether a unit found asleep at the last run is asleep still: nothing [`asleep`] reads of it
+/// changed since (the maps aside, which the caller looks at). A standing army costs a look at
+/// its change ticks and this flag.
+fn still_asleep(
+    ctx: &Ctx,
+    entity: Entity,
+    (transform, path, progress): (&Mut<Transform>, &Ref<NavPath>, &Mut<PathProgress>),
+) -> bool {
+    progress.asleep
+        && !path.is_changed()
+        && !transform.is_changed()
+        && !progress.is_changed()
+        && !ctx.claims.asked_to_make_way(entity)
+}
+
 /// Moves one unit along its path (see [`move_units`]); `maps_settled`: no map changed since
 /// the last run.
 fn move_one(ctx: &mut Ctx, (maps, maps_settled): (&Query<&NavMap>, bool), item: UnitItem) -> Kind {
     let (entity, mover, agent, transform, path, mut progress, status, mut desired, holds, pursuit) =
         item;
-    // Asleep at the last run, and nothing [`asleep`] reads changed since: asleep still. A
-    // standing army costs a look at its change ticks and this flag.
-    if progress.asleep
-        && maps_settled
+    if maps_settled
         && desired.is_none()
-        && !path.is_changed()
-        && !transform.is_changed()
-        && !progress.is_changed()
-        && !ctx.claims.asked_to_make_way(entity)
+        && still_asleep(ctx, entity, (&transform, &path, &progress))
     {
         return Kind::Asleep;
     }
