@@ -675,17 +675,24 @@ pub(crate) fn resolve_ends(
     Ok((start_i, goal))
 }
 
+/// For each end of `crossings` (entry, exit, cost, by places), the least over the crossings
+/// it enters of their cost plus `then` at their exit (`u64::MAX` for an end that enters none).
+fn cheapest_across(crossings: &[(u32, u32, u64)], then: &[u64]) -> Vec<u64> {
+    let mut across = vec![u64::MAX; then.len()];
+    for &(from, to, cost) in crossings {
+        let via = &mut across[from as usize];
+        *via = (*via).min(cost.saturating_add(then[to as usize]));
+    }
+    across
+}
+
 /// The entries of `crossings` (entry, exit, cost, by places) whose term can lower a search's
 /// estimate, with their least cost on to the goal, `on`: those whose path on starts with
 /// their own crossing (from the others a path walks first, to another end, whose term covers
 /// it) and is cheaper than walking, `to_goal` (by the triangle inequality of the open grid's
 /// cost, an entry's walk on never lowers an estimate).
 fn crossing_first(on: &[u64], to_goal: &[u64], crossings: &[(u32, u32, u64)]) -> Vec<(usize, u64)> {
-    let mut first = vec![u64::MAX; on.len()];
-    for &(from, to, cost) in crossings {
-        let via = &mut first[from as usize];
-        *via = (*via).min(cost.saturating_add(on[to as usize]));
-    }
+    let first = cheapest_across(crossings, on);
     (0..on.len())
         .filter(|&k| first[k] == on[k] && on[k] < to_goal[k])
         .map(|k| (k, on[k]))
@@ -695,15 +702,9 @@ fn crossing_first(on: &[u64], to_goal: &[u64], crossings: &[(u32, u32, u64)]) ->
 /// The least cost from each end of the grid's links to the goal, `to_goal` walking: on the
 /// graph of the ends, to the entry of the last crossing a path takes (by the grid's table of
 /// least costs to each end from every other, `to_end`, a row per end), across it, then
-/// walking. A path with no crossing costs at least the walk, so only the crossings whose
-/// exit's walk on beats their entry's are looked at.
-fn least_to_goal(to_end: &[u32], to_goal: &[u64], crossings: &[(u32, u32, u64)]) -> Vec<u64> {
-    // The least cost on from each entry across one of its crossings, then walking.
-    let mut across = vec![u64::MAX; to_goal.len()];
-    for &(from, to, cost) in crossings {
-        let via = &mut across[from as usize];
-        *via = (*via).min(cost.saturating_add(to_goal[to as usize]));
-    }
+/// walking (`across`: [`cheapest_across`] of `to_goal`). A path with no crossing costs at least
+/// the walk, so only the crossings whose exit's walk on beats their entry's are looked at.
+fn least_to_goal(to_end: &[u32], to_goal: &[u64], across: &[u64]) -> Vec<u64> {
     // A crossing no cheaper than its entry's walk never helps: any path that takes it last
     // costs at least as much as the same path walking on from its entry, whose last crossing
     // (if any) comes earlier. Each of the others lowers every end's least cost at once, along
@@ -785,19 +786,17 @@ fn link_estimate(
         return one_bound(links.exit_bound(false, |i| estimate(grid.cell_of(i), goal)));
     }
     let to_goal: Vec<u64> = cells.iter().map(|&c| estimate(c, goal)).collect();
-    // The least cost from any crossing's entry to the goal, its crossing included.
-    let exit = crossings
-        .iter()
-        .map(|&(_, to, cost)| cost + to_goal[to as usize])
-        .min()
-        .unwrap_or(u64::MAX);
+    // From each entry, the least cost across one of its crossings and walking on; the least
+    // of those is the least cost from any entry to the goal, its crossing included.
+    let across = cheapest_across(crossings, &to_goal);
+    let exit = across.iter().copied().min().unwrap_or(u64::MAX);
     if to_link.saturating_add(exit) >= from_start {
         return one_bound(exit);
     }
     let Some(between) = grid.link_table() else {
         return one_bound(exit);
     };
-    let on = least_to_goal(between, &to_goal, crossings);
+    let on = least_to_goal(between, &to_goal, &across);
     let crossed = crossing_first(&on, &to_goal, crossings);
     out.entries = crossed
         .into_iter()
@@ -1006,8 +1005,9 @@ mod tests {
             let want: Vec<u64> = (0..n)
                 .map(|e| (0..n).map(|f| from[e * n + f] + to_goal[f]).min().unwrap())
                 .collect();
+            let across = cheapest_across(&crossings, &to_goal);
             assert_eq!(
-                least_to_goal(&to_end, &to_goal, &crossings),
+                least_to_goal(&to_end, &to_goal, &across),
                 want,
                 "round {round}"
             );

@@ -380,7 +380,6 @@ fn push<'g>(
         .map(|m| m.body.radius)
         .fold(0.0f32, f32::max);
     let mut frame = Pushes {
-        moved: vec![false; count],
         pushed: vec![0.0f32; count],
         shift: vec![Vec2::ZERO; count],
         is_active: vec![false; count],
@@ -425,16 +424,13 @@ fn push<'g>(
     // back) did not move: it is not written, and does not keep pushing next frame. Two standing
     // bodies pressed together by a hair were pushed by a millionth of a tile every frame for
     // good, and kept the whole army indexed.
-    (0..count)
-        .filter(|&i| frame.moved[i] && frame.pushed[i] > 0.0)
-        .collect()
+    (0..count).filter(|&i| frame.pushed[i] > 0.0).collect()
 }
 
 /// The pushes of one frame in progress (see [`push`]), by body index.
 struct Pushes<'p> {
-    /// Moved this frame.
-    moved: Vec<bool>,
-    /// How far each body was pushed this frame so far (at most MAX_FRAME_STEPS x max_step).
+    /// How far each body was pushed this frame so far (at most MAX_FRAME_STEPS x max_step;
+    /// above 0: it moved).
     pushed: Vec<f32>,
     /// This pass's push of each body so far.
     shift: Vec<Vec2>,
@@ -615,7 +611,6 @@ impl Pushes<'_> {
             let p = index.members()[i].body.position;
             index.move_body(i, to);
             self.pushed[i] += to.distance(p);
-            self.moved[i] = true;
             active.push(i);
         }
     }

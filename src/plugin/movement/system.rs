@@ -82,9 +82,9 @@ pub(crate) fn move_units(
     let mut watch = Stopwatch::start();
     // No map added, changed or gone since the last run: a unit found asleep then, untouched
     // since, is asleep still.
-    let maps_settled =
-        map_ticks.iter().len() == *map_count && !map_ticks.iter().any(|m| m.is_changed());
-    *map_count = map_ticks.iter().len();
+    let maps_now = map_ticks.iter().len();
+    let maps_settled = std::mem::replace(&mut *map_count, maps_now) == maps_now
+        && !map_ticks.iter().any(|m| m.is_changed());
     // In lockstep mode units are indexed and moved in their lockstep order.
     let lockstep = settings.lockstep.is_some();
     if settings.crowd.avoidance {
