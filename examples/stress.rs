@@ -1154,16 +1154,24 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
             .iter(app.world())
             .filter(|p| p.state == bevy_tilepath::MoveState::Arrived)
             .count();
+        let phases = &app.world().resource::<MoveTimer>().phases;
+        // The movement systems' thread CPU time: their wall time less preemption (the search
+        // workers share the cores).
+        let cpu: Vec<f64> = phases
+            .iter()
+            .map(|p| p.cpu.as_secs_f64() * 1000.0)
+            .collect();
         println!(
-            "move units={} frames={} mean_move_ms={:.3} p99_move_ms={:.3} max_move_ms={:.3} arrived={arrived} {}",
+            "move units={} frames={} mean_move_ms={:.3} p99_move_ms={:.3} max_move_ms={:.3} mean_move_cpu_ms={:.3} p99_move_cpu_ms={:.3} arrived={arrived} {}",
             args.units,
             mt.len(),
             mt.iter().sum::<f64>() / mt.len().max(1) as f64,
             percentile(&mt, 0.99),
             max(&mt),
+            cpu.iter().sum::<f64>() / cpu.len().max(1) as f64,
+            percentile(&cpu, 0.99),
             f.crowd,
         );
-        let phases = &app.world().resource::<MoveTimer>().phases;
         println!("{}", phases_line(phases));
     }
     let tally = app.world().resource::<Tally>();

@@ -8,7 +8,8 @@
 //! 1.5 x its speed (`fast_unit_frames`) or more than half a tile (`jump_frames`).
 //! `goal_cells_p90` and `goal_cells_max` say how far (cells) arrived units stand from their goal
 //! cells at the end (units that stop at the edge of their gathered crowd arrive short of their
-//! slots).
+//! slots), `last_frame_overlaps` how many units overlap another in the last frame (once settled:
+//! bodies parked inside each other, which a player sees for good).
 //!
 //! `RTS_DEBUG=1` lists the units that did not arrive and every wall overlap (and every 600 frames
 //! after the final order how many have not), `RTS_MAP=1` prints the map with them at the end
@@ -93,6 +94,8 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
     let mut frame_ms = Vec::with_capacity(frames);
     let mut wall_overlaps = 0u64;
     let mut crowd = CrowdFrame::default();
+    // Units overlapping another in the last frame (settled, in a run long enough).
+    let mut last_overlaps = 0u64;
     let mut watch = CrowdWatch::default();
     // Frames from the final order until every unit had arrived (looked at every 30 frames).
     let mut settled: Option<usize> = None;
@@ -151,7 +154,9 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
             print_trace(&mut app, &map, trace, frame);
         }
         wall_overlaps += count_wall_overlaps(&mut app, &map, &walls, frame, debug);
-        crowd += watch.frame(app.world_mut());
+        let seen = watch.frame(app.world_mut());
+        last_overlaps = seen.overlapping;
+        crowd += seen;
         if settled.is_none() && frame > final_order_frame && frame % 30 == 0 {
             let (_, not_arrived) = count_arrivals(&mut app, &map, false, false);
             settled = (not_arrived == 0).then_some(frame - final_order_frame);
@@ -215,7 +220,7 @@ pub fn run(config: DemoConfig, inputs: Inputs) -> ExitCode {
         String::new()
     };
     println!(
-        "summary map={}{classes}{fog} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} crossings={crossings} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} {crowd}",
+        "summary map={}{classes}{fog} units={units} arrived={arrived} stuck={stuck} wall_overlaps={wall_overlaps} crossings={crossings} frames={frames} settled_after={} goal_cells_p90={} goal_cells_max={} mean_frame_ms={mean:.3} p99_frame_ms={p99:.3} last_frame_overlaps={last_overlaps} {crowd}",
         config.map.name(),
         settled.map_or("never".to_string(), |f| f.to_string()),
         percentile(&goal_cells, 0.9),

@@ -120,6 +120,7 @@ pub(crate) fn drive_vehicles(
         &mut claims,
     );
     stats.vehicles = watch.elapsed();
+    stats.cpu += watch.cpu();
 }
 
 /// [`drive_vehicles`]'s work.

@@ -69,4 +69,5 @@ pub(crate) fn face_on_arrival(
         }
     }
     stats.facing = watch.elapsed();
+    stats.cpu += watch.cpu();
 }

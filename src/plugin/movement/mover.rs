@@ -85,6 +85,7 @@ pub(crate) fn order_movers(
         lockstep_order(keys.iter(), &mut order.0);
     }
     stats.release += watch.lap();
+    stats.cpu += watch.cpu();
 }
 
 #[cfg(test)]

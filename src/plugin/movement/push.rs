@@ -8,8 +8,6 @@
 //! a unit on its way walks on along its curve with the push as an offset that fades, so it
 //! drifts back onto its smoothed path without planning it again.
 
-use std::time::Duration;
-
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
@@ -184,15 +182,12 @@ pub(crate) fn push_apart(
 ) {
     let mut watch = Stopwatch::start();
     let crowd = &settings.crowd;
-    if !crowd.pushing {
-        stats.push = Duration::ZERO;
-        return;
-    }
-    // No body moved since the last frame's pushes and none was pushed then: no pair can have
-    // come to overlap, and the passes would find nothing. An army standing still costs a look
-    // at its change ticks, not an index of every body.
-    if pushed_before.is_empty() && bodies.p1().is_empty() {
+    // Pushing off; or no body moved since the last frame's pushes and none was pushed then: no
+    // pair can have come to overlap, and the passes would find nothing. An army standing still
+    // costs a look at its change ticks, not an index of every body.
+    if !crowd.pushing || pushed_before.is_empty() && bodies.p1().is_empty() {
         stats.push = watch.lap();
+        stats.cpu += watch.cpu();
         return;
     }
     let mut units = bodies.p0();
@@ -248,6 +243,7 @@ pub(crate) fn push_apart(
         }
     }
     stats.push = watch.lap();
+    stats.cpu += watch.cpu();
 }
 
 /// Side of the squares [`push_apart`] indexes bodies by, in cells: a body's pairs reach about two

@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 
+use crate::plugin::cpu_clock::CpuClock;
+
 /// The last frame's figures of the movement systems ([`MovementPlugin`](crate::MovementPlugin)),
 /// wall time by phase. Read them for your own HUD;
 /// [`TilepathDiagnosticsPlugin`](crate::TilepathDiagnosticsPlugin) also publishes them.
@@ -26,6 +28,11 @@ pub struct MovementFrameStats {
     pub push: Duration,
     /// Turning arrived units toward their facing.
     pub facing: Duration,
+    /// Thread CPU time of all the movement systems: [`MovementFrameStats::total`]'s wall time
+    /// less the time their thread was preempted (other processes, search workers on the same
+    /// cores, a hypervisor's steal). Work a phase hands to other threads of the compute pool is
+    /// not in it.
+    pub cpu: Duration,
     /// Units on their way this frame (moving, waiting or walking through).
     pub moving: u32,
     /// Units standing (idle or arrived) this frame.
@@ -52,26 +59,38 @@ impl MovementFrameStats {
     }
 }
 
-/// Times a phase of movement: `Stopwatch::start()`, then [`Stopwatch::lap`] into a field.
+/// Times a phase of movement: `Stopwatch::start()`, then [`Stopwatch::lap`] into a field, and
+/// the system's thread CPU time into [`MovementFrameStats::cpu`] at its end.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Stopwatch(Instant);
+pub(crate) struct Stopwatch {
+    lap: Instant,
+    cpu: CpuClock,
+}
 
 impl Stopwatch {
     /// Starts timing.
     pub(crate) fn start() -> Self {
-        Stopwatch(Instant::now())
+        Stopwatch {
+            lap: Instant::now(),
+            cpu: CpuClock::now(),
+        }
     }
 
     /// The time since the last lap (or the start), and a new lap begun.
     pub(crate) fn lap(&mut self) -> Duration {
         let now = Instant::now();
-        let lap = now - self.0;
-        self.0 = now;
+        let lap = now - self.lap;
+        self.lap = now;
         lap
     }
 
     /// The time since the last lap (or the start).
     pub(crate) fn elapsed(self) -> Duration {
-        self.0.elapsed()
+        self.lap.elapsed()
+    }
+
+    /// The thread CPU time since the start.
+    pub(crate) fn cpu(self) -> Duration {
+        self.cpu.elapsed()
     }
 }

@@ -130,6 +130,7 @@ pub(crate) fn move_units(
     stats.steps = watch.lap();
     let [moving, standing, asleep] = counts;
     (stats.moving, stats.standing, stats.asleep) = (moving, standing + asleep, asleep);
+    stats.cpu += watch.cpu();
 }
 
 /// What a unit's frame was (counted in [`MovementFrameStats`]).
@@ -404,4 +405,6 @@ pub(crate) fn release_departed(
         traffic.forget(entity);
     }
     stats.release = watch.lap();
+    // The first of the movement systems each frame.
+    stats.cpu = watch.cpu();
 }
