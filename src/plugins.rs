@@ -179,6 +179,7 @@ fn queue_systems(app: &mut App, schedule: InternedScheduleLabel) {
                 map::resolve_classes,
                 map::links::sync_links,
                 map::jump_tables::keep_jump_tables,
+                map::link_tables::keep_link_tables,
                 fog::reveal_fog,
                 queue::service::prepare_scratch,
                 queue::repath::keep_regions,

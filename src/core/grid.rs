@@ -628,6 +628,12 @@ impl NavGrid {
         let _ = self.link_table();
     }
 
+    /// Whether [`NavGrid::build_link_table`] has nothing to make: the grid has no links, or its
+    /// table is made (or none fits).
+    pub(crate) fn has_link_table(&self) -> bool {
+        !self.links.any() || self.links.between_ends_made()
+    }
+
     /// The table of [`NavGrid::build_link_table`], made if need be; `None` where the grid has
     /// none (no links, too many ends, walks too long).
     pub(crate) fn link_table(&self) -> Option<&[u32]> {

@@ -737,6 +737,12 @@ impl LinkIndex {
             .filter(|_| table.min_terrain == min_terrain)
     }
 
+    /// Whether [`LinkIndex::least_between_ends`] has nothing left to make: its table is made,
+    /// or there is none to make (more than [`ESTIMATED_ENDS`] ends).
+    pub(crate) fn between_ends_made(&self) -> bool {
+        self.graph_cells.len() > ESTIMATED_ENDS || self.between_ends.get().is_some()
+    }
+
     /// Drops the table of [`LinkIndex::least_between_ends`] (the links or the cheapest
     /// terrain changed).
     pub(crate) fn forget_between_ends(&mut self) {

@@ -15,6 +15,7 @@ use crate::plugin::classes::{
 use crate::plugin::settings::TilepathSettings;
 
 pub(crate) mod jump_tables;
+pub(crate) mod link_tables;
 pub(crate) mod links;
 #[cfg(feature = "serialize")]
 pub mod saved;
