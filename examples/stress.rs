@@ -78,7 +78,9 @@
 //! pieces of work on the main thread that each take the budget at their median: plain
 //! arithmetic (`spin`) and a pointer chase through 8 MiB (`chase`, memory-bound like a search
 //! on a big map, so slowed when other tenants evict the caches). The `calibration` lines report
-//! how long they took: the machine's own noise, measured side by side with the plugin's frames.
+//! how long they took: the machine's own noise, measured side by side with the plugin's frames,
+//! and `work=`, how much of each fit the budget at the run's start (spin iterations, chase
+//! steps): the machine's speed that day, to compare runs made on other days by.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -960,6 +962,9 @@ struct Frames {
     spin_ms: Vec<f64>,
     /// The calibration chase per frame (with `--calibrate`), thread CPU time.
     chase_ms: Vec<f64>,
+    /// With `--calibrate`: the spin's iterations and the chase's steps sized to the budget at
+    /// the run's start (more on a faster machine: runs of other days compare by them).
+    calibration_work: [u64; 2],
     /// Wall time of each whole frame (`App::update`: every system, the plugin's and the
     /// runner's).
     update_ms: Vec<f64>,
@@ -1008,11 +1013,15 @@ fn run(
         update_ms: Vec::new(),
         to_drain: 0,
         crowd: CrowdFrame::default(),
+        calibration_work: [0; 2],
     };
     let mut watch = CrowdWatch::default();
     let calibration = args
         .calibrate
         .then(|| Calibration::for_budget(Duration::from_micros(args.budget_us)));
+    if let Some(c) = &calibration {
+        f.calibration_work = [c.spins, c.steps];
+    }
     let max_frames = args.max_frames;
     let mut frame = 0;
     // The service's work since the last `queue` line (with `--verbose`).
@@ -1242,11 +1251,15 @@ fn report(app: &mut App, args: &Args, f: &Frames, edits: Option<&Edits>) {
     );
     let budget_ms = args.budget_us as f64 / 1000.0;
     if args.calibrate {
-        for (name, c) in [("spin", &f.spin_ms), ("chase", &f.chase_ms)] {
+        let work = f.calibration_work;
+        for (name, c, work) in [
+            ("spin", &f.spin_ms, work[0]),
+            ("chase", &f.chase_ms, work[1]),
+        ] {
             let c = &c[..drain.len()];
             let median = percentile(c, 0.5);
             println!(
-                "calibration {name} frames={} median_ms={median:.3} p99_ms={:.3} max_ms={:.3} over_median_10pct={} (plugin: over_budget_10pct={})",
+                "calibration {name} work={work} frames={} median_ms={median:.3} p99_ms={:.3} max_ms={:.3} over_median_10pct={} (plugin: over_budget_10pct={})",
                 c.len(),
                 percentile(c, 0.99),
                 max(c),

@@ -127,19 +127,31 @@ impl CrowdWatch {
     /// units' bodies overlap another's by more than a fifth of the sum of their radii
     /// (`overlapping`), how many walk through other units (`walking_through`, the crowd's last
     /// resort), how many moved fast or jumped since the frame before (see [`FAST`]) and the
-    /// fastest move, and how many units there are (`units`). Neighbours come from a hash of
-    /// the units' cells, not a scan of every pair.
+    /// fastest move, and how many units there are (`units`); of the [`Vehicle`]s
+    /// (`vehicles`), how many overlap another vehicle so (`vehicles_overlapping`: vehicles do
+    /// not push each other, so these are bodies driven through each other). Neighbours come from
+    /// a hash of the units' cells, not a scan of every pair.
+    ///
+    /// [`Vehicle`]: bevy_tilepath::Vehicle
     pub fn frame(&mut self, world: &mut bevy::prelude::World) -> CrowdFrame {
         use bevy::prelude::*;
-        use bevy_tilepath::{MoveState, Mover, NavAgent, NavMap, PathProgress};
+        use bevy_tilepath::{MoveState, Mover, NavAgent, NavMap, PathProgress, Vehicle};
         let Ok(map) = world.query::<&NavMap>().single(world).cloned() else {
             return CrowdFrame::default();
         };
         let dt = world.resource::<Time>().delta_secs();
-        let mut q = world.query::<(Entity, &Transform, &NavAgent, &PathProgress, Option<&Mover>)>();
+        let mut q = world.query::<(
+            Entity,
+            &Transform,
+            &NavAgent,
+            &PathProgress,
+            Option<&Mover>,
+            Has<Vehicle>,
+        )>();
         let mut frame = CrowdFrame::default();
-        let mut bodies: Vec<(Vec2, f32, bool)> = Vec::new();
-        for (entity, tf, agent, p, mover) in q.iter(world) {
+        // Where each body is, its radius, whether it walks through others, whether a vehicle.
+        let mut bodies: Vec<(Vec2, f32, bool, bool)> = Vec::new();
+        for (entity, tf, agent, p, mover, vehicle) in q.iter(world) {
             let at = map.world_to_grid(tf.translation.truncate());
             if let Some(before) = self.last.insert(entity, at)
                 && dt > 0.0
@@ -151,7 +163,7 @@ impl CrowdWatch {
                 frame.jumps += u64::from(moved > JUMP);
             }
             let through = matches!(p.state, MoveState::WalkingThrough { .. });
-            bodies.push((at, agent.radius, through));
+            bodies.push((at, agent.radius, through, vehicle));
         }
         let mut cells: bevy::platform::collections::HashMap<IVec2, Vec<usize>> = Default::default();
         for (i, b) in bodies.iter().enumerate() {
@@ -160,20 +172,27 @@ impl CrowdWatch {
         let reach = bodies.iter().map(|b| b.1).fold(0.0f32, f32::max) * 2.0;
         let reach = reach.ceil() as i32;
         frame.units = bodies.len() as u64;
-        for (i, &(p, r, through)) in bodies.iter().enumerate() {
+        for (i, &(p, r, through, vehicle)) in bodies.iter().enumerate() {
             frame.walking_through += u64::from(through);
+            frame.vehicles += u64::from(vehicle);
             let c = p.floor().as_ivec2();
-            let overlaps = (-reach..=reach).any(|dy| {
-                (-reach..=reach).any(|dx| {
-                    cells.get(&(c + IVec2::new(dx, dy))).is_some_and(|near| {
-                        near.iter().any(|&j| {
-                            let (q, s, _) = bodies[j];
-                            j != i && p.distance(q) < 0.8 * (r + s)
+            // Whether it overlaps another body (of a vehicle only, with `vehicles_only`).
+            let overlaps = |vehicles_only: bool| {
+                (-reach..=reach).any(|dy| {
+                    (-reach..=reach).any(|dx| {
+                        cells.get(&(c + IVec2::new(dx, dy))).is_some_and(|near| {
+                            near.iter().any(|&j| {
+                                let (q, s, _, other_vehicle) = bodies[j];
+                                j != i
+                                    && (other_vehicle || !vehicles_only)
+                                    && p.distance(q) < 0.8 * (r + s)
+                            })
                         })
                     })
                 })
-            });
-            frame.overlapping += u64::from(overlaps);
+            };
+            frame.overlapping += u64::from(overlaps(false));
+            frame.vehicles_overlapping += u64::from(vehicle && overlaps(true));
         }
         frame
     }
@@ -190,6 +209,8 @@ pub struct CrowdFrame {
     pub jumps: u64,
     /// Tiles per second.
     pub max_speed: f32,
+    pub vehicles: u64,
+    pub vehicles_overlapping: u64,
 }
 
 impl std::ops::AddAssign for CrowdFrame {
@@ -200,12 +221,15 @@ impl std::ops::AddAssign for CrowdFrame {
         self.fast += o.fast;
         self.jumps += o.jumps;
         self.max_speed = self.max_speed.max(o.max_speed);
+        self.vehicles += o.vehicles;
+        self.vehicles_overlapping += o.vehicles_overlapping;
     }
 }
 
 impl std::fmt::Display for CrowdFrame {
     /// `unit_overlaps=<n> (<%>) walk_through_frames=<n> (<%>) max_unit_speed=<tiles/s>
-    /// fast_unit_frames=<n> jump_frames=<n> unit_frames=<n>`.
+    /// fast_unit_frames=<n> jump_frames=<n> unit_frames=<n>`, and with vehicles
+    /// `vehicle_overlaps=<n> (<% of vehicle_frames>) vehicle_frames=<n>`.
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         let pct = |n: u64| 100.0 * n as f64 / self.units.max(1) as f64;
         write!(
@@ -219,7 +243,17 @@ impl std::fmt::Display for CrowdFrame {
             self.fast,
             self.jumps,
             self.units
-        )
+        )?;
+        if self.vehicles > 0 {
+            write!(
+                f,
+                " vehicle_overlaps={} ({:.2}%) vehicle_frames={}",
+                self.vehicles_overlapping,
+                100.0 * self.vehicles_overlapping as f64 / self.vehicles as f64,
+                self.vehicles
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -38,6 +38,10 @@ const DEEP: f32 = 0.1;
 /// without the exact test: far above `f32` rounding, so no pair the test would push is missed.
 const APART_MARGIN: f32 = 1.001;
 
+/// Bodies [`Pairs::of_one`] sifts at a time (a row of squares in a dense crowd holds a few
+/// dozen).
+const SCAN_CHUNK: usize = 64;
+
 /// In the passes after the first [`FULL_PASSES`], a push of a body shorter than this (tiles)
 /// moves nothing: in a crowd pressed together, pushes from all sides nearly cancel, and bodies
 /// shifted by a hair each pass kept every pass busy (a battle's melee: a thousand or two bodies
@@ -486,15 +490,25 @@ impl Pairs<'_> {
         let me = index.members()[i];
         let reach = me.body.radius + self.max_radius;
         let slack = self.slack;
-        for row in index.rows_near(me.map, me.body.position, reach) {
-            for n in row {
+        let mut near = [0u8; SCAN_CHUNK];
+        for chunk in index
+            .rows_near(me.map, me.body.position, reach)
+            .flat_map(|r| r.chunks(SCAN_CHUNK))
+        {
+            // The bodies of the chunk not clearly apart (by a margin above rounding), found
+            // without a branch each: in a crowd most are apart, and a branch on each was a
+            // guess the processor often missed. The tests below decide the rest.
+            let mut found = 0;
+            for (k, n) in chunk.iter().enumerate() {
                 let gap = n.position - me.body.position;
-                // Clearly apart (by a margin above rounding): no square root. The test below
-                // decides the rest, as it always did.
-                let apart = (me.body.radius + n.radius) * (1.0 - slack);
-                if gap.length_squared() > apart * apart * APART_MARGIN {
-                    continue;
-                }
+                let contact = (me.body.radius + n.radius) * (1.0 - slack);
+                let apart = gap.length_squared() > contact * contact * APART_MARGIN;
+                near[found] = k as u8;
+                found += usize::from(!apart);
+            }
+            for &k in &near[..found] {
+                let n = &chunk[k as usize];
+                let gap = n.position - me.body.position;
                 let j = n.index as usize;
                 // Each pair once: from its active end, or its lower one if both are active.
                 if j == i
