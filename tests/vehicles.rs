@@ -1074,3 +1074,51 @@ fn vehicles_sent_together_where_another_stands_stop_on_free_cells_of_their_own()
     // About 9 tiles at 3 tiles a second, turns and waits for each other included.
     assert!(frames < 900, "{frames} frames");
 }
+
+#[test]
+fn two_vehicles_parked_on_one_spot_part_and_drive_off_without_a_leap_or_a_turn_in_place() {
+    let grid = NavGrid::new(30, 20).unwrap();
+    let mut app = app(grid.clone());
+    // The game's clock running (its first frame is 0 s long).
+    app.update();
+    // Put down on one spot (as a game spawns a column), with no order yet.
+    let parked = || {
+        (
+            Transform::from_xyz(10.5, 10.5, 0.0),
+            Mover {
+                speed: 3.0,
+                ..default()
+            },
+            NavAgent { radius: 0.3 },
+            Vehicle::default(),
+        )
+    };
+    let a = app.world_mut().spawn(parked()).id();
+    let b = app.world_mut().spawn(parked()).id();
+    for _ in 0..60 {
+        app.update();
+    }
+    let at = |app: &App, e: Entity| {
+        let t = app.world().get::<Transform>(e).unwrap();
+        t.translation.truncate()
+    };
+    let rotation = |app: &App, e: Entity| app.world().get::<Transform>(e).unwrap().rotation;
+    assert!(
+        at(&app, a).distance(at(&app, b)) >= 0.6 - 1e-3,
+        "still on one spot: {} {}",
+        at(&app, a),
+        at(&app, b)
+    );
+    // Slid apart, not turned.
+    assert_eq!(rotation(&app, a), Quat::IDENTITY);
+    assert_eq!(rotation(&app, b), Quat::IDENTITY);
+    // One ordered off from where it was pushed to: it slides back onto its plan as it drives,
+    // never faster than its speed allows or turning harder than its radius.
+    app.world_mut()
+        .entity_mut(a)
+        .insert(PathRequest::to_cell(Cell::new(24, 10)));
+    let drive = watch(&mut app, a, &grid, 1200);
+    assert!(drive.arrived, "{drive:?}");
+    assert!(drive.max_turn_rate_ratio <= 1.05, "{drive:?}");
+    assert!(drive.max_step <= 1.5 * 3.0 * DT, "{drive:?}");
+}

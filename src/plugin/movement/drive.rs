@@ -12,7 +12,7 @@ use bevy::prelude::*;
 
 use crate::core::{
     Cell, CellOverlay, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, VehicleModel,
-    band_around, fmath, nearest_heading,
+    band_around, fmath, nearest_heading, overlaps_blocked,
 };
 
 use super::super::agent::NavAgent;
@@ -217,6 +217,7 @@ fn visit(
     let me = bodies.of(entity);
     let done = drive_on(
         (map, bodies, me),
+        (grid, body),
         (mover, vehicle),
         &mut progress,
         &mut transform,
@@ -381,7 +382,17 @@ fn notice_changes(
 /// facing, from a vehicle's drive.
 fn mirror(progress: &DriveProgress, walk: &mut Mut<PathProgress>) {
     let state = match progress.status {
-        DriveStatus::Planning | DriveStatus::Driving => MoveState::Moving,
+        // Standing for a plan, or for another vehicle in its way (pushes slide it then, see
+        // `drive_on`).
+        DriveStatus::Planning => MoveState::Waiting {
+            seconds: 0.0,
+            through_from: None,
+        },
+        DriveStatus::Driving if progress.blocked_by.is_some() => MoveState::Waiting {
+            seconds: progress.waited,
+            through_from: None,
+        },
+        DriveStatus::Driving => MoveState::Moving,
         DriveStatus::Arrived => MoveState::Arrived,
         DriveStatus::Idle | DriveStatus::NoWay => MoveState::Idle,
     };
@@ -551,9 +562,10 @@ const PATIENCE: f32 = 3.0;
 
 /// Drives `progress`'s plan for the frame (unless another vehicle is in the way: it waits, up
 /// to [`PATIENCE`]); whether it reached its stopping point (the plan's end, or the next state
-/// to plan again from).
+/// to plan again from), back on its plan.
 fn drive_on(
     (map, bodies, me): (&NavMap, &Bodies, Option<&Body>),
+    (grid, body): (&NavGrid, f32),
     (mover, vehicle): (&Mover, &Vehicle),
     progress: &mut DriveProgress,
     transform: &mut Transform,
@@ -582,7 +594,24 @@ fn drive_on(
     }
     let along = (progress.along + speed.max(0.0) * dt).min(stop);
     let pose = plan.pose_at(along).expect("as above");
-    let blocker = me.and_then(|me| bodies.blocking(me, pose.position, progress.passing));
+    // Pushed while it stood (or planned from the state it stopped near): off its plan, it
+    // slides back onto it as it drives, never turning for it. (A game that moves the body
+    // itself is asked for the plan's velocity, its physics left to part bodies.)
+    let here = map.world_to_grid(transform.translation.truncate());
+    let off = match desired {
+        Some(_) => Vec2::ZERO,
+        // By what it could drive this frame, so it settles at its stop too.
+        None => slid_back(here - before.position, speed.max(0.0) * dt),
+    };
+    // The plan is clear of walls, the offset's way back to it need not be: where it would
+    // touch one, the vehicle comes back onto the plan sooner.
+    let radius = (body - TOUCH).max(0.0);
+    let to = [1.0, 0.5, 0.0]
+        .into_iter()
+        .map(|k| pose.position + off * k)
+        .find(|&p| p == pose.position || !overlaps_blocked(grid, p, radius))
+        .unwrap_or(pose.position);
+    let blocker = me.and_then(|me| bodies.blocking(me, to, progress.passing));
     if let Some(other) = blocker {
         if progress.waited < mover.wait_time * PATIENCE {
             progress.waited += dt;
@@ -600,7 +629,7 @@ fn drive_on(
     // vehicles on one way would drive on top of each other, where the one behind follows.
     if let (Some(me), Some(passing)) = (me, progress.passing)
         && bodies.of(passing).is_none_or(|b| {
-            b.at.distance(pose.position) >= me.radius + b.radius
+            b.at.distance(to) >= me.radius + b.radius
                 || b.travel.is_some() && b.blocked_by.is_none()
         })
     {
@@ -619,11 +648,27 @@ fn drive_on(
         }
         None => {
             let z = transform.translation.z;
-            transform.translation = map.grid_to_world(pose.position).extend(z);
+            transform.translation = map.grid_to_world(to).extend(z);
             transform.rotation = fmath::rotation_toward(map.grid_to_world_dir(pose.facing));
         }
     }
-    progress.along >= stop - 1e-5
+    progress.along >= stop - 1e-5 && to == pose.position
+}
+
+/// Tiles a vehicle off its plan slides back toward it a tile driven: the slide adds at most
+/// this share of its speed sideways, so pushes undone never look like a leap.
+const SLIDE_BACK: f32 = 0.4;
+
+/// What is left of a vehicle's offset `off` from its plan (grid space) once it could drive
+/// `driven` tiles on: it shrinks by [`SLIDE_BACK`] a tile, to nothing.
+fn slid_back(off: Vec2, driven: f32) -> Vec2 {
+    let length = off.length();
+    let left = length - SLIDE_BACK * driven.max(0.0);
+    if left <= 1e-4 {
+        Vec2::ZERO
+    } else {
+        off * (left / length)
+    }
 }
 
 /// Runs the planner's searches within the frame's states, vehicle after vehicle.

@@ -108,9 +108,13 @@ pub(crate) enum Role {
     WalkingThrough,
     /// Holding its position ([`HoldPosition`]): never moved; the other body takes the push.
     Anchored,
-    /// A [`Vehicle`]: never moved (it drives its plan); the bodies it meets are shoved aside,
-    /// out of its way, as by a unit walking through.
+    /// A [`Vehicle`] on its way: never moved (it drives its plan); the bodies it meets are
+    /// shoved aside, out of its way, as by a unit walking through.
     Driving,
+    /// A [`Vehicle`] standing (arrived, idle, or waiting for a plan or for another vehicle):
+    /// shoved aside by a vehicle driving, parted from another standing, anchored against the
+    /// rest. It slides, it never turns; driving on, it slides back onto its plan.
+    Parked,
 }
 
 impl Role {
@@ -129,8 +133,11 @@ impl Role {
 /// The share of a push that `me` takes against `other`.
 fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
     match (me, other) {
+        (Role::Parked, Role::Driving) => 1.0,
+        (Role::Parked, Role::Parked) => 0.5,
+        (Role::Parked, _) => 0.0,
         (Role::Anchored | Role::WalkingThrough | Role::Driving, _) => 0.0,
-        (_, Role::Anchored | Role::WalkingThrough | Role::Driving) => 1.0,
+        (_, Role::Anchored | Role::WalkingThrough | Role::Driving | Role::Parked) => 1.0,
         (Role::Standing, Role::Underway) => crowd.push_strength,
         (Role::Underway, Role::Standing) => 1.0 - crowd.push_strength,
         _ => 0.5,
@@ -307,8 +314,9 @@ impl Indexed<'_, '_, '_> {
             },
         });
         let role = match Role::of(progress.state, progress.patient) {
-            _ if vehicle => Role::Driving,
+            _ if vehicle && progress.state == MoveState::Moving => Role::Driving,
             Role::Standing if holds => Role::Anchored,
+            _ if vehicle => Role::Parked,
             role => role,
         };
         let moved = transform.is_changed() || desired.is_some_and(|d| d.is_changed());
@@ -836,6 +844,30 @@ mod tests {
         assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
         // The standing unit took most of the push.
         assert!((b.x - 3.9) > 3.0 * (3.5 - a.x), "{a} {b}");
+    }
+
+    #[test]
+    fn a_parked_vehicle_gives_way_to_vehicles_only() {
+        let grid = NavGrid::new(8, 8).unwrap();
+        let run = |roles: [Role; 2]| {
+            let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.9, 3.5)]);
+            push_on(&grid, &mut n, &roles, &[None, None], 1.0);
+            (n.members()[0].body.position, n.members()[1].body.position)
+        };
+        // A vehicle driving into a parked one: the parked one slides out of its way.
+        let (a, b) = run([Role::Driving, Role::Parked]);
+        assert_eq!(a, Vec2::new(3.5, 3.5), "the driving vehicle was pushed");
+        assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
+        // Two parked vehicles part, each taking half.
+        let (a, b) = run([Role::Parked, Role::Parked]);
+        assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
+        assert!(((3.5 - a.x) - (b.x - 3.9)).abs() < 1e-3, "{a} {b}");
+        // A unit on its way or standing does not move a parked vehicle: it takes the push.
+        for other in [Role::Underway, Role::Standing] {
+            let (a, b) = run([other, Role::Parked]);
+            assert_eq!(b, Vec2::new(3.9, 3.5), "the parked vehicle was pushed");
+            assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
+        }
     }
 
     #[test]
