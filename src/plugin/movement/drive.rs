@@ -594,23 +594,18 @@ fn drive_on(
     }
     let along = (progress.along + speed.max(0.0) * dt).min(stop);
     let pose = plan.pose_at(along).expect("as above");
-    // Pushed while it stood (or planned from the state it stopped near): off its plan, it
-    // slides back onto it as it drives, never turning for it. (A game that moves the body
-    // itself is asked for the plan's velocity, its physics left to part bodies.)
-    let here = map.world_to_grid(transform.translation.truncate());
-    let off = match desired {
-        Some(_) => Vec2::ZERO,
-        // By what it could drive this frame, so it settles at its stop too.
-        None => slid_back(here - before.position, speed.max(0.0) * dt),
+    // Pushed while it stood: off its plan, it slides back onto it (see `back_onto`). A game
+    // that moves the body itself is asked for the plan's velocity, its physics left to part
+    // bodies.
+    let to = match desired {
+        Some(_) => pose.position,
+        None => {
+            let here = map.world_to_grid(transform.translation.truncate());
+            // By what it could drive this frame, so it settles at its stop too.
+            let off = slid_back(here - before.position, speed.max(0.0) * dt);
+            back_onto(pose.position, off, (grid, body))
+        }
     };
-    // The plan is clear of walls, the offset's way back to it need not be: where it would
-    // touch one, the vehicle comes back onto the plan sooner.
-    let radius = (body - TOUCH).max(0.0);
-    let to = [1.0, 0.5, 0.0]
-        .into_iter()
-        .map(|k| pose.position + off * k)
-        .find(|&p| p == pose.position || !overlaps_blocked(grid, p, radius))
-        .unwrap_or(pose.position);
     let blocker = me.and_then(|me| bodies.blocking(me, to, progress.passing));
     if let Some(other) = blocker {
         if progress.waited < mover.wait_time * PATIENCE {
@@ -636,23 +631,45 @@ fn drive_on(
         progress.passing = None;
     }
     progress.along = along;
+    put(map, (pose.facing, to), (transform, desired), dt);
+    progress.along >= stop - 1e-5 && to == pose.position
+}
+
+/// Moves a vehicle's body to `to` facing `facing` (grid space), or asks its controller to.
+fn put(
+    map: &NavMap,
+    (facing, to): (Vec2, Vec2),
+    (transform, desired): (&mut Transform, Option<Mut<DesiredVelocity>>),
+    dt: f32,
+) {
     match desired {
         Some(mut d) => {
             let from = map.world_to_grid(transform.translation.truncate());
             d.velocity = if dt > 0.0 {
-                (map.grid_to_world(pose.position) - map.grid_to_world(from)) / dt
+                (map.grid_to_world(to) - map.grid_to_world(from)) / dt
             } else {
                 Vec2::ZERO
             };
-            d.facing = map.grid_to_world_dir(pose.facing).normalize_or_zero();
+            d.facing = map.grid_to_world_dir(facing).normalize_or_zero();
         }
         None => {
             let z = transform.translation.z;
             transform.translation = map.grid_to_world(to).extend(z);
-            transform.rotation = fmath::rotation_toward(map.grid_to_world_dir(pose.facing));
+            transform.rotation = fmath::rotation_toward(map.grid_to_world_dir(facing));
         }
     }
-    progress.along >= stop - 1e-5 && to == pose.position
+}
+
+/// Where a vehicle `off` its plan at `on` (grid space) goes: off by that much (it slides
+/// back, never turning for it), or, where that would touch a wall, back sooner (the plan is
+/// clear of walls, the way back to it need not be).
+fn back_onto(on: Vec2, off: Vec2, (grid, body): (&NavGrid, f32)) -> Vec2 {
+    let radius = (body - TOUCH).max(0.0);
+    [1.0, 0.5, 0.0]
+        .into_iter()
+        .map(|k| on + off * k)
+        .find(|&p| p == on || !overlaps_blocked(grid, p, radius))
+        .unwrap_or(on)
 }
 
 /// Tiles a vehicle off its plan slides back toward it a tile driven: the slide adds at most
