@@ -1098,16 +1098,11 @@ fn two_vehicles_parked_on_one_spot_part_and_drive_off_without_a_leap_or_a_turn_i
     for _ in 0..60 {
         app.update();
     }
-    let at = |app: &App, e: Entity| {
-        let t = app.world().get::<Transform>(e).unwrap();
-        t.translation.truncate()
-    };
     let rotation = |app: &App, e: Entity| app.world().get::<Transform>(e).unwrap().rotation;
+    let (pa, pb) = (position(&app, a), position(&app, b));
     assert!(
-        at(&app, a).distance(at(&app, b)) >= 0.6 - 1e-3,
-        "still on one spot: {} {}",
-        at(&app, a),
-        at(&app, b)
+        pa.distance(pb) >= 0.6 - 1e-3,
+        "still on one spot: {pa} {pb}"
     );
     // Slid apart, not turned.
     assert_eq!(rotation(&app, a), Quat::IDENTITY);
