@@ -1321,3 +1321,42 @@ fn crowds_with_desired_velocities_are_pushed_apart_through_them() {
         }
     }
 }
+
+#[test]
+fn units_spawned_into_each_other_before_the_first_frame_are_pushed_apart() {
+    // A game that spawns its map and an army on one spot at start-up: its first frame is 0 s
+    // long, so nobody can be pushed then, and pushing must not forget them after it.
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / 60.0,
+        )))
+        .add_plugins(TilepathPlugins::default());
+    app.world_mut().spawn(NavMap::new(
+        NavGrid::new(12, 12).unwrap(),
+        Vec2::ZERO,
+        Vec2::ONE,
+    ));
+    let units: Vec<Entity> = [
+        Vec2::new(5.5, 5.5),
+        Vec2::new(5.6, 5.5),
+        Vec2::new(5.5, 5.6),
+    ]
+    .into_iter()
+    .map(|p| {
+        app.world_mut()
+            .spawn((Transform::from_translation(p.extend(0.0)), Mover::default()))
+            .id()
+    })
+    .collect();
+    for _ in 0..120 {
+        app.update();
+    }
+    let now: Vec<Vec2> = units.iter().map(|&e| pos(&app, e)).collect();
+    for i in 0..3 {
+        for j in i + 1..3 {
+            let d = now[i].distance(now[j]);
+            assert!(d >= 0.6 - 1e-3, "{i} and {j} still {d} apart: {now:?}");
+        }
+    }
+}

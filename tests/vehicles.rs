@@ -1079,9 +1079,8 @@ fn vehicles_sent_together_where_another_stands_stop_on_free_cells_of_their_own()
 fn two_vehicles_parked_on_one_spot_part_and_drive_off_without_a_leap_or_a_turn_in_place() {
     let grid = NavGrid::new(30, 20).unwrap();
     let mut app = app(grid.clone());
-    // The game's clock running (its first frame is 0 s long).
-    app.update();
-    // Put down on one spot (as a game spawns a column), with no order yet.
+    // Put down on one spot before the game's first frame (as a game spawns a column at
+    // start-up), with no order yet.
     let parked = || {
         (
             Transform::from_xyz(10.5, 10.5, 0.0),

@@ -217,17 +217,10 @@ pub(crate) fn push_apart(
         active: &mut active,
         pushed_before: &pushed_before,
     };
-    if settings.lockstep.is_some() {
-        // In the units' lockstep order: who pushes whom first decides where bodies end.
-        let mut iter = units.iter_many_mut(&order.0);
-        while let Some(item) = iter.fetch_next() {
-            indexed.add(item);
-        }
-    } else {
-        for item in &mut units {
-            indexed.add(item);
-        }
-    }
+    indexed.add_all(
+        &mut units,
+        settings.lockstep.is_some().then_some(&order.0[..]),
+    );
     index.build(|map| {
         maps.get(map)
             .ok()
@@ -244,12 +237,21 @@ pub(crate) fn push_apart(
         .map(|pool| &**pool)
         .filter(|pool| pool.thread_num() > 1);
     let bodies = (&roles[..], &entering[..]);
-    let moved = push(index, bodies, active, crowd, max_step, grid, pool);
+    // A frame without time (the app's first, or the game's clock paused) moves nobody: the
+    // bodies it would have looked at are looked at in the next one with time (units spawned
+    // into each other at start-up were otherwise never looked at again).
+    let moved = if max_step > 0.0 {
+        push(index, bodies, active, crowd, max_step, grid, pool)
+    } else {
+        active
+    };
     pushed_before.clear();
     for i in moved {
         let m = index.members()[i];
-        if let (Ok((_, nav)), Ok(unit)) = (maps.get(m.map), units.get_mut(m.entity)) {
-            pushed_before.insert(m.entity);
+        pushed_before.insert(m.entity);
+        if max_step > 0.0
+            && let (Ok((_, nav)), Ok(unit)) = (maps.get(m.map), units.get_mut(m.entity))
+        {
             moved_by_push(m, nav, unit, time.delta_secs());
         }
     }
@@ -284,6 +286,24 @@ struct Indexed<'a, 'w, 's> {
 }
 
 impl Indexed<'_, '_, '_> {
+    /// Adds every unit; with `order`, in that order (the units' lockstep order: who pushes whom
+    /// first decides where bodies end).
+    fn add_all(&mut self, units: &mut Pushed, order: Option<&[Entity]>) {
+        match order {
+            Some(order) => {
+                let mut iter = units.iter_many_mut(order);
+                while let Some(item) = iter.fetch_next() {
+                    self.add(item);
+                }
+            }
+            None => {
+                for item in units {
+                    self.add(item);
+                }
+            }
+        }
+    }
+
     /// Adds one unit.
     fn add(
         &mut self,
