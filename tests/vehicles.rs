@@ -367,7 +367,12 @@ fn a_soldier_sent_under_a_standing_vehicle_stops_beside_it() {
             .translation
             .truncate()
     };
-    assert_eq!(at(tank), Vec2::new(12.5, 12.5));
+    // Not shoved along (standing against it, the soldier shares a hair's push with it).
+    assert!(
+        at(tank).distance(Vec2::new(12.5, 12.5)) < 0.01,
+        "{}",
+        at(tank)
+    );
     let state = app.world().get::<PathProgress>(soldier).unwrap().state;
     assert_eq!(state, MoveState::Arrived);
     // Beside it, its body against the tank's at most.

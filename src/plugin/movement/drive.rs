@@ -215,7 +215,7 @@ fn visit(
         return;
     }
     let me = bodies.of(entity);
-    let done = drive_on(
+    let Some(stop) = drive_on(
         (map, bodies, me),
         (grid, body),
         (mover, vehicle),
@@ -223,11 +223,10 @@ fn visit(
         &mut transform,
         desired,
         dt,
-    );
-    if !done {
+    ) else {
         return;
-    }
-    let here = grid.cell_at(map.world_to_grid(transform.translation.truncate()));
+    };
+    let here = grid.cell_at(stop);
     if !progress.replan
         && enter_at(
             (entity, path, grid),
@@ -561,8 +560,8 @@ fn travel_of(progress: &DriveProgress) -> Option<Vec2> {
 const PATIENCE: f32 = 3.0;
 
 /// Drives `progress`'s plan for the frame (unless another vehicle is in the way: it waits, up
-/// to [`PATIENCE`]); whether it reached its stopping point (the plan's end, or the next state
-/// to plan again from), back on its plan.
+/// to [`PATIENCE`]); once it reached its stopping point (the plan's end, or the next state to
+/// plan again from), back on its plan within [`AT_STOP`], where that point is (grid space).
 fn drive_on(
     (map, bodies, me): (&NavMap, &Bodies, Option<&Body>),
     (grid, body): (&NavGrid, f32),
@@ -571,10 +570,10 @@ fn drive_on(
     transform: &mut Transform,
     desired: Option<Mut<DesiredVelocity>>,
     dt: f32,
-) -> bool {
+) -> Option<Vec2> {
     let Some(plan) = progress.plan.as_ref().filter(|p| !p.segments.is_empty()) else {
         // No plan, or one of no move (its goal is the cell it stands on): there already.
-        return true;
+        return Some(map.world_to_grid(transform.translation.truncate()));
     };
     let end = plan.length();
     let stop = if progress.replan {
@@ -614,7 +613,7 @@ fn drive_on(
             if let Some(mut d) = desired {
                 d.velocity = Vec2::ZERO;
             }
-            return false;
+            return None;
         }
         // Waited long enough: it drives through that one.
         progress.passing = Some(other);
@@ -632,8 +631,14 @@ fn drive_on(
     }
     progress.along = along;
     put(map, (pose.facing, to), (transform, desired), dt);
-    progress.along >= stop - 1e-5 && to == pose.position
+    // At its stop within a push of its plan: one kept off it by a crowd pushing counts as
+    // there (else it stood for good at a link's entry, say, waiting to be back on its plan).
+    (progress.along >= stop - 1e-5 && to.distance(pose.position) <= AT_STOP)
+        .then_some(pose.position)
 }
+
+/// Tiles a vehicle's body may be off its plan at its stop and count as there.
+const AT_STOP: f32 = 0.25;
 
 /// Moves a vehicle's body to `to` facing `facing` (grid space), or asks its controller to.
 fn put(

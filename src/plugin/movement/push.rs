@@ -112,8 +112,10 @@ pub(crate) enum Role {
     /// shoved aside, out of its way, as by a unit walking through.
     Driving,
     /// A [`Vehicle`] standing (arrived, idle, or waiting for a plan or for another vehicle):
-    /// shoved aside by a vehicle driving, parted from another standing, anchored against the
-    /// rest. It slides, it never turns; driving on, it slides back onto its plan.
+    /// parted half and half from another standing and from infantry standing; shoved aside by
+    /// a vehicle driving, a unit walking through or one holding its position; anchored against
+    /// infantry on their way. It slides, it never turns; driving on, it slides back onto its
+    /// plan.
     Parked,
 }
 
@@ -133,11 +135,14 @@ impl Role {
 /// The share of a push that `me` takes against `other`.
 fn share(me: Role, other: Role, crowd: &CrowdSettings) -> f32 {
     match (me, other) {
-        (Role::Parked, Role::Driving) => 1.0,
-        (Role::Parked, Role::Parked) => 0.5,
-        (Role::Parked, _) => 0.0,
         (Role::Anchored | Role::WalkingThrough | Role::Driving, _) => 0.0,
-        (_, Role::Anchored | Role::WalkingThrough | Role::Driving | Role::Parked) => 1.0,
+        // Infantry standing round a vehicle standing share the push with it, as two vehicles
+        // standing do: anchored, it kept the crowd settling round it pressed into itself. One on
+        // its way goes round it (shoving it, a stream of them bulldozed a parked tank along).
+        (Role::Parked, Role::Parked | Role::Standing) | (Role::Standing, Role::Parked) => 0.5,
+        (Role::Parked, Role::Underway) => 0.0,
+        (Role::Underway, Role::Parked) => 1.0,
+        (_, Role::Anchored | Role::WalkingThrough | Role::Driving) => 1.0,
         (Role::Standing, Role::Underway) => crowd.push_strength,
         (Role::Underway, Role::Standing) => 1.0 - crowd.push_strength,
         _ => 0.5,
@@ -867,7 +872,7 @@ mod tests {
     }
 
     #[test]
-    fn a_parked_vehicle_gives_way_to_vehicles_only() {
+    fn a_parked_vehicle_gives_way_to_vehicles_and_shares_with_infantry_standing() {
         let grid = NavGrid::new(8, 8).unwrap();
         let run = |roles: [Role; 2]| {
             let mut n = index(&grid, &[member(2, 3.5, 3.5), member(3, 3.9, 3.5)]);
@@ -882,10 +887,18 @@ mod tests {
         let (a, b) = run([Role::Parked, Role::Parked]);
         assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
         assert!(((3.5 - a.x) - (b.x - 3.9)).abs() < 1e-3, "{a} {b}");
-        // A unit on its way or standing does not move a parked vehicle: it takes the push.
-        for other in [Role::Underway, Role::Standing] {
+        // A unit standing and a parked vehicle share the push.
+        let (a, b) = run([Role::Standing, Role::Parked]);
+        assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
+        assert!(((3.5 - a.x) - (b.x - 3.9)).abs() < 1e-3, "{a} {b}");
+        // A unit on its way does not move it: it takes the push.
+        let (a, b) = run([Role::Underway, Role::Parked]);
+        assert_eq!(b, Vec2::new(3.9, 3.5), "the parked vehicle was pushed");
+        assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
+        // A unit holding its position or walking through shoves it aside.
+        for other in [Role::Anchored, Role::WalkingThrough] {
             let (a, b) = run([other, Role::Parked]);
-            assert_eq!(b, Vec2::new(3.9, 3.5), "the parked vehicle was pushed");
+            assert_eq!(a, Vec2::new(3.5, 3.5), "{other:?} was pushed");
             assert!(a.distance(b) >= 0.7 - 1e-3, "pushed apart: {a} {b}");
         }
     }
