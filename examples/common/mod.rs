@@ -128,9 +128,9 @@ impl CrowdWatch {
     /// (`overlapping`), how many walk through other units (`walking_through`, the crowd's last
     /// resort), how many moved fast or jumped since the frame before (see [`FAST`]) and the
     /// fastest move, and how many units there are (`units`); of the [`Vehicle`]s
-    /// (`vehicles`), how many overlap another vehicle so (`vehicles_overlapping`: vehicles do
-    /// not push each other, so these are bodies driven through each other). Neighbours come from
-    /// a hash of the units' cells, not a scan of every pair.
+    /// (`vehicles`), how many overlap another vehicle so (`vehicles_overlapping`: a vehicle
+    /// driving is never pushed, so these are mostly bodies driven through each other).
+    /// Neighbours come from a hash of the units' cells, not a scan of every pair.
     ///
     /// [`Vehicle`]: bevy_tilepath::Vehicle
     pub fn frame(&mut self, world: &mut bevy::prelude::World) -> CrowdFrame {

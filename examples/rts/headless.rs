@@ -7,7 +7,7 @@
 //! the next (`max_unit_speed`, tiles per second) and the unit-frames a unit moved faster than
 //! 1.5 x its speed (`fast_unit_frames`) or more than half a tile (`jump_frames`); with
 //! `--vehicles`, the vehicle-frames in which a vehicle's body overlaps another vehicle's so
-//! (`vehicle_overlaps`, of `vehicle_frames`: vehicles drive, they are not pushed apart).
+//! (`vehicle_overlaps`, of `vehicle_frames`: a vehicle driving is never pushed apart).
 //! `goal_cells_p90` and `goal_cells_max` say how far (cells) arrived units stand from their goal
 //! cells at the end (units that stop at the edge of their gathered crowd arrive short of their
 //! slots), `last_frame_overlaps` how many units overlap another in the last frame (once settled:

@@ -242,22 +242,19 @@ pub(crate) fn push_apart(
         .map(|pool| &**pool)
         .filter(|pool| pool.thread_num() > 1);
     let bodies = (&roles[..], &entering[..]);
-    // A frame without time (the app's first, or the game's clock paused) moves nobody: the
-    // bodies it would have looked at are looked at in the next one with time (units spawned
-    // into each other at start-up were otherwise never looked at again).
-    let moved = if max_step > 0.0 {
-        push(index, bodies, active, crowd, max_step, grid, pool)
-    } else {
-        active
-    };
     pushed_before.clear();
-    for i in moved {
-        let m = index.members()[i];
-        pushed_before.insert(m.entity);
-        if max_step > 0.0
-            && let (Ok((_, nav)), Ok(unit)) = (maps.get(m.map), units.get_mut(m.entity))
-        {
-            moved_by_push(m, nav, unit, time.delta_secs());
+    if max_step <= 0.0 {
+        // A frame without time (the app's first, or the game's clock paused) moves nobody: the
+        // bodies it would have looked at are looked at in the next one with time (units
+        // spawned into each other at start-up were otherwise never looked at again).
+        pushed_before.extend(active.iter().map(|&i| index.members()[i].entity));
+    } else {
+        for i in push(index, bodies, active, crowd, max_step, grid, pool) {
+            let m = index.members()[i];
+            if let (Ok((_, nav)), Ok(unit)) = (maps.get(m.map), units.get_mut(m.entity)) {
+                pushed_before.insert(m.entity);
+                moved_by_push(m, nav, unit, time.delta_secs());
+            }
         }
     }
     stats.push = watch.lap();

@@ -21,15 +21,18 @@ use super::state::Crossing;
 /// as any unit crosses it ([`EnteredLink`](crate::EnteredLink), [`LeftLink`](crate::LeftLink)),
 /// and on from its exit.
 ///
-/// A vehicle is never pushed by infantry: it shoves them aside as a unit holding its position
-/// does. Standing (arrived, idle, or waiting), it is slid aside by a vehicle driving into it,
-/// and parts from another standing; it slides, never turns, and slides back onto its plan as
-/// it drives on. It waits for another vehicle in its way (where two wait for each other, the
-/// one first in lockstep order, or the older entity, goes), and after three times its
-/// [`Mover::wait_time`] drives on through. It stops on the nearest free cell where another vehicle already stands
-/// at its goal (where it stands, if no cell within 8 rings of the goal is free). Standing, it occupies its cell (and those its class's footprint covers) as a
-/// stopped unit does, so other units' goals and searches round units in the way keep off it;
-/// it claims no cells ahead.
+/// Driving, a vehicle is never pushed by infantry: it shoves them aside as a unit holding its
+/// position does. Standing (arrived, idle, or waiting), it is slid aside by a vehicle driving
+/// into it, a unit walking through or one holding its position, shares the push half and half
+/// with another vehicle or infantry standing against it, and is not moved by infantry on their
+/// way; it slides, never turns, and slides back onto its plan as it drives on (it counts as at
+/// its stop within a quarter tile of it). It waits for another vehicle in its way (where two
+/// wait for each other, the one first in lockstep order, or the older entity, goes), and after
+/// three times its [`Mover::wait_time`] drives on through. It stops on the nearest free cell
+/// where another vehicle already stands at its goal (where it stands, if no cell within 8 rings
+/// of the goal is free). Standing, it occupies its cell (and those its class's footprint
+/// covers) as a stopped unit does, so other units' goals and searches round units in the way
+/// keep off it; it claims no cells ahead.
 ///
 /// ```
 /// use bevy::prelude::*;
