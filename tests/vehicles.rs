@@ -442,6 +442,56 @@ fn a_vehicle_drives_round_another_standing_in_its_way() {
     );
 }
 
+/// Two vehicles whose straight ways cross at (15, 10) at the same moment, one driving east,
+/// one south, vehicles looking `look_ahead` seconds ahead: how close their bodies came, and
+/// whether both arrived within 20 s.
+fn crossing_at_once(look_ahead: f32) -> (f32, bool) {
+    let grid = NavGrid::new(30, 20).unwrap();
+    let mut app = app(grid);
+    app.insert_resource(DriveSettings {
+        look_ahead,
+        ..default()
+    });
+    // Nine tiles each from their start to the crossing.
+    let east = vehicle(
+        &mut app,
+        Cell::new(6, 10),
+        Vec2::X,
+        PathRequest::to_cell(Cell::new(26, 10)),
+    );
+    let south = vehicle(
+        &mut app,
+        Cell::new(15, 19),
+        Vec2::NEG_Y,
+        PathRequest::to_cell(Cell::new(15, 1)),
+    );
+    let mut closest = f32::MAX;
+    for _ in 0..1200 {
+        app.update();
+        closest = closest.min(position(&app, east).distance(position(&app, south)));
+        if drive_arrived(&app, east) && drive_arrived(&app, south) {
+            return (closest, true);
+        }
+    }
+    (closest, false)
+}
+
+#[test]
+fn vehicles_looking_ahead_wait_for_one_crossing_their_way() {
+    // Two bodies of radius 0.3 overlap by more than a fifth of 0.6 below this.
+    let apart = 0.48;
+    let (closest, arrived) = crossing_at_once(0.75);
+    assert!(arrived);
+    assert!(closest >= apart, "came within {closest} of each other");
+    // Not looking ahead (the default), they drive through each other.
+    let (closest, arrived) = crossing_at_once(DriveSettings::default().look_ahead);
+    assert!(arrived);
+    assert!(
+        closest < apart,
+        "kept {closest} apart without looking ahead"
+    );
+}
+
 /// The map's grid as it is now.
 fn live_grid(app: &mut App) -> NavGrid {
     let mut maps = app.world_mut().query::<&NavMap>();

@@ -16,7 +16,8 @@
 //! `units.rs`; not on hexagons). The roads and bridges are three tiles wide. With `--vehicles`
 //! too, the tanks are vehicles: they drive legal turns of radius 1.5 tiles and reverse, never
 //! turning in place (their crowds on the roads still overlap more than the infantry-like
-//! tanks').
+//! tanks'). `--look-ahead 0.75` has them look that many seconds ahead for tanks crossing their
+//! way and wait for them: they overlap far less, but a packed group setting out takes longer.
 //!
 //! `--fog` starts with fog of war on (`F` toggles it in the window): each army plans on what its
 //! units have seen (unseen ground is assumed open), reveals the map around its units as they
@@ -101,6 +102,9 @@ pub struct DemoConfig {
     /// `--vehicles` (with `--mixed`): tanks are vehicles that cannot turn in place (turning
     /// radius 1.5 tiles, reversing allowed).
     pub vehicles: bool,
+    /// `--look-ahead S` (with `--vehicles`): seconds a tank driving looks ahead for tanks
+    /// crossing its way, to wait for them (0, the plugin's default: it drives through them).
+    pub look_ahead: f32,
     /// `--fog`: fog of war on from the start (each army plans on what it has seen).
     pub fog: bool,
     /// `--workers N`: searches on N worker runners (0: inline on the main thread); by default
@@ -156,6 +160,9 @@ impl DemoConfig {
             format!("--turning-radius {}", self.turning_radius),
             format!("--workers {}", self.worker_count()),
         ];
+        if self.look_ahead > 0.0 {
+            args.push(format!("--look-ahead {}", self.look_ahead));
+        }
         for (on, flag) in [
             (self.mixed, "--mixed"),
             (self.vehicles, "--vehicles"),
@@ -205,6 +212,7 @@ impl Default for DemoConfig {
             map: map::MapKind::Square,
             mixed: false,
             vehicles: false,
+            look_ahead: 0.0,
             fog: false,
             workers: None,
             lockstep: false,
@@ -217,7 +225,7 @@ impl Default for DemoConfig {
     }
 }
 
-const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed [--vehicles]] [--fog] [--workers N] [--lockstep] [--record FILE] [--replay FILE] [--checksums N] [--jitter] [--no-lanes] [--screenshot FILE.png]";
+const USAGE: &str = "usage: rts [--headless] [--units N] [--frames N] [--seed N] [--turning-radius R] [--avoidance] [--no-pushing] [--map square|iso|hex] [--mixed [--vehicles [--look-ahead S]]] [--fog] [--workers N] [--lockstep] [--record FILE] [--replay FILE] [--checksums N] [--jitter] [--no-lanes] [--screenshot FILE.png]";
 
 /// The command line; a replay's own options (its first line) replace the simulation's.
 fn parse_args() -> Result<(DemoConfig, Option<inputs::Replay>), String> {
@@ -268,6 +276,13 @@ fn parse_into(config: &mut DemoConfig, mut parser: lexopt::Parser) -> Result<(),
             }
             Long("mixed") => config.mixed = true,
             Long("vehicles") => config.vehicles = true,
+            Long("look-ahead") => {
+                let s: f32 = common::value(&mut parser, "--look-ahead")?;
+                if !(s >= 0.0 && s.is_finite()) {
+                    return Err(format!("--look-ahead: {s} is not a time in seconds"));
+                }
+                config.look_ahead = s;
+            }
             Long("fog") => config.fog = true,
             Long("workers") => config.workers = Some(common::value(&mut parser, "--workers")?),
             Long("lockstep") => config.lockstep = true,
@@ -279,6 +294,9 @@ fn parse_into(config: &mut DemoConfig, mut parser: lexopt::Parser) -> Result<(),
             Long("help") | Short('h') => return Err(USAGE.into()),
             other => return Err(common::unexpected(other)),
         }
+    }
+    if config.look_ahead > 0.0 && !config.vehicles {
+        return Err("--look-ahead: needs --vehicles".into());
     }
     if config.vehicles && (!config.mixed || config.map != map::MapKind::Square) {
         return Err("--vehicles: needs --mixed (the tanks) on square tiles".into());

@@ -11,7 +11,7 @@ use bevy_tilepath::core::{
     VehicleRules, find_drive,
 };
 use bevy_tilepath::prelude::*;
-use bevy_tilepath::{HeldKeys, LockstepKey, NavAgent, PlayerId, UnitClass, Vehicle};
+use bevy_tilepath::{DriveSettings, HeldKeys, LockstepKey, NavAgent, PlayerId, UnitClass, Vehicle};
 
 use crate::DemoConfig;
 use crate::common::Rng;
@@ -118,9 +118,14 @@ impl Kind {
 const TANK_TURNING_RADIUS: f32 = 1.5;
 
 /// Under `--vehicles`, each tank becomes a [`Vehicle`] as it is spawned: it drives legal turns of
-/// radius [`TANK_TURNING_RADIUS`] and may reverse.
+/// radius [`TANK_TURNING_RADIUS`] and may reverse (looking `--look-ahead` seconds ahead for
+/// tanks crossing its way, see [`DriveSettings::look_ahead`]).
 pub fn tanks_as_vehicles(app: &mut App, config: &DemoConfig) {
     if config.vehicles {
+        app.insert_resource(DriveSettings {
+            look_ahead: config.look_ahead,
+            ..default()
+        });
         app.add_observer(
             |add: On<Add, Kind>, kinds: Query<&Kind>, mut commands: Commands| {
                 if kinds.get(add.entity) == Ok(&Kind::Tank) {

@@ -11,7 +11,7 @@ use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use crate::core::{
-    Cell, CellOverlay, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, VehicleModel,
+    Cell, CellOverlay, CostModel, DriveQuery, DriveSearch, DriveStep, NavGrid, Pose, VehicleModel,
     band_around, fmath, nearest_heading, overlaps_blocked,
 };
 
@@ -136,7 +136,12 @@ fn drive_all(
         return;
     }
     let dt = time.delta_secs();
-    let bodies = Bodies::of_vehicles(maps, vehicles, settings.lockstep.is_some());
+    let bodies = Bodies::of_vehicles(
+        maps,
+        vehicles,
+        settings.lockstep.is_some(),
+        drive.look_ahead,
+    );
     planner.chosen.clear();
     // A vehicle planning that the planner does not know of (a loaded game's) joins the line.
     let planned = planner.planned();
@@ -426,8 +431,15 @@ struct Body {
     radius: f32,
     /// The vehicle it waited for last frame.
     blocked_by: Option<Entity>,
+    /// It waits: at the frame's start whether it waited last frame, then once driven this
+    /// frame whether it waits now.
+    waits: std::cell::Cell<bool>,
     /// Driving its plan, the way it travels (grid space); `None` when it stands.
     travel: Option<Vec2>,
+    /// Driving its plan, where its body will be over the next
+    /// [`DriveSettings::look_ahead`] seconds if it goes on (grid space, [`LOOK_STEPS`] points
+    /// evenly apart in time): the ground it takes, unless it waits.
+    ahead: Option<[Vec2; LOOK_STEPS]>,
     /// Planning or driving to its path's end, the cell it stops at.
     stop_at: Option<Cell>,
     /// Its place in the order of who goes first where two wait for each other (the earlier
@@ -436,13 +448,20 @@ struct Body {
 }
 
 impl Bodies {
-    fn of_vehicles(maps: &Query<&NavMap>, vehicles: &Vehicles, lockstep: bool) -> Bodies {
+    /// `look_ahead`: see [`DriveSettings::look_ahead`].
+    fn of_vehicles(
+        maps: &Query<&NavMap>,
+        vehicles: &Vehicles,
+        lockstep: bool,
+        look_ahead: f32,
+    ) -> Bodies {
         let mut list: Vec<Body> = vehicles
             .iter()
             .filter_map(
-                |(entity, _, _, agent, transform, path, progress, _, key, _)| {
+                |(entity, mover, vehicle, agent, transform, path, progress, _, key, _)| {
                     let path = path?;
                     let map = maps.get(path.map).ok()?;
+                    let at = map.world_to_grid(transform.translation.truncate());
                     let rank = if lockstep {
                         let (keyless, k) = sort_key(entity, key);
                         (keyless, k, entity)
@@ -452,10 +471,12 @@ impl Bodies {
                     Some(Body {
                         entity,
                         map: path.map,
-                        at: map.world_to_grid(transform.translation.truncate()),
+                        at,
                         radius: agent.radius,
                         blocked_by: progress.blocked_by,
+                        waits: std::cell::Cell::new(progress.blocked_by.is_some()),
                         travel: travel_of(progress),
+                        ahead: ahead_of(progress, (mover, vehicle), at, look_ahead),
                         stop_at: progress.stop_at.filter(|_| {
                             matches!(
                                 progress.status,
@@ -507,6 +528,39 @@ impl Bodies {
         cells
     }
 
+    /// The vehicle driving (not waiting, see [`Body::waits`]; but `passing`) that `me`, driving
+    /// too, waits for: the two would come closer and overlap within the look-ahead as both drive on. Of
+    /// the two, the one whose stopping keeps them apart waits (the other's way does not cross
+    /// where it stands); where either's or neither's would, the later in rank (and the other
+    /// shoves it aside). Two going one way are left to `blocking` (the one behind follows).
+    fn giving_way(&self, me: &Body, passing: Option<Entity>) -> Option<Entity> {
+        let mine = me.ahead.as_ref()?;
+        self.list
+            .iter()
+            .filter(|b| b.entity != me.entity && b.map == me.map && Some(b.entity) != passing)
+            .filter(|b| !b.waits.get() && !same_way(me.travel, b.travel))
+            .filter_map(|b| b.ahead.as_ref().map(|theirs| (b, theirs)))
+            .find(|(b, theirs)| {
+                let reach = me.radius + b.radius;
+                let now = me.at.distance(b.at);
+                let nearer = |p: Vec2, q: Vec2| {
+                    let d = p.distance(q);
+                    d < reach && d < now - 1e-4
+                };
+                if !mine.iter().zip(theirs.iter()).any(|(&p, &q)| nearer(p, q)) {
+                    return false;
+                }
+                let clear_if_i_stop = !theirs.iter().any(|&q| nearer(me.at, q));
+                let clear_if_it_stops = !mine.iter().any(|&p| nearer(p, b.at));
+                if clear_if_i_stop != clear_if_it_stops {
+                    clear_if_i_stop
+                } else {
+                    me.rank > b.rank
+                }
+            })
+            .map(|(b, _)| b.entity)
+    }
+
     fn of(&self, entity: Entity) -> Option<&Body> {
         self.index.get(&entity).map(|&i| &self.list[i])
     }
@@ -537,6 +591,11 @@ impl Bodies {
             .find(|b| !(b.blocked_by == Some(me.entity) && me.rank < b.rank))
             .map(|b| b.entity)
     }
+}
+
+/// Whether two vehicles travelling `a` and `b` (unit length, grid space) go one way.
+fn same_way(a: Option<Vec2>, b: Option<Vec2>) -> bool {
+    a.zip(b).is_some_and(|(a, b)| a.dot(b) > 0.5)
 }
 
 /// Two vehicles' bodies closer than this (tiles) stand on one spot (see [`Bodies::blocking`]).
@@ -575,22 +634,11 @@ fn drive_on(
         // No plan, or one of no move (its goal is the cell it stands on): there already.
         return Some(map.world_to_grid(transform.translation.truncate()));
     };
-    let end = plan.length();
-    let stop = if progress.replan {
-        progress.next_state().map_or(end, |(at, _)| at)
-    } else {
-        end
-    };
+    let stop = progress.stopping_at().unwrap_or_default();
     let before = plan
         .pose_at(progress.along)
         .expect("a plan has pieces or states");
-    let mut speed = mover.speed;
-    if before.reverse {
-        speed *= vehicle.reverse_speed;
-    }
-    if before.curvature > 0.0 {
-        speed *= vehicle.turn_speed;
-    }
+    let speed = speed_at(&before, (mover, vehicle));
     let along = (progress.along + speed.max(0.0) * dt).min(stop);
     let pose = plan.pose_at(along).expect("as above");
     // Pushed while it stood: off its plan, it slides back onto it (see `back_onto`). A game
@@ -605,7 +653,14 @@ fn drive_on(
             back_onto(pose.position, off, (grid, body))
         }
     };
-    let blocker = me.and_then(|me| bodies.blocking(me, to, progress.passing));
+    let blocker = me.and_then(|me| {
+        bodies
+            .blocking(me, to, progress.passing)
+            .or_else(|| bodies.giving_way(me, progress.passing))
+    });
+    if let Some(me) = me {
+        me.waits.set(blocker.is_some());
+    }
     if let Some(other) = blocker {
         if progress.waited < mover.wait_time * PATIENCE {
             progress.waited += dt;
@@ -639,6 +694,48 @@ fn drive_on(
 
 /// Tiles a vehicle's body may be off its plan at its stop and count as there.
 const AT_STOP: f32 = 0.25;
+
+/// Tiles a second a `vehicle` drives at `pose` of its plan (slower on arcs and in reverse).
+fn speed_at(pose: &Pose, (mover, vehicle): (&Mover, &Vehicle)) -> f32 {
+    let mut speed = mover.speed.max(0.0);
+    if pose.reverse {
+        speed *= vehicle.reverse_speed;
+    }
+    if pose.curvature > 0.0 {
+        speed *= vehicle.turn_speed;
+    }
+    speed
+}
+
+/// Points in time over [`DriveSettings::look_ahead`] at which vehicles' ways are compared.
+const LOOK_STEPS: usize = 8;
+
+/// Where a vehicle at `at` (grid space) driving `progress`'s plan will be over the next
+/// `look_ahead` seconds if it goes on (see [`Body::ahead`]); `None` if it stands, or if
+/// vehicles do not look ahead.
+fn ahead_of(
+    progress: &DriveProgress,
+    (mover, vehicle): (&Mover, &Vehicle),
+    at: Vec2,
+    look_ahead: f32,
+) -> Option<[Vec2; LOOK_STEPS]> {
+    if progress.status != DriveStatus::Driving || look_ahead.is_nan() || look_ahead <= 0.0 {
+        return None;
+    }
+    let plan = progress.plan.as_ref()?;
+    let stop = progress.stopping_at()?;
+    let mut along = progress.along;
+    // Off its plan by a push, it keeps its offset.
+    let off = at - plan.pose_at(along)?.position;
+    let step = look_ahead / LOOK_STEPS as f32;
+    let mut ahead = [at; LOOK_STEPS];
+    for point in &mut ahead {
+        let pose = plan.pose_at(along)?;
+        along = (along + speed_at(&pose, (mover, vehicle)) * step).min(stop);
+        *point = plan.pose_at(along)?.position + off;
+    }
+    Some(ahead)
+}
 
 /// Moves a vehicle's body to `to` facing `facing` (grid space), or asks its controller to.
 fn put(

@@ -154,6 +154,17 @@ impl DriveProgress {
         self.covered = None;
     }
 
+    /// Tiles along its plan it drives to before it stops: the plan's end, or where it plans
+    /// again, the next state it can plan from.
+    pub(crate) fn stopping_at(&self) -> Option<f32> {
+        let end = self.plan.as_ref()?.length();
+        Some(if self.replan {
+            self.next_state().map_or(end, |(at, _)| at)
+        } else {
+            end
+        })
+    }
+
     /// The next point of the plan it can stop at and plan from (a state of its search): its
     /// distance along the plan and the state's index.
     pub(crate) fn next_state(&self) -> Option<(f32, usize)> {
@@ -180,6 +191,13 @@ pub struct DriveSettings {
     pub band: u32,
     /// No vehicle search expands more states than this.
     pub max_expansions: u32,
+    /// Seconds ahead a vehicle driving looks along its plan for other vehicles driving across
+    /// its way, and waits for one it would otherwise meet: of two whose ways cross, the one
+    /// whose stopping keeps them apart, else the later in order (head-on, the other then shoves
+    /// it aside). 0, the default: a vehicle waits only for one going its way ahead of it (it
+    /// follows), and drives through the others. Vehicles overlap far less when they look
+    /// ahead, but a packed group of them setting out at once takes longer to untangle.
+    pub look_ahead: f32,
 }
 
 impl Default for DriveSettings {
@@ -188,6 +206,7 @@ impl Default for DriveSettings {
             expansions_per_frame: 8_000,
             band: 3,
             max_expansions: 400_000,
+            look_ahead: 0.0,
         }
     }
 }
