@@ -119,8 +119,9 @@ pub(crate) fn drive_vehicles(
         &mut commands,
         &mut claims,
     );
-    stats.vehicles = watch.elapsed();
-    stats.cpu += watch.cpu();
+    let (wall, cpu) = watch.stop();
+    stats.vehicles = wall;
+    stats.cpu += cpu;
 }
 
 /// [`drive_vehicles`]'s work.

@@ -68,6 +68,7 @@ pub(crate) fn face_on_arrival(
             None => transform.rotation = fmath::rotation_toward(world),
         }
     }
-    stats.facing = watch.elapsed();
-    stats.cpu += watch.cpu();
+    let (wall, cpu) = watch.stop();
+    stats.facing = wall;
+    stats.cpu += cpu;
 }

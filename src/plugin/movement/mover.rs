@@ -84,8 +84,9 @@ pub(crate) fn order_movers(
     {
         lockstep_order(keys.iter(), &mut order.0);
     }
-    stats.release += watch.lap();
-    stats.cpu += watch.cpu();
+    let (wall, cpu) = watch.stop();
+    stats.release += wall;
+    stats.cpu += cpu;
 }
 
 #[cfg(test)]

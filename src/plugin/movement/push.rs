@@ -202,8 +202,9 @@ pub(crate) fn push_apart(
     // pair can have come to overlap, and the passes would find nothing. An army standing still
     // costs a look at its change ticks, not an index of every body.
     if !crowd.pushing || pushed_before.is_empty() && bodies.p1().is_empty() {
-        stats.push = watch.lap();
-        stats.cpu += watch.cpu();
+        let (wall, cpu) = watch.stop();
+        stats.push = wall;
+        stats.cpu += cpu;
         return;
     }
     let mut units = bodies.p0();
@@ -257,8 +258,9 @@ pub(crate) fn push_apart(
             }
         }
     }
-    stats.push = watch.lap();
-    stats.cpu += watch.cpu();
+    let (wall, cpu) = watch.stop();
+    stats.push = wall;
+    stats.cpu += cpu;
 }
 
 /// Side of the squares [`push_apart`] indexes bodies by, in cells: a body's pairs reach about two

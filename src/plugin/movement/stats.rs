@@ -60,7 +60,8 @@ impl MovementFrameStats {
 }
 
 /// Times a phase of movement: `Stopwatch::start()`, then [`Stopwatch::lap`] into a field, and
-/// the system's thread CPU time into [`MovementFrameStats::cpu`] at its end.
+/// [`Stopwatch::stop`] at the system's end (its last lap, and its thread CPU time for
+/// [`MovementFrameStats::cpu`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stopwatch {
     lap: Instant,
@@ -84,13 +85,12 @@ impl Stopwatch {
         lap
     }
 
-    /// The time since the last lap (or the start).
-    pub(crate) fn elapsed(self) -> Duration {
-        self.lap.elapsed()
-    }
-
-    /// The thread CPU time since the start.
-    pub(crate) fn cpu(self) -> Duration {
-        self.cpu.elapsed()
+    /// Stops timing: the time since the last lap (or the start), and the thread CPU time since
+    /// the start. The CPU clock is read first, so the stretch it measures lies within the wall
+    /// clock's (started the other way round): a phase's CPU time is never more than its wall
+    /// time however long the clocks take to read on a loaded machine.
+    pub(crate) fn stop(self) -> (Duration, Duration) {
+        let cpu = self.cpu.elapsed();
+        (self.lap.elapsed(), cpu)
     }
 }

@@ -127,10 +127,11 @@ pub(crate) fn move_units(
             count(move_one(&mut ctx, (&maps, maps_settled), item));
         }
     }
-    stats.steps = watch.lap();
+    let (wall, cpu) = watch.stop();
+    stats.steps = wall;
     let [moving, standing, asleep] = counts;
     (stats.moving, stats.standing, stats.asleep) = (moving, standing + asleep, asleep);
-    stats.cpu += watch.cpu();
+    stats.cpu += cpu;
 }
 
 /// What a unit's frame was (counted in [`MovementFrameStats`]).
@@ -404,7 +405,8 @@ pub(crate) fn release_departed(
         claims.forget_entity(entity);
         traffic.forget(entity);
     }
-    stats.release = watch.lap();
+    let (wall, cpu) = watch.stop();
+    stats.release = wall;
     // The first of the movement systems each frame.
-    stats.cpu = watch.cpu();
+    stats.cpu = cpu;
 }
