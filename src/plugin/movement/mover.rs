@@ -72,7 +72,7 @@ pub(crate) fn order_movers(
     mut order: ResMut<MoverOrder>,
     mut stats: ResMut<MovementFrameStats>,
 ) {
-    let mut watch = Stopwatch::start();
+    let watch = Stopwatch::start();
     // Both read every tick, so what they hold is this tick's.
     let changed = gone.read().count() + unkeyed.read().count() > 0;
     if settings.lockstep.is_none() {

@@ -196,7 +196,7 @@ pub(crate) fn push_apart(
     order: Res<MoverOrder>,
     mut stats: ResMut<MovementFrameStats>,
 ) {
-    let mut watch = Stopwatch::start();
+    let watch = Stopwatch::start();
     let crowd = &settings.crowd;
     // Pushing off; or no body moved since the last frame's pushes and none was pushed then: no
     // pair can have come to overlap, and the passes would find nothing. An army standing still

@@ -377,7 +377,7 @@ pub(crate) fn release_departed(
     mut commands: Commands,
     mut stats: ResMut<MovementFrameStats>,
 ) {
-    let mut watch = Stopwatch::start();
+    let watch = Stopwatch::start();
     for entity in lost_path.read() {
         if pathless.contains(entity)
             && let Ok((mut p, drive, mut transform)) = progress.get_mut(entity)
