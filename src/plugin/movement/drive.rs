@@ -640,7 +640,7 @@ fn drive_on(
         .pose_at(progress.along)
         .expect("a plan has pieces or states");
     let speed = speed_at(&before, (mover, vehicle));
-    let along = (progress.along + speed.max(0.0) * dt).min(stop);
+    let along = (progress.along + speed * dt).min(stop);
     let pose = plan.pose_at(along).expect("as above");
     // Pushed while it stood: off its plan, it slides back onto it (see `back_onto`). A game
     // that moves the body itself is asked for the plan's velocity, its physics left to part
@@ -650,7 +650,7 @@ fn drive_on(
         None => {
             let here = map.world_to_grid(transform.translation.truncate());
             // By what it could drive this frame, so it settles at its stop too.
-            let off = slid_back(here - before.position, speed.max(0.0) * dt);
+            let off = slid_back(here - before.position, speed * dt);
             back_onto(pose.position, off, (grid, body))
         }
     };
@@ -726,14 +726,15 @@ fn ahead_of(
     let plan = progress.plan.as_ref()?;
     let stop = progress.stopping_at()?;
     let mut along = progress.along;
+    let mut pose = plan.pose_at(along)?;
     // Off its plan by a push, it keeps its offset.
-    let off = at - plan.pose_at(along)?.position;
+    let off = at - pose.position;
     let step = look_ahead / LOOK_STEPS as f32;
     let mut ahead = [at; LOOK_STEPS];
     for point in &mut ahead {
-        let pose = plan.pose_at(along)?;
         along = (along + speed_at(&pose, (mover, vehicle)) * step).min(stop);
-        *point = plan.pose_at(along)?.position + off;
+        pose = plan.pose_at(along)?;
+        *point = pose.position + off;
     }
     Some(ahead)
 }
